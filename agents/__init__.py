@@ -1,0 +1,1 @@
+"""Agents for Manni: one policy interface for every player (see :mod:`agents.base`)."""

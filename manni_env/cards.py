@@ -1,0 +1,80 @@
+"""Cards as integers and card sets as integer bitmasks.
+
+A card is ``suit * 13 + rank`` with suits ``C D H S`` (0..3) and ranks ``2 … A`` (0..12), so the
+52 cards are 0..51 and a set of cards is an ``int`` whose bit ``c`` is set when card ``c`` is in it.
+Text notation follows RULES.md: rank then suit, e.g. ``"TH"`` (ten of hearts), ``"AS"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+SUITS = "CDHS"
+RANKS = "23456789TJQKA"
+NUM_CARDS = 52
+ACE = 12
+
+FULL_PACK = (1 << NUM_CARDS) - 1
+SUIT_MASKS = tuple(0x1FFF << (13 * s) for s in range(4))
+TWOS = sum(1 << (13 * s) for s in range(4))
+PACK_48 = FULL_PACK & ~TWOS
+
+
+def suit_of(card: int) -> int:
+    """Suit index (0..3 for C D H S) of a card."""
+    return card // 13
+
+
+def rank_of(card: int) -> int:
+    """Rank index (0 for a two … 12 for an ace) of a card."""
+    return card % 13
+
+
+def card_to_str(card: int) -> str:
+    """``12`` → ``"AC"``."""
+    if not 0 <= card < NUM_CARDS:
+        raise ValueError(f"card index must be in 0..51, got {card!r}")
+    return RANKS[card % 13] + SUITS[card // 13]
+
+
+def card_from_str(text: str) -> int:
+    """``"TH"`` → 34. Accepts lower case and ``10`` for a ten."""
+    s = text.strip().upper()
+    if s.startswith("10"):
+        s = "T" + s[2:]
+    if len(s) != 2 or s[0] not in RANKS or s[1] not in SUITS:
+        raise ValueError(f"not a card: {text!r} (expected rank 2-9/T/J/Q/K/A then suit C/D/H/S, e.g. 'TH')")
+    return SUITS.index(s[1]) * 13 + RANKS.index(s[0])
+
+
+def cards_of(mask: int) -> list[int]:
+    """The cards of a bitmask, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def mask_of(cards: Iterable[int]) -> int:
+    """Bitmask of an iterable of card indices."""
+    mask = 0
+    for c in cards:
+        mask |= 1 << c
+    return mask
+
+
+def mask_to_strs(mask: int) -> list[str]:
+    """Bitmask → sorted list of card strings."""
+    return [card_to_str(c) for c in cards_of(mask)]
+
+
+def strs_to_cards(texts: Iterable[str]) -> list[int]:
+    """Card strings → card indices, in the same order."""
+    return [card_from_str(t) for t in texts]
+
+
+def sort_for_display(cards: Iterable[int]) -> list[int]:
+    """Cards grouped by suit (S H D C) and high to low within a suit, as a player holds them."""
+    return sorted(cards, key=lambda c: (-(c // 13), -(c % 13)))

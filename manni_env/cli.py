@@ -1,0 +1,31 @@
+"""The ``manni`` command: one entry point, one module per subcommand.
+
+Each module listed in :data:`COMMANDS` defines ``register(subparsers)``, which adds its parser
+and sets ``func`` (called with the parsed arguments, returning an exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS = (
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="manni", description="Manni: rules engine, environment, agents, training.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMANDS:
+        importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
