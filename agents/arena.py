@@ -1,0 +1,356 @@
+"""A fair duplicate arena for three agents.
+
+Luck in Manni is mostly the deal, so every *unit* (one deal, or one whole game in ``mode="games"``)
+is played under all 6 seatings of the three agents: the same cards are held by each agent in each
+seat, and the deal's luck cancels out of the comparison.
+
+- Unit ``i`` is dealt from a seed derived from ``(seed, i)`` with :class:`numpy.random.SeedSequence`;
+  the agent in seat ``k`` of seating ``p`` gets its own generator derived from ``(seed, i, p, k)``.
+  Results therefore depend only on ``seed`` and the agents, not on ``workers`` or chunking.
+- ``mode="deals"``: a unit is the first deal of a game dealt from the unit seed (dealer drawn from
+  that seed too, unless the rules fix it); its score is the deal's points. In the announcement
+  variants that deal is one forehand contract choice from a fresh game.
+- ``mode="games"``: a unit is a whole game; reported per agent are its mean deal score (final net
+  divided by the number of deals) and its game win share (a shared win counts ``1/winners``).
+
+Statistics per distinct agent spec (copies such as ``rule_based rule_based`` are pooled): each unit's
+6 seatings (and the spec's seats in them) are averaged first, so the confidence interval is over
+independent units: mean ± 1.96 · sd / √n, the normal approximation (slightly narrow below ~30
+units; ``None`` with fewer than 2). Head-to-head: the same over the per-unit difference of two
+specs' scores. Ratings: openskill's Plackett-Luce model, one match per unit-seating with the three
+seats ranked by score, matches in unit then seating order; copies of a spec enter a match as
+separate players and the spec's new rating is their mean. Time per move is the wall time inside
+``act`` — the only figure that differs between identical runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from manni_env.engine import GameState
+from manni_env.rules import Rules
+
+from .base import Policy
+from .match import play_game
+
+#: Seating ``p`` puts player ``SEATINGS[p][k]`` (an index into the agent list) in seat ``k``.
+SEATINGS: tuple[tuple[int, int, int], ...] = tuple(itertools.permutations(range(3)))  # type: ignore[assignment]
+MODES = ("deals", "games")
+Z95 = 1.959963984540054  # standard normal 97.5% quantile
+
+
+@dataclass(frozen=True)
+class Game:
+    """One unit played under one seating. Per-seat tuples are indexed by absolute seat."""
+
+    unit: int
+    seating: int
+    players: tuple[int, int, int]  # index into the agent list, per seat
+    score: tuple[int, int, int]  # deals mode: the deal's points; games mode: final net
+    deals: int  # deals played (1 in deals mode)
+    win: tuple[float, float, float] | None  # games mode: win share per seat
+
+
+@dataclass
+class _Chunk:
+    """What one worker returns for a contiguous range of units."""
+
+    games: list[Game]
+    records: list[dict]
+    seconds: list[float]  # per player index
+    moves: list[int]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean and its 95% confidence interval (``None`` bounds with fewer than 2 units)."""
+
+    mean: float
+    low: float | None
+    high: float | None
+
+    @classmethod
+    def of(cls, values: list[float]) -> Interval:
+        x = np.asarray(values, dtype=float)
+        mean = float(x.mean())
+        if len(x) < 2:
+            return cls(mean, None, None)
+        half = Z95 * float(x.std(ddof=1)) / math.sqrt(len(x))
+        return cls(mean, mean - half, mean + half)
+
+    def text(self, digits: int = 3) -> str:
+        if self.low is None:
+            return f"{self.mean:+.{digits}f}"
+        return f"{self.mean:+.{digits}f} [{self.low:+.{digits}f}, {self.high:+.{digits}f}]"
+
+
+@dataclass(frozen=True)
+class AgentStats:
+    """Results of one distinct agent spec."""
+
+    spec: str
+    copies: int
+    deal_score: Interval
+    win_share: Interval | None
+    mu: float
+    sigma: float
+    ordinal: float
+    ms_per_move: float
+    moves: int
+
+
+@dataclass(frozen=True)
+class PairStats:
+    """Mean per-unit deal-score difference ``a − b``."""
+
+    a: str
+    b: str
+    difference: Interval
+
+
+@dataclass
+class ArenaResult:
+    """The outcome of :func:`run_arena`; ``games`` lists every game played (not in ``to_dict``)."""
+
+    settings: dict
+    agents: list[AgentStats]
+    head_to_head: list[PairStats]
+    games: list[Game] = field(repr=False, default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-serializable summary with the settings that produced it."""
+        return {
+            "settings": self.settings,
+            "agents": [asdict(a) for a in self.agents],
+            "head_to_head": [asdict(p) for p in self.head_to_head],
+        }
+
+    def to_markdown(self) -> str:
+        """Markdown: a settings line, the per-agent table and the head-to-head table."""
+        s = self.settings
+        unit = "deals" if s["mode"] == "deals" else "games"
+        options = ", ".join(f"{k}={v}" for k, v in s["options"].items())
+        lines = [
+            f"**{s['variant']}** ({options}) · {s['units']} duplicate {unit} × 6 seatings · seed {s['seed']} · "
+            f"agents {' '.join(s['agents'])}",
+            "",
+            "| agent | copies | mean deal score [95% CI] | win share [95% CI] | mu | sigma | ordinal | ms/move |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for a in self.agents:
+            win = "–" if a.win_share is None else a.win_share.text()
+            lines.append(
+                f"| {a.spec} | {a.copies} | {a.deal_score.text()} | {win} | {a.mu:.2f} | {a.sigma:.2f} | "
+                f"{a.ordinal:.2f} | {a.ms_per_move:.3f} |"
+            )
+        if self.head_to_head:
+            lines += ["", "| head to head (a − b) | mean deal-score difference [95% CI] |", "|---|---|"]
+            lines += [f"| {p.a} − {p.b} | {p.difference.text()} |" for p in self.head_to_head]
+        return "\n".join(lines) + "\n"
+
+    def plot(self, path: str | Path) -> None:
+        """PNG: mean deal score with its 95% CI per agent, and the openskill rating (mu ± 3σ)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        names = [a.spec for a in self.agents]
+        xs = np.arange(len(names))
+        means = [a.deal_score.mean for a in self.agents]
+        errors = [0.0 if a.deal_score.low is None else a.deal_score.mean - a.deal_score.low for a in self.agents]
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+        left.errorbar(xs, means, yerr=errors, fmt="o", capsize=6)
+        left.axhline(0.0, color="grey", linewidth=0.8)
+        left.set(xlim=(-0.5, len(names) - 0.5), xticks=xs, xticklabels=names, ylabel="mean deal score (95% CI)", title="Deal score")
+        right.errorbar(xs, [a.mu for a in self.agents], yerr=[3 * a.sigma for a in self.agents], fmt="s", capsize=6)
+        right.set(xlim=(-0.5, len(names) - 0.5), xticks=xs, xticklabels=names, ylabel="openskill mu ± 3σ (low end = ordinal)", title="Rating")
+        s = self.settings
+        fig.suptitle(f"{s['variant']}: {s['units']} duplicate {s['mode']} × 6 seatings, seed {s['seed']}")
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+
+
+def unit_seed(seed: int, unit: int) -> int:
+    """The game seed of duplicate unit ``unit``."""
+    return int(np.random.SeedSequence(seed, spawn_key=(unit,)).generate_state(1)[0])
+
+
+def agent_rng(seed: int, unit: int, seating: int, seat: int) -> np.random.Generator:
+    """The owned generator of the agent in ``seat`` of ``seating`` for unit ``unit``."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(unit, 1 + 3 * seating + seat)))
+
+
+def run_arena(
+    agents: list[str],
+    rules: Rules,
+    deals: int,
+    seed: int,
+    workers: int = 1,
+    records: str | Path | None = None,
+    progress: bool = True,
+    mode: str = "deals",
+) -> ArenaResult:
+    """Play ``deals`` duplicate units (deals, or games when ``mode="games"``) of three agent specs
+    under all 6 seatings; see the module docstring. ``records`` writes every game as a
+    ``manni-record/1`` line (players = specs in seat order)."""
+    _check_arguments(agents, deals, seed, workers, mode)
+    for spec in agents:  # fail fast, in this process, on a bad spec
+        _make_agent(spec)
+    want_records = records is not None
+    size = max(1, math.ceil(deals / (workers * 8)))
+    ranges = [(start, min(start + size, deals)) for start in range(0, deals, size)]
+    chunks: dict[int, _Chunk] = {}
+    with tqdm(total=deals, unit=mode[:-1], desc="arena", disable=not progress) as bar:
+        if workers == 1:
+            for start, stop in ranges:
+                chunks[start] = _play_units(agents, rules, seed, mode, start, stop, want_records)
+                bar.update(stop - start)
+        else:
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                futures = {
+                    pool.submit(_play_units, agents, rules, seed, mode, start, stop, want_records): (start, stop)
+                    for start, stop in ranges
+                }
+                for future in as_completed(futures):
+                    start, stop = futures[future]
+                    chunks[start] = future.result()
+                    bar.update(stop - start)
+    ordered = [chunks[start] for start, _ in ranges]
+    games = [g for c in ordered for g in c.games]
+    if want_records:
+        from manni_env.records import write_records
+
+        write_records(records, [r for c in ordered for r in c.records])
+    seconds = [sum(c.seconds[j] for c in ordered) for j in range(3)]
+    moves = [sum(c.moves[j] for c in ordered) for j in range(3)]
+    settings = {
+        "agents": list(agents),
+        "variant": rules.variant,
+        "options": rules.options(),
+        "mode": mode,
+        "units": deals,
+        "seed": seed,
+        "workers": workers,
+        "confidence": "95%, normal approximation over per-unit means",
+    }
+    stats, pairs = _summarize(agents, games, seconds, moves, mode)
+    return ArenaResult(settings, stats, pairs, games)
+
+
+def _check_arguments(agents: list[str], deals: int, seed: int, workers: int, mode: str) -> None:
+    if len(agents) != 3:
+        raise ValueError(f"the arena needs exactly 3 agent specs (copies allowed), got {len(agents)}: {agents}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    for name, value, low in (("deals", deals, 1), ("seed", seed, 0), ("workers", workers, 1)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ValueError(f"{name} must be an integer ≥ {low}, got {value!r}")
+
+
+def _make_agent(spec: str) -> Policy:
+    from .registry import make_agent
+
+    return make_agent(spec)
+
+
+def _play_units(
+    specs: list[str], rules: Rules, seed: int, mode: str, start: int, stop: int, want_records: bool
+) -> _Chunk:
+    """Play units ``start..stop-1`` under all seatings (runs in a worker process when workers > 1)."""
+    players = [_make_agent(spec) for spec in specs]
+    chunk = _Chunk([], [], [0.0, 0.0, 0.0], [0, 0, 0])
+    for unit in range(start, stop):
+        game_seed = unit_seed(seed, unit)
+        for p, seating in enumerate(SEATINGS):
+            state = GameState(rules, seed=game_seed)
+            rngs = [agent_rng(seed, unit, p, k) for k in range(3)]
+            times = play_game(state, [players[j] for j in seating], rngs, max_deals=1 if mode == "deals" else None)
+            for k, j in enumerate(seating):
+                chunk.seconds[j] += times.seconds[k]
+                chunk.moves[j] += times.moves[k]
+            if mode == "deals":
+                score, win = state.rounds[0].points, None
+            else:
+                score = tuple(state.totals)
+                win = tuple(1.0 / len(state.winners) if k in state.winners else 0.0 for k in range(3))
+            chunk.games.append(Game(unit, p, seating, tuple(score), len(state.rounds), win))
+            if want_records:
+                from manni_env.records import game_record
+
+                chunk.records.append(game_record(state, players=[specs[j] for j in seating]))
+    return chunk
+
+
+def _summarize(
+    specs: list[str], games: list[Game], seconds: list[float], moves: list[int], mode: str
+) -> tuple[list[AgentStats], list[PairStats]]:
+    distinct = list(dict.fromkeys(specs))
+    units = sorted({g.unit for g in games})
+    # per unit and spec: summed score, deals and win share over the spec's seats in the 6 seatings
+    total = {s: np.zeros(len(units)) for s in distinct}
+    dealt = {s: np.zeros(len(units)) for s in distinct}
+    wins = {s: np.zeros(len(units)) for s in distinct}
+    seats = {s: np.zeros(len(units)) for s in distinct}
+    index = {u: n for n, u in enumerate(units)}
+    for g in games:
+        n = index[g.unit]
+        for k, j in enumerate(g.players):
+            s = specs[j]
+            total[s][n] += g.score[k]
+            dealt[s][n] += g.deals
+            seats[s][n] += 1
+            if g.win is not None:
+                wins[s][n] += g.win[k]
+    per_unit = {s: total[s] / dealt[s] for s in distinct}
+    ratings = _ratings(specs, games)
+    stats = []
+    for s in distinct:
+        idx = [j for j in range(3) if specs[j] == s]
+        n_moves = sum(moves[j] for j in idx)
+        ms = 1000.0 * sum(seconds[j] for j in idx) / max(1, n_moves)
+        mu, sigma = ratings[s]
+        stats.append(
+            AgentStats(
+                spec=s,
+                copies=len(idx),
+                deal_score=Interval.of(per_unit[s].tolist()),
+                win_share=Interval.of((wins[s] / seats[s]).tolist()) if mode == "games" else None,
+                mu=mu,
+                sigma=sigma,
+                ordinal=mu - 3.0 * sigma,
+                ms_per_move=ms,
+                moves=n_moves,
+            )
+        )
+    pairs = [
+        PairStats(a, b, Interval.of((per_unit[a] - per_unit[b]).tolist()))
+        for a, b in itertools.combinations(distinct, 2)
+    ]
+    return stats, pairs
+
+
+def _ratings(specs: list[str], games: list[Game]) -> dict[str, tuple[float, float]]:
+    """openskill Plackett-Luce (mu, sigma) per distinct spec; one match per game, seats ranked by score."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = {s: model.rating(name=s) for s in dict.fromkeys(specs)}
+    for g in games:
+        seat_specs = [specs[j] for j in g.players]
+        teams = [[model.rating(mu=ratings[s].mu, sigma=ratings[s].sigma)] for s in seat_specs]
+        updated = model.rate(teams, scores=[float(x) for x in g.score])
+        for s in ratings:
+            new = [team[0] for team, owner in zip(updated, seat_specs) if owner == s]
+            ratings[s] = model.rating(mu=float(np.mean([r.mu for r in new])), sigma=float(np.mean([r.sigma for r in new])), name=s)
+    return {s: (float(r.mu), float(r.sigma)) for s, r in ratings.items()}

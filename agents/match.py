@@ -1,0 +1,58 @@
+"""The one game loop shared by the arena and terminal play: seats ask their policies in turn.
+
+Every policy sees only its seat's :class:`~manni_env.view.SeatView` and its own generator; the
+loop times each ``act`` call so the arena can report time per move.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from manni_env.engine import GameState, IllegalActionError, Phase
+
+from .base import Policy
+
+#: ``observer(state, seat, phase, action)`` after each applied action (``phase``: before it).
+Observer = Callable[[GameState, int, Phase, int], None]
+
+
+@dataclass
+class MoveTimes:
+    """Seconds spent inside ``act`` and number of moves, per seat."""
+
+    seconds: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    moves: list[int] = field(default_factory=lambda: [0, 0, 0])
+
+
+def play_game(
+    state: GameState,
+    policies: Sequence[Policy],
+    rngs: Sequence[np.random.Generator],
+    max_deals: int | None = None,
+    observer: Observer | None = None,
+) -> MoveTimes:
+    """Play ``state`` in place with ``policies[seat]`` until the game ends or ``max_deals`` deals
+    are complete. Each policy is ``reset()`` first. An illegal action from a policy raises
+    :class:`~manni_env.engine.IllegalActionError` naming the policy."""
+    for policy in policies:
+        policy.reset()
+    times = MoveTimes()
+    while not state.finished and (max_deals is None or len(state.rounds) < max_deals):
+        seat, phase = state.to_move, state.phase
+        view = state.view(seat)
+        start = time.perf_counter()
+        action = policies[seat].act(view, rngs[seat])
+        times.seconds[seat] += time.perf_counter() - start
+        times.moves[seat] += 1
+        try:
+            state.apply(action)
+        except IllegalActionError as err:
+            name = getattr(policies[seat], "name", type(policies[seat]).__name__)
+            raise IllegalActionError(f"policy {name!r} in seat {seat}: {err}") from None
+        if observer is not None:
+            observer(state, seat, phase, action)
+    return times
