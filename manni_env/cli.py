@@ -11,6 +11,10 @@ import importlib
 import sys
 
 COMMANDS = (
+    "manni_env.commands.validate",
+    "manni_env.commands.simulate",
+    "agents.commands.arena",
+    "agents.commands.play",
 )
 
 
