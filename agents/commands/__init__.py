@@ -1,0 +1,1 @@
+"""``manni`` subcommands that belong to the agents package (arena, play)."""

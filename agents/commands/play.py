@@ -1,0 +1,105 @@
+"""``manni play``: a person plays Manni in the terminal against two agents."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from manni_env.engine import GameState
+from manni_env.rules import Rules
+
+from ..human import HumanPolicy, QuitGame, TableNarrator
+from ..match import play_game
+
+#: The opponents ``manni play`` seats when none are named.
+DEFAULT_OPPONENTS = ("rule_based", "rule_based")
+
+
+def register(subparsers) -> None:
+    from manni_env.cli_options import add_variant_options
+
+    parser = subparsers.add_parser(
+        "play",
+        help="play against two agents in the terminal",
+        description="Play a game of Manni in the terminal against two agents. Type a card (TH, 10h), "
+        "the number of a listed move or its name (done, keep, swap, take, pass, spades, ...); ? for help, q to quit.",
+    )
+    parser.add_argument("--opponents", nargs=2, default=list(DEFAULT_OPPONENTS), metavar=("A", "B"),
+                        help=f"agent specs of the two opponents (default: {' '.join(DEFAULT_OPPONENTS)})")
+    parser.add_argument("--seat", type=int, choices=(0, 1, 2), default=0, help="your seat (default 0)")
+    add_variant_options(parser)
+    parser.add_argument("--seed", type=int, default=None, help="deal seed (default: fresh entropy, shown at the start)")
+    parser.add_argument("--save", metavar="FILE", help="write the game to FILE as a manni-record/1 line")
+    parser.set_defaults(func=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from manni_env.cli_options import rules_from_args
+
+    play_terminal(rules_from_args(args), args.opponents, args.seat, args.seed, args.save)
+    return 0
+
+
+def play_terminal(
+    rules: Rules,
+    opponents: Sequence[str],
+    seat: int = 0,
+    seed: int | None = None,
+    save: str | None = None,
+    input_fn: Callable[[str], str] = input,
+    output_fn: Callable[[str], None] = print,
+) -> GameState:
+    """Play one game with a person in ``seat`` against ``opponents`` (agent specs, filling the other
+    seats clockwise); returns the final (or, after ``q``, unfinished) state."""
+    from ..registry import make_agent
+
+    if seat not in (0, 1, 2):
+        raise ValueError(f"seat must be 0, 1 or 2, got {seat!r}")
+    if len(opponents) != 2:
+        raise ValueError(f"name exactly two opponents, got {len(opponents)}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+    specs = list(opponents)
+    specs.insert(seat, "human")
+    names = [f"seat {s} ({spec})" if s != seat else "you" for s, spec in enumerate(specs)]
+    policies = [HumanPolicy(input_fn, output_fn, names) if s == seat else make_agent(spec) for s, spec in enumerate(specs)]
+    rngs = [np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(s,))) for s in range(3)]
+    state = GameState(rules, seed=seed)
+    output_fn(f"Manni ({rules.variant}), seed {seed}. You are seat {seat}; "
+              + ", ".join(names[s] for s in range(3) if s != seat) + ". Type ? for help, q to quit.")
+    try:
+        play_game(state, policies, rngs, observer=TableNarrator(names, seat, output_fn))
+    except (QuitGame, EOFError):
+        output_fn("\nGame stopped.")
+        save = _ask_save(save, input_fn)
+    else:
+        _final(state, names, output_fn)
+    if save:
+        _save(state, specs, save, output_fn)
+    return state
+
+
+def _final(state: GameState, names: Sequence[str], output_fn: Callable[[str], None]) -> None:
+    totals = ", ".join(f"{names[s]} {state.totals[s]:+d}" for s in range(3))
+    winners = " and ".join(names[s] for s in state.winners)
+    note = " (stopped at the deal cap)" if state.truncated else ""
+    output_fn(f"\nGame over after {len(state.rounds)} deals{note}. Final: {totals}. Winner: {winners}.")
+
+
+def _ask_save(save: str | None, input_fn: Callable[[str], str]) -> str | None:
+    """After a quit: confirm saving to ``save``, or ask for a file name."""
+    try:
+        if save:
+            return save if input_fn(f"save the unfinished game to {save}? [y/N] ").strip().lower() in ("y", "yes") else None
+        return input_fn("save the unfinished game? file name (empty: don't save): ").strip() or None
+    except EOFError:
+        return None
+
+
+def _save(state: GameState, players: list[str], path: str, output_fn: Callable[[str], None]) -> None:
+    from manni_env.records import game_record, write_records
+
+    write_records(path, [game_record(state, players=players)])
+    output_fn(f"Saved the game to {path}.")
