@@ -1,0 +1,120 @@
+"""Named agents: ``make_agent("pimc:worlds=16")`` turns a command-line spec into a fresh policy.
+
+A spec is ``name`` or ``name:arg``; everything after the first ``:`` is handed to the agent's
+factory as ``arg`` (``None`` without a colon). Built-in names:
+
+==============  ==========================================================================
+spec            agent
+==============  ==========================================================================
+``random``      uniform over the legal actions (:mod:`agents.random_agent`)
+``rule_based``  the documented heuristic card player (:mod:`agents.rule_based`)
+``pimc``        Perfect-Information Monte Carlo search (:mod:`agents.pimc`); options
+                ``pimc:worlds=16,rollout=rule_based,time_budget=0.5``
+``ppo``         a trained network: ``ppo`` (shipped model), ``ppo:PATH`` (:mod:`agents.ppo_agent`)
+==============  ==========================================================================
+
+Every agent built here carries the spec as its ``name`` (for tables and records). Other modules
+add agents with :func:`register_agent`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .base import Policy
+
+Factory = Callable[[str | None], Policy]
+
+_FACTORIES: dict[str, Factory] = {}
+
+
+def register_agent(name: str, factory: Factory) -> None:
+    """Make ``name`` available to :func:`make_agent`; ``factory(arg)`` builds a fresh policy."""
+    if not isinstance(name, str) or not name or ":" in name or name != name.strip():
+        raise ValueError(f"an agent name is a non-empty string without ':' or surrounding spaces, got {name!r}")
+    if not callable(factory):
+        raise TypeError(f"factory for agent {name!r} must be callable, got {factory!r}")
+    _FACTORIES[name] = factory
+
+
+def available_agents() -> list[str]:
+    """Registered agent names, sorted."""
+    return sorted(_FACTORIES)
+
+
+def make_agent(spec: str) -> Policy:
+    """Build a fresh policy from ``name[:arg]``; ``ValueError`` for an unknown name or a bad arg."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"an agent spec is a non-empty string like 'rule_based' or 'pimc:worlds=16', got {spec!r}")
+    spec = spec.strip()
+    name, colon, arg = spec.partition(":")
+    if name not in _FACTORIES:
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; valid agents: {', '.join(available_agents())}")
+    try:
+        agent = _FACTORIES[name](arg if colon else None)
+    except ValueError as err:
+        raise ValueError(f"bad agent spec {spec!r}: {err}") from None
+    agent.name = spec
+    return agent
+
+
+def no_arg(name: str, build: Callable[[], Policy]) -> Factory:
+    """A factory for an agent that takes no argument (``random:x`` is an error)."""
+
+    def factory(arg: str | None) -> Policy:
+        if arg is not None:
+            raise ValueError(f"agent {name!r} takes no argument, got {arg!r}")
+        return build()
+
+    return factory
+
+
+def parse_options(arg: str | None, types: dict[str, Callable[[str], object]]) -> dict[str, object]:
+    """``"worlds=16,rollout=random"`` → ``{"worlds": 16, "rollout": "random"}`` using ``types``
+    (name → converter raising ``ValueError``); unknown or repeated names are errors."""
+    options: dict[str, object] = {}
+    if arg is None or not arg.strip():
+        return options
+    for item in arg.split(","):
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or not key or not value:
+            raise ValueError(f"options are 'name=value' separated by commas, got {item!r}")
+        if key not in types:
+            raise ValueError(f"unknown option {key!r}; valid options: {', '.join(types)}")
+        if key in options:
+            raise ValueError(f"option {key!r} given twice")
+        try:
+            options[key] = types[key](value)
+        except ValueError as err:
+            raise ValueError(f"option {key}={value!r}: {err}") from None
+    return options
+
+
+def _make_random(arg: str | None) -> Policy:
+    from .random_agent import RandomAgent
+
+    return no_arg("random", RandomAgent)(arg)
+
+
+def _make_rule_based(arg: str | None) -> Policy:
+    from .rule_based import RuleBasedAgent
+
+    return no_arg("rule_based", RuleBasedAgent)(arg)
+
+
+def _make_pimc(arg: str | None) -> Policy:
+    from .pimc import make_pimc_agent
+
+    return make_pimc_agent(arg)
+
+
+def _make_ppo(arg: str | None) -> Policy:
+    from .ppo_agent import make_ppo_agent  # imported on use: it loads the observation encoder
+
+    return make_ppo_agent(arg)
+
+
+register_agent("random", _make_random)
+register_agent("rule_based", _make_rule_based)
+register_agent("pimc", _make_pimc)
+register_agent("ppo", _make_ppo)
