@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from manni_env.engine import GameState
 from manni_env.rules import Rules
@@ -201,19 +201,21 @@ def run_arena(
     mode: str = "deals",
 ) -> ArenaResult:
     """Play ``deals`` duplicate units (deals, or games when ``mode="games"``) of three agent specs
-    under all 6 seatings; see the module docstring. ``records`` writes every game as a
-    ``manni-record/1`` line (players = specs in seat order)."""
+    under all 6 seatings; see the module docstring. ``records`` appends every game, in unit then
+    seating order, as a ``manni-record/1`` line (players = specs in seat order)."""
     _check_arguments(agents, deals, seed, workers, mode)
     for spec in agents:  # fail fast, in this process, on a bad spec
         _make_agent(spec)
     want_records = records is not None
+    if want_records:
+        Path(records).parent.mkdir(parents=True, exist_ok=True)
     size = max(1, math.ceil(deals / (workers * 8)))
     ranges = [(start, min(start + size, deals)) for start in range(0, deals, size)]
-    chunks: dict[int, _Chunk] = {}
+    chunks = _InOrder([start for start, _ in ranges], records)
     with tqdm(total=deals, unit=mode[:-1], desc="arena", disable=not progress) as bar:
         if workers == 1:
             for start, stop in ranges:
-                chunks[start] = _play_units(agents, rules, seed, mode, start, stop, want_records)
+                chunks.add(start, _play_units(agents, rules, seed, mode, start, stop, want_records))
                 bar.update(stop - start)
         else:
             context = multiprocessing.get_context("spawn")
@@ -224,14 +226,10 @@ def run_arena(
                 }
                 for future in as_completed(futures):
                     start, stop = futures[future]
-                    chunks[start] = future.result()
+                    chunks.add(start, future.result())
                     bar.update(stop - start)
-    ordered = [chunks[start] for start, _ in ranges]
+    ordered = chunks.ordered()
     games = [g for c in ordered for g in c.games]
-    if want_records:
-        from manni_env.records import write_records
-
-        write_records(records, [r for c in ordered for r in c.records])
     seconds = [sum(c.seconds[j] for c in ordered) for j in range(3)]
     moves = [sum(c.moves[j] for c in ordered) for j in range(3)]
     settings = {
@@ -246,6 +244,31 @@ def run_arena(
     }
     stats, pairs = _summarize(agents, games, seconds, moves, mode)
     return ArenaResult(settings, stats, pairs, games)
+
+
+class _InOrder:
+    """Collects chunks as they finish; appends their records to ``path`` in unit order as soon as
+    every earlier chunk is in (and then drops them from memory)."""
+
+    def __init__(self, starts: list[int], path: str | Path | None):
+        self.starts = starts
+        self.path = path
+        self.chunks: dict[int, _Chunk] = {}
+        self.written = 0
+
+    def add(self, start: int, chunk: _Chunk) -> None:
+        from manni_env.records import write_records
+
+        self.chunks[start] = chunk
+        while self.written < len(self.starts) and self.starts[self.written] in self.chunks:
+            done = self.chunks[self.starts[self.written]]
+            if self.path is not None:
+                write_records(self.path, done.records)
+            done.records = []
+            self.written += 1
+
+    def ordered(self) -> list[_Chunk]:
+        return [self.chunks[start] for start in self.starts]
 
 
 def _check_arguments(agents: list[str], deals: int, seed: int, workers: int, mode: str) -> None:

@@ -24,7 +24,7 @@ def register(subparsers) -> None:
     parser.add_argument("--mode", choices=("deals", "games"), default="deals",
                         help="a unit is one deal, or a whole game reporting win share (default deals)")
     parser.add_argument("--out", metavar="DIR", help="write result.json, result.md and result.png to DIR")
-    parser.add_argument("--records", metavar="FILE", help="write every game as manni-record/1 JSON lines")
+    parser.add_argument("--records", metavar="FILE", help="append every game to FILE as manni-record/1 JSON lines")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=_main)
 
