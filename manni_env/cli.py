@@ -15,6 +15,7 @@ COMMANDS = (
     "manni_env.commands.simulate",
     "agents.commands.arena",
     "agents.commands.play",
+    "train.command",
 )
 
 

@@ -1,0 +1,197 @@
+"""The ``ppo`` agent: a trained policy network loaded safely from ``NAME.safetensors`` + ``NAME.json``.
+
+A checkpoint is two files side by side:
+
+- ``NAME.safetensors``: the actor's weights only (float32), layers ``pi.0``, ``pi.1``, … and the
+  output layer ``action`` (each ``.weight`` shaped ``(out, in)`` and ``.bias``). ``safetensors``
+  holds raw tensors, so loading a file cannot execute code (unlike pickle or SB3's zip).
+- ``NAME.json``: metadata (:data:`FORMAT`, variant and rule options, observation ``history``,
+  ``obs_size``, ``layout_sha256`` of the observation layout, ``net_arch``, ``activation``, the
+  weights' ``weights_sha256``, and how the model was trained).
+
+The network is the SB3 ``MlpPolicy`` actor rebuilt in numpy: observation → hidden layers →
+action logits; illegal actions are masked, then the argmax is played (or, with ``sample=True``,
+an action is drawn with the caller's generator). Every problem with a file — missing, truncated,
+edited, wrong shapes, another variant or observation layout — raises :class:`CheckpointError`
+naming the file and the problem. Inference needs numpy and safetensors only, not torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import safetensors.numpy
+
+from manni_env.actions import NUM_ACTIONS
+from manni_env.observation import ObservationEncoder
+from manni_env.view import SeatView
+
+FORMAT = "manni-ppo/1"
+ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
+#: The shipped Hornafjarðarmanni agent (``make_agent("ppo")``).
+DEFAULT_MODEL = Path(__file__).parent / "models" / "hornafjardar_ppo"
+
+
+class CheckpointError(ValueError):
+    """A policy checkpoint that cannot be used; the message names the file and the problem."""
+
+
+def checkpoint_paths(path: str | Path) -> tuple[Path, Path]:
+    """``NAME``, ``NAME.safetensors`` or ``NAME.json`` → (weights path, metadata path)."""
+    path = Path(path)
+    base = path.with_suffix("") if path.suffix in (".safetensors", ".json") else path
+    return base.with_name(base.name + ".safetensors"), base.with_name(base.name + ".json")
+
+
+def layout_fingerprint(encoder: ObservationEncoder) -> str:
+    """A hash of the observation layout (segment names, offsets, sizes): a checkpoint only fits
+    the layout it was trained on."""
+    text = json.dumps([[s.name, s.offset, s.size] for s in encoder.segments])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def save_checkpoint(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], metadata: dict) -> Path:
+    """Write ``layers`` (``(weight (out, in), bias (out,))`` pairs, the last one producing the
+    action logits) and ``metadata`` as a checkpoint; returns the weights path. ``metadata`` must
+    hold ``variant``, ``history``, ``obs_size``, ``activation`` (``net_arch`` and the hashes are filled in)."""
+    weights_path, meta_path = checkpoint_paths(path)
+    weights_path.parent.mkdir(parents=True, exist_ok=True)
+    tensors = {}
+    for i, (w, b) in enumerate(layers):
+        name = "action" if i == len(layers) - 1 else f"pi.{i}"
+        tensors[f"{name}.weight"] = np.ascontiguousarray(w, dtype=np.float32)
+        tensors[f"{name}.bias"] = np.ascontiguousarray(b, dtype=np.float32)
+    data = safetensors.numpy.save(tensors, metadata={"format": FORMAT})
+    weights_path.write_bytes(data)
+    meta = dict(metadata)
+    meta.update(
+        format=FORMAT,
+        net_arch=[int(w.shape[0]) for w, _ in layers[:-1]],
+        num_actions=NUM_ACTIONS,
+        weights_file=weights_path.name,
+        weights_sha256=hashlib.sha256(data).hexdigest(),
+    )
+    meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    return weights_path
+
+
+def load_checkpoint(path: str | Path) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict]:
+    """Read and verify a checkpoint → (layers, metadata); :class:`CheckpointError` on any problem."""
+    weights_path, meta_path = checkpoint_paths(path)
+    for p in (meta_path, weights_path):
+        if not p.is_file():
+            raise CheckpointError(f"{p}: no such checkpoint file")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{meta_path}: metadata is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise CheckpointError(f"{meta_path}: format is {found!r}, expected {FORMAT!r}")
+    for key in ("variant", "history", "obs_size", "net_arch", "activation", "weights_sha256"):
+        if key not in meta:
+            raise CheckpointError(f"{meta_path}: metadata lacks {key!r}")
+    if meta["activation"] not in ACTIVATIONS:
+        raise CheckpointError(f"{meta_path}: unknown activation {meta['activation']!r}")
+    data = weights_path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != meta["weights_sha256"]:
+        raise CheckpointError(
+            f"{weights_path}: checksum mismatch with {meta_path.name}: the weights were modified, "
+            "truncated or belong to another checkpoint"
+        )
+    try:
+        tensors = safetensors.numpy.load(data)
+    except Exception as exc:  # safetensors reports broken headers with its own exception types
+        raise CheckpointError(f"{weights_path}: not a readable safetensors file ({exc})") from None
+    return _layers(tensors, meta, weights_path), meta
+
+
+def _layers(tensors: dict, meta: dict, where: Path) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Check names, shapes, dtypes and values against the metadata; return the layers in order."""
+    sizes = [int(meta["obs_size"]), *map(int, meta["net_arch"]), NUM_ACTIONS]
+    names = [f"pi.{i}" for i in range(len(sizes) - 2)] + ["action"]
+    expected = {f"{n}.{part}" for n in names for part in ("weight", "bias")}
+    if set(tensors) != expected:
+        raise CheckpointError(
+            f"{where}: tensors {sorted(tensors)} do not match the metadata's network {sorted(expected)}"
+        )
+    layers = []
+    for i, name in enumerate(names):
+        w, b = tensors[f"{name}.weight"], tensors[f"{name}.bias"]
+        if w.shape != (sizes[i + 1], sizes[i]) or b.shape != (sizes[i + 1],):
+            raise CheckpointError(
+                f"{where}: layer {name} has shapes {w.shape}/{b.shape}, expected "
+                f"{(sizes[i + 1], sizes[i])}/{(sizes[i + 1],)}"
+            )
+        if w.dtype != np.float32 or b.dtype != np.float32:
+            raise CheckpointError(f"{where}: layer {name} is {w.dtype}, expected float32")
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise CheckpointError(f"{where}: layer {name} holds non-finite values")
+        layers.append((w, b))
+    return layers
+
+
+class PPOAgent:
+    """A trained policy from a checkpoint (see the module docstring)."""
+
+    def __init__(self, path: str | Path = DEFAULT_MODEL, sample: bool = False):
+        self.path = checkpoint_paths(path)[0]
+        self.layers, self.meta = load_checkpoint(path)
+        self.activation = ACTIVATIONS[self.meta["activation"]]
+        self.sample = sample
+        self.name = f"ppo:{self.path.with_suffix('')}"
+        self._encoder: ObservationEncoder | None = None
+
+    def reset(self) -> None:
+        """Stateless between moves: nothing to reset."""
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Unmasked action logits for one observation (or a batch)."""
+        x = np.asarray(obs, dtype=np.float32)
+        for w, b in self.layers[:-1]:
+            x = self.activation(x @ w.T + b)
+        w, b = self.layers[-1]
+        return x @ w.T + b
+
+    def act(self, view: SeatView, rng: np.random.Generator) -> int:
+        encoder = self._encoder_for(view)
+        legal = np.fromiter(view.legal_actions, dtype=np.int64)
+        if legal.size == 0:
+            raise ValueError(f"{self.name}: seat {view.seat} has no legal action (not its turn)")
+        scores = self.logits(encoder.encode(view))[legal]
+        if not self.sample:
+            return int(legal[int(np.argmax(scores))])
+        p = np.exp(scores - scores.max())
+        return int(rng.choice(legal, p=p / p.sum()))
+
+    def _encoder_for(self, view: SeatView) -> ObservationEncoder:
+        """The encoder of the checkpoint's layout; the first view checks that the game fits it."""
+        if self._encoder is None or self._encoder.rules != view.rules:
+            variant = view.rules.variant
+            if variant != self.meta["variant"]:
+                raise CheckpointError(
+                    f"{self.path}: trained for variant {self.meta['variant']!r}, cannot play {variant!r}"
+                )
+            encoder = ObservationEncoder(view.rules, history=self.meta["history"])
+            if encoder.size != self.meta["obs_size"]:
+                raise CheckpointError(
+                    f"{self.path}: expects observations of size {self.meta['obs_size']}, "
+                    f"the encoder now produces {encoder.size}"
+                )
+            if self.meta.get("layout_sha256") not in (None, layout_fingerprint(encoder)):
+                raise CheckpointError(f"{self.path}: the observation layout changed since this model was trained")
+            self._encoder = encoder
+        return self._encoder
+
+
+def make_ppo_agent(arg: str | None) -> PPOAgent:
+    """Registry factory: ``ppo`` (the shipped agent), ``ppo:PATH`` or ``ppo:PATH,sample``."""
+    if not arg:
+        return PPOAgent(DEFAULT_MODEL)
+    path, _, option = arg.partition(",")
+    if option not in ("", "sample", "greedy"):
+        raise ValueError(f"ppo agent option must be 'sample' or 'greedy', got {option!r}")
+    return PPOAgent(path, sample=option == "sample")

@@ -1,0 +1,204 @@
+"""A single-agent Gymnasium env for SB3 / sb3-contrib: one learner, two embedded opponents.
+
+The learner sits in a seat drawn per episode from the env's own generator; the other two seats
+are :class:`agents.base.Policy` objects. ``step(action)`` applies the learner's action, then lets
+the opponents play until it is the learner's turn again or the episode is over, and returns the
+learner's own reward: its deal score whenever a deal ends during that step (the final deal's
+score included, even when an opponent's card ends it). Turn-based seats are never interleaved in
+one trajectory, so every deal result reaches the learner.
+
+=================  ==========================================================================
+Observation        ``Box(float32, (encoder.size,))``: :class:`~manni_env.observation.ObservationEncoder`
+                   of the learner's :class:`~manni_env.view.SeatView` (see ``manni layout``)
+Action space       ``Discrete(63)`` (:mod:`manni_env.actions`); ``action_space.sample()`` is legal
+Legal actions      ``action_masks()`` (int8 → bool) for ``MaskablePPO``; never all zeros
+Reward             the learner's deal score when a deal ends, else 0
+Episode            ``"deal"``: one deal of an ongoing game (the game continues on the next
+                   ``reset()`` so scores in the observation look like real games; a new game
+                   starts when one ends or when ``reset`` gets a seed); ``"game"``: a whole game
+=================  ==========================================================================
+
+``opponents`` is either two agents (registry specs such as ``"rule_based"`` or ``Policy``
+objects) or a callable ``opponents(rng) -> (Policy, Policy)`` asked at every episode (opponent
+pools). An illegal learner action raises :class:`~manni_env.engine.IllegalActionError` and
+leaves the state unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from .actions import NUM_ACTIONS, action_to_str
+from .engine import GameState, IllegalActionError
+from .observation import ObservationEncoder
+from .rules import make_rules
+
+EPISODES = ("deal", "game")
+OpponentSpec = Any  # a registry spec (str) or a Policy
+OpponentFactory = Callable[[np.random.Generator], Sequence[Any]]
+
+
+class LegalActionSpace(gym.spaces.Discrete):
+    """``Discrete(63)`` whose ``sample()`` without a mask draws a *legal* action of the env's
+    current state, so random-action loops (and SB3's ``check_env``) never trip the illegal-action
+    error. Pickled copies (e.g. sent from a ``SubprocVecEnv`` worker) sample like a plain ``Discrete``."""
+
+    def __init__(self, n: int, mask_fn: Callable[[], np.ndarray] | None = None):
+        super().__init__(n)
+        self._mask_fn = mask_fn
+
+    def sample(self, mask=None, probability=None):
+        if mask is None and probability is None and self._mask_fn is not None:
+            legal = self._mask_fn().astype(np.int8)
+            if legal.any():
+                mask = legal
+        return super().sample(mask=mask, probability=probability)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_mask_fn"] = None
+        return state
+
+
+def resolve_agent(spec: OpponentSpec):
+    """A registry spec → a fresh Policy; a Policy object is returned as is."""
+    if isinstance(spec, str):
+        from agents.registry import make_agent  # adapters depend on agents only for named opponents
+
+        return make_agent(spec)
+    if callable(getattr(spec, "act", None)) and callable(getattr(spec, "reset", None)):
+        return spec
+    raise TypeError(f"an opponent is a registry spec (str) or a Policy with act/reset, got {spec!r}")
+
+
+class SingleAgentMannEnv(gym.Env):
+    """One learner against two embedded opponents (see the module docstring)."""
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        variant: str = "hornafjardar",
+        opponents: Sequence[OpponentSpec] | OpponentFactory = ("rule_based", "rule_based"),
+        history: str = "summary",
+        episode: str = "deal",
+        seed: int | None = None,
+        render_mode: str | None = None,
+        **rule_options,
+    ):
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.rules = make_rules(variant, **rule_options)
+        self.encoder = ObservationEncoder(self.rules, history=history)
+        self.history = history
+        self.episode = episode
+        self.render_mode = render_mode
+        if callable(opponents) and not isinstance(opponents, (str, Sequence)):
+            self._factory: OpponentFactory | None = opponents
+            self._fixed: list | None = None
+        else:
+            if isinstance(opponents, str) or len(opponents) != 2:
+                raise ValueError(f"opponents must be two agents or a callable returning two, got {opponents!r}")
+            self._factory, self._fixed = None, [resolve_agent(s) for s in opponents]
+        self.observation_space = gym.spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32)
+        self.action_space = LegalActionSpace(NUM_ACTIONS, self.action_masks)
+        self._rng = np.random.default_rng(seed)
+        self.state: GameState | None = None
+        self.seat = 0
+        self.policies: list = [None, None, None]
+        self._rounds_seen = 0  # deals whose score the learner has been given
+        self._episode_start = 0  # deals finished before this episode began
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        new_game = seed is not None or self.episode == "game" or self.state is None or self.state.finished
+        self.seat = int(self._rng.integers(3))
+        pair = self._factory(self._rng) if self._factory is not None else self._fixed
+        if len(pair) != 2:
+            raise ValueError(f"the opponent factory must return two policies, got {len(pair)}")
+        others = [s for s in range(3) if s != self.seat]
+        self.policies = [None, None, None]
+        for s, policy in zip(others, pair):
+            self.policies[s] = resolve_agent(policy)
+            self.policies[s].reset()  # stateless policies between deals; memory-keeping ones restart
+        if new_game:
+            self.state = GameState(self.rules, seed=int(self._rng.integers(2**63)))
+        self._rounds_seen = self._episode_start = len(self.state.rounds)
+        reward = self._play_opponents()
+        if self._episode_over():
+            # cannot happen: the learner holds cards in every deal; guard against silent empty episodes
+            raise RuntimeError(f"episode ended before the learner (seat {self.seat}) could act (reward {reward})")
+        return self._obs(), self._info()
+
+    def step(self, action):
+        state = self.state
+        if state is None:
+            raise RuntimeError("call reset() before step()")
+        if self._episode_over():
+            raise RuntimeError("the episode is over: call reset()")
+        action = int(action)
+        if not state.is_legal(action):
+            legal = " ".join(action_to_str(a) for a in state.legal_actions())
+            name = action_to_str(action) if 0 <= action < NUM_ACTIONS else "out of range"
+            raise IllegalActionError(
+                f"illegal action {action} ({name}) for the learner (seat {self.seat}) in phase "
+                f"{state.phase.name}; legal: {legal}"
+            )
+        state.apply(action)
+        reward = self._collect_rewards() + self._play_opponents()
+        over = self._episode_over()
+        truncated = over and self.episode == "game" and state.truncated
+        return self._obs(), float(reward), over and not truncated, truncated, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner as bools (sb3-contrib's ``MaskablePPO`` hook)."""
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        if self.state is not None and self.state.to_move == self.seat:
+            mask[self.state.legal_actions()] = True
+        return mask
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi" and self.state is not None:
+            return f"learner seat {self.seat}: {self.state!r}"
+        return None
+
+    # ------------------------------------------------------------------ internals
+    def _obs(self) -> np.ndarray:
+        return self.encoder.encode(self.state.view(self.seat))
+
+    def _info(self) -> dict:
+        # only what the learner may know: its seat and its own legal actions
+        return {"seat": self.seat, "action_mask": self.action_masks()}
+
+    def _episode_over(self) -> bool:
+        state = self.state
+        if state.finished:
+            return True
+        return self.episode == "deal" and len(state.rounds) > self._episode_start
+
+    def _collect_rewards(self) -> float:
+        """The learner's score of every deal completed since the last call (0 if none)."""
+        rounds = self.state.rounds
+        reward = sum(r.points[self.seat] for r in rounds[self._rounds_seen :])
+        self._rounds_seen = len(rounds)
+        return float(reward)
+
+    def _play_opponents(self) -> float:
+        """Opponents move until the learner is on turn or the episode is over; their rewards to the
+        learner (deal ends caused by an opponent's card) are returned."""
+        reward = 0.0
+        state = self.state
+        while not self._episode_over() and state.to_move != self.seat:
+            seat = state.to_move
+            state.apply(self.policies[seat].act(state.view(seat), self._rng))
+            reward += self._collect_rewards()
+        return reward
