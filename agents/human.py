@@ -54,11 +54,18 @@ def move_label(action: int) -> str:
     return card_to_str(action) if action < 52 else _WORD_OF[action]
 
 
-def parse_move(text: str, view: SeatView) -> int:
-    """The legal action ``text`` names in ``view``; ``ValueError`` with the reason if none;
-    :class:`QuitGame` for ``q``."""
-    t = text.strip().lower()
+def listed_moves(view: SeatView) -> list[int]:
+    """The legal actions in the order they are numbered on screen: cards as the hand is shown
+    (by suit, high to low), then the named moves."""
     legal = view.legal_actions
+    return sort_for_display(a for a in legal if a < 52) + [a for a in legal if a >= 52]
+
+
+def parse_move(text: str, view: SeatView) -> int:
+    """The legal action ``text`` names in ``view`` (a number counts in :func:`listed_moves`);
+    ``ValueError`` with the reason if none; :class:`QuitGame` for ``q``."""
+    t = text.strip().lower()
+    legal = listed_moves(view)
     if t in ("q", "quit", "exit"):
         raise QuitGame
     if not t:
@@ -82,7 +89,7 @@ def parse_move(text: str, view: SeatView) -> int:
 
 def _why_illegal(action: int, view: SeatView) -> str:
     label = move_label(action)
-    options = ", ".join(move_label(a) for a in view.legal_actions)
+    options = ", ".join(move_label(a) for a in listed_moves(view))
     if action < 52:
         if not view.hand >> action & 1:
             return f"you do not hold {label}; legal moves: {options}"
@@ -174,7 +181,7 @@ def describe_view(view: SeatView, names: Sequence[str]) -> str:
     if trick:
         lines.append(trick)
     lines.append(_decision_text(view, names))
-    lines.append("Legal moves: " + "  ".join(f"{i}) {move_label(a)}" for i, a in enumerate(view.legal_actions, 1)))
+    lines.append("Legal moves: " + "  ".join(f"{i}) {move_label(a)}" for i, a in enumerate(listed_moves(view), 1)))
     return "\n".join(lines)
 
 
