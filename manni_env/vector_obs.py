@@ -1,0 +1,112 @@
+"""Batched observation encoding for :class:`manni_env.vector.VectorManni`.
+
+:class:`VectorEncoder` writes, for many games at once, exactly the vectors that
+:class:`manni_env.observation.ObservationEncoder` writes for one seat view (same layout, same
+float32 values; the equivalence test checks it byte for byte). It reads the vector env's arrays
+directly and encodes each game from the point of view of its seat on turn.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .engine import Phase
+from .observation import _PLAY_SLOT, EXCHANGE_SCALE, ObservationEncoder, score_scale
+from .rules import VARIANTS, Rules
+
+if TYPE_CHECKING:
+    from .vector import VectorManni
+
+_REL = np.arange(3)
+
+
+class VectorEncoder:
+    """Observations of the seats on turn of a :class:`VectorManni` (layout: :attr:`segments`)."""
+
+    def __init__(self, rules: Rules, history: str = "summary"):
+        scalar = ObservationEncoder(rules, history)
+        self.rules = rules
+        self.history = history
+        self.segments = scalar.segments
+        self.size = scalar.size
+        self.low, self.high = scalar.low, scalar.high
+        self.o = scalar.offset
+        self._variant = self.o["variant"] + VARIANTS.index(rules.variant)
+        self._horn = rules.variant == "hornafjardar"
+        self._full = history == "full"
+        self._score = float(score_scale(rules))
+        self._tricks = float(rules.tricks_per_deal)
+
+    def encode(self, v: VectorManni, g: np.ndarray) -> np.ndarray:
+        """``(len(g), size)`` float32 observations of games ``g`` for their seats on turn."""
+        o = self.o
+        k = g.size
+        out = np.zeros((k, self.size), np.float32)
+        rows = np.arange(k)
+        s = v.to_move[g]
+        absr = (s[:, None] + _REL) % 3  # absolute seat of each relative seat
+        gg = g[:, None]
+        out[:, o["hand"] : o["hand"] + 52] = v.hands[g, s]
+        out[:, o["discards"] : o["discards"] + 52] = v.discards[g, s]
+        out[:, o["drawn"] : o["drawn"] + 52] = v.drawn[g, s]
+        out[:, o["played"] : o["played"] + 156] = v.played[gg, absr].reshape(k, 156)
+        out[:, o["voids"] : o["voids"] + 12] = v.voids[gg, absr].reshape(k, 12)
+        out[:, self._variant] = 1.0
+        dealer = (v.dealer[g] - s) % 3
+        out[rows, o["dealer"] + dealer] = 1.0
+        out[:, o["to_move"]] = 1.0  # the observer is the seat on turn
+        phase = v.phase[g]
+        out[rows, o["phase"] + phase] = 1.0
+        out[rows, o["contract_kind"] + v.kind[g]] = 1.0
+        trump = v.trump[g]
+        has = trump >= 0
+        out[rows[has], o["trump"] + trump[has]] = 1.0
+        if self._horn:
+            out[rows, o["cut_card"] + v.cut_card[g]] = 1.0
+            out[rows, o["cut_holder"] + dealer] = 1.0
+            counts = v.exchange_counts[gg, absr]  # (k, 3) by relative seat
+            out[:, o["exchange_decided"] : o["exchange_decided"] + 3] = counts >= 0
+            out[:, o["exchange_counts"] : o["exchange_counts"] + 3] = np.maximum(counts, 0) / EXCHANGE_SCALE
+            out[:, o["manni_used"]] = v.manni_pos[g] / self.rules.manni_size
+            out[:, o["exchange_limit"]] = v.exchange_limit(g) / EXCHANGE_SCALE
+        else:
+            passed = v.passed[g]  # (k, 3) absolute seats that kept, -1 padded
+            pr, pc = np.nonzero(passed >= 0)
+            rel = (passed[pr, pc] - s[pr]) % 3
+            out[pr, o["passed"] + rel] = 1.0
+            out[pr, o["exchange_decided"] + rel] = 1.0
+            swapped = np.flatnonzero(v.swapper[g] >= 0)
+            rel = (v.swapper[g[swapped]] - s[swapped]) % 3
+            out[swapped, o["exchange_decided"] + rel] = 1.0
+            out[swapped, o["swapper"] + rel] = 1.0
+            out[swapped, o["manni_used"]] = 1.0
+            out[swapped, o["exchange_counts"] + rel] = self.rules.hand_size / EXCHANGE_SCALE
+        play = np.flatnonzero(phase == Phase.PLAY)
+        if play.size:
+            gp = g[play]
+            leader = v.leader[gp]
+            out[play, o["leader"] + (leader - s[play]) % 3] = 1.0
+            led = v.led_suit[gp]
+            lp = led >= 0
+            out[play[lp], o["led_suit"] + led[lp]] = 1.0
+            tl = v.trick_len[gp]
+            for i in range(2):
+                on = np.flatnonzero(tl > i)
+                r = play[on]
+                rel = (leader[on] + i - s[r]) % 3
+                out[r, o["trick"] + 52 * rel + v.trick[gp[on], i]] = 1.0
+        out[:, o["tricks_won"] : o["tricks_won"] + 3] = v.tricks_won[gg, absr] / self._tricks
+        out[:, o["plus"] : o["plus"] + 3] = v.plus[gg, absr] / self._score
+        out[:, o["minus"] : o["minus"] + 3] = v.minus[gg, absr] / self._score
+        out[:, o["totals"] : o["totals"] + 3] = v.totals[gg, absr] / self._score
+        out[:, o["deal_index"]] = v.deal_index[g] / self.rules.max_deals
+        if self._full:
+            n = v.n_plays[g]
+            pr, pc = np.nonzero(np.arange(v.plays.shape[1]) < n[:, None])
+            seat, card = v.plays[g[pr], pc, 0], v.plays[g[pr], pc, 1]
+            slot = o["history"] + _PLAY_SLOT * pc
+            out[pr, slot + card] = 1.0
+            out[pr, slot + 52 + (seat - s[pr]) % 3] = 1.0
+        return out
