@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from agents.arena import SEATINGS, Interval, run_arena
@@ -147,3 +148,24 @@ def test_cli_arena_prints_the_table_and_writes_files(tmp_path, capsys):
     assert "**trjamann**" in printed and "| rule_based | 1 |" in printed
     assert {p.name for p in out.iterdir()} == {"result.json", "result.md", "result.png"}
     assert len(read_records(records)) == 12
+
+
+def _tiny_ppo_checkpoint(path, variant: str) -> str:
+    """A random-weight ``ppo`` checkpoint (the arena only needs a loadable network)."""
+    from agents.ppo_agent import save_checkpoint
+    from manni_env.observation import ObservationEncoder
+
+    size = ObservationEncoder(make_rules(variant)).size
+    rng = np.random.default_rng(0)
+    layers = [(rng.normal(size=(8, size)), np.zeros(8)), (rng.normal(size=(63, 8)), np.zeros(63))]
+    save_checkpoint(path, layers, {"variant": variant, "history": "summary", "obs_size": size, "activation": "tanh"})
+    return f"ppo:{path}"
+
+
+def test_ppo_checkpoint_agents_play_in_workers(tmp_path):
+    spec = _tiny_ppo_checkpoint(tmp_path / "tiny", "laugarvatn")
+    rules = make_rules("laugarvatn")
+    one = run_arena([spec, "rule_based", "rule_based"], rules, deals=2, seed=9, progress=False)
+    two = run_arena([spec, "rule_based", "rule_based"], rules, deals=2, seed=9, progress=False, workers=2)
+    assert one.games == two.games
+    assert [a.spec for a in one.agents] == [spec, "rule_based"]
