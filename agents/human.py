@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from manni_env import actions as A
-from manni_env.cards import SUITS, card_from_str, card_to_str, cards_of, sort_for_display
+from manni_env.cards import SUITS, card_to_str, cards_of, sort_for_display
 from manni_env.engine import GameState, Phase
 from manni_env.view import SeatView
 
