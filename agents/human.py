@@ -17,7 +17,7 @@ import numpy as np
 
 from manni_env import actions as A
 from manni_env.cards import SUITS, card_to_str, cards_of, sort_for_display
-from manni_env.engine import GameState, Phase
+from manni_env.engine import Contract, GameState, Phase
 from manni_env.view import SeatView
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
@@ -110,12 +110,19 @@ def hand_text(mask: int) -> str:
     return "   ".join(groups)
 
 
+def contract_name(contract: Contract) -> str:
+    """``"Trump hearts"``, ``"Trump hearts (Suit)"`` (Trjámann), ``"Grand"``, ``"Nullo"``."""
+    if contract.kind != "trump":
+        return contract.kind.capitalize()
+    return f"Trump {SUIT_NAMES[contract.trump]}" + (" (Suit)" if contract.name == "suit" else "")
+
+
 def contract_text(view: SeatView, names: Sequence[str]) -> str:
     """The contract (with the cut card, or the declarer) in words."""
     c = view.contract
     if c is None:
         return "not announced yet"
-    text = f"Trump {SUIT_NAMES[c.trump]}" if c.kind == "trump" else c.kind.capitalize()
+    text = contract_name(c)
     if c.nullo:
         text += " (take as few tricks as possible; aces are low)"
     if view.cut_card is not None:
@@ -169,7 +176,7 @@ def describe_view(view: SeatView, names: Sequence[str]) -> str:
         f"Contract: {contract_text(view, names)}",
         f"Your hand:  {hand_text(view.hand)}",
     ]
-    if view.drawn and view.phase != Phase.DISCARD:
+    if view.drawn:
         lines.append(f"You took from the Manni: {' '.join(card_to_str(c) for c in cards_of(view.drawn))}")
     exchanged = [f"{names[s]} {n}" for s, n in enumerate(view.exchange_counts) if n >= 0]
     if view.rules.variant == "hornafjardar" and exchanged:
@@ -242,8 +249,7 @@ class TableNarrator:
         elif phase == Phase.PICKUP:
             self._say(seat, "passes", "pass", "")
         elif phase == Phase.ANNOUNCE:
-            c = view.contract
-            self._say(seat, "announces", "announce", c.describe() + (f" ({c.name})" if c.kind == "trump" else ""))
+            self._say(seat, "announces", "announce", contract_name(view.contract))
         if phase == Phase.PLAY and len(state.rounds) == self.rounds_seen and not view.trick:
             self.output_fn(f"  → trick to {self.names[view.leader]}")
         if len(state.rounds) > self.rounds_seen:
@@ -259,7 +265,7 @@ class TableNarrator:
         r = state.rounds[-1]  # public once the deal is over: tricks, points, tallies
         names, say = self.names, self.output_fn
         say(f"  → trick to {names[r.tricks[-1][2]]}")
-        say(f"Deal {r.index + 1} over ({r.contract.describe()}): tricks " + ", ".join(
+        say(f"Deal {r.index + 1} over ({contract_name(r.contract)}): tricks " + ", ".join(
             f"{names[s]} {r.tricks_won[s]}" for s in range(3)))
         say("  points: " + ", ".join(f"{names[s]} {r.points[s]:+d}" for s in range(3)))
         if state.rules.scoring == "plus_minus":

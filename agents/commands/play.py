@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     parser.add_argument("--seat", type=int, choices=(0, 1, 2), default=0, help="your seat (default 0)")
     add_variant_options(parser)
     parser.add_argument("--seed", type=int, default=None, help="deal seed (default: fresh entropy, shown at the start)")
-    parser.add_argument("--save", metavar="FILE", help="write the game to FILE as a manni-record/1 line")
+    parser.add_argument("--save", metavar="FILE", help="append the game to FILE as a manni-record/1 line")
     parser.set_defaults(func=_main)
 
 
