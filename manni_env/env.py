@@ -1,0 +1,345 @@
+# noqa: D212, D415
+"""
+# Manni
+
+Manni, the Icelandic three-player trick-taking game, as a PettingZoo AEC environment in the style of
+PettingZoo's classic environments. Rules: the project's RULES.md; variants
+`hornafjardar` (default), `basic`, `trjamann` and `laugarvatn`.
+
+| Import             | `from manni_env import manni_v0`                                      |
+|--------------------|-----------------------------------------------------------------------|
+| Creation           | `manni_v0.env(variant="basic", target=5)` or `pettingzoo.make("aec", "manni/manni-v0")` |
+| Actions            | Discrete                                                              |
+| Parallel API       | No                                                                    |
+| Manual Control     | No                                                                    |
+| Agents             | `agents= ['player_0', 'player_1', 'player_2']`                        |
+| Agents             | 3                                                                     |
+| Action Shape       | Discrete(63)                                                          |
+| Action Values      | [0, 62]                                                               |
+| Observation Shape  | (616,) with `history="summary"`; `history="full"` adds 3 × tricks per deal × 55 |
+| Observation Values | 0/1 one-hots and card sets; counts scaled to [0, 1]; score tallies scaled by the target (see the layout) |
+
+Seat `i` is agent `player_i`; seats sit clockwise and the deal passes to the dealer's left. An
+episode is a whole game by default (`episode="deal"`: one deal). Turns follow the rules, not a
+fixed rotation: `agent_selection` is always the seat the rules put on turn.
+
+### Options
+
+`manni_v0.env(variant="hornafjardar", history="summary", episode="game", reward="deal",
+render_mode=None, **rule_options)`. `rule_options` are the variant's options (`target`,
+`negative`, `max_deals`, `first_dealer`), validated by `manni_env.rules.make_rules`: an unknown
+variant or option raises its `ValueError` naming the valid choices.
+
+- `history`: `"summary"` or `"full"` (adds the ordered plays of the current deal to the observation).
+- `episode`: `"game"` (default) or `"deal"`: the episode ends when a deal ends. Successive `reset()`
+  calls without a seed then play the successive deals of one game (tallies, dealer rotation and
+  Basic's trump rotation carry over); a new game starts when one ends or when `reset` gets a seed.
+- `reward`: `"deal"` (default) or `"outcome"` (requires `episode="game"`), see Rewards.
+
+### Observation Space
+
+The observation is a dictionary with an `'observation'` element, the usual RL observation described
+below, and an `'action_mask'` element which holds the legal moves, described in the Legal Actions
+Mask section.
+
+The main observation is a flat `float32` vector built by `manni_env.observation.ObservationEncoder`
+from what the observing seat may know (`manni_env.view.SeatView`), seats **relative** to the
+observer (0 = me, 1 = my left, the next to play, 2 = my right): own hand, variant, contract, trump,
+the Hornafjarðarmanni cut card and who was dealt it, dealer, seat on turn, phase, own discards and
+own cards drawn, exchange / swap / Manni pickup decisions and counts, the announcement state
+(declarer, contracts each seat has used), the current trick, suit led and leader, every card each
+seat has played this deal, the suits each seat has shown void in, tricks won, the plus / minus /
+total tallies and the deal number; with `history="full"`, every play of the deal in order with who
+played it. The table of segments (name, offset, size, meaning) is generated from the code:
+`manni_env.observation.layout_table(rules, history)`; `manni_env.observation.describe(obs, rules)`
+decodes a vector into words. Opponents' hands, their discards and the unseen Manni are never in it.
+
+Observations are of the current state of the game: when a deal ends, the engine has already dealt
+the next one, so the observation after the last card of a deal shows the next deal (with
+`episode="deal"` it is also the first observation of the next episode).
+
+`state()` (space `state_space`) is the **privileged** full state for centralized training: every
+hand, the unseen Manni, every discard, then the public segments with absolute seats
+(`manni_env.observation.StateEncoder`). The attribute `game` (the engine's `GameState`) is
+privileged as well: it is for tools (renderers, recorders, tests), never for a policy's input.
+
+#### Legal Actions Mask
+
+The legal moves available to the current agent are found in the `action_mask` element of the
+dictionary observation: an `int8` vector of 63 where 1 marks a legal action. The `action_mask`
+is all zeros for any agent except the one whose turn it is, and for everyone once the episode is
+over. Taking an illegal move through `env()` ends the game with a reward of -1 for the illegally
+moving agent and 0 for the others (PettingZoo's `TerminateIllegalWrapper`); `raw_env.step` raises
+`manni_env.engine.IllegalActionError` instead and leaves the state unchanged.
+
+### Action Space
+
+`Discrete(63)`, the layout of `manni_env.actions`: 0–51 a card (`suit*13 + rank`, suits C D H S,
+ranks 2…A: discard it during an exchange or the announcement variants' Manni discard, play it in
+the play phase); 52 finish exchanging (Hornafjarðarmanni); 53 / 54 keep / swap the hand (Basic);
+55 / 56 take / pass the Manni and 57–62 announce spades, hearts, diamonds, clubs, grand, nullo
+(announcement variants; Trjámann's "suit" contract is announced as hearts or diamonds).
+
+### Rewards
+
+`reward="deal"` (default): when a deal ends, each seat receives its score for that deal, given to
+all three agents at that step (RULES.md: Hornafjarðarmanni `t − 4`, Nullo `4 − t`; Basic
+`max(0, t − 4)` or `t − 4` with `negative=True`; announcement variants `t − 8` / `t − 4` for the
+declarer / the others, Nullo `4 − t` / `6 − t`), 0 at every other step. The rewards of a deal sum
+to zero except in Basic.
+
+`reward="outcome"`: 0 until the game ends, then a zero-sum game outcome: with `W` the set of winners
+(highest total; ties share), a winner receives `+1 / |W|` and every other seat `−1 / (3 − |W|)`
+(a three-way tie gives everyone 0). Example: one winner +1, the others −½ each.
+
+| Outcome           | Winner(s)    | Others |
+| :---------------: | :----------: | :----: |
+| one winner        | +1           | −½     |
+| two share the win | +½ each      | −1     |
+| three-way tie     | 0            | —      |
+
+A game stopped at the deal cap (`max_deals`) ends with truncation instead of termination; its
+rewards (and, for `"outcome"`, the winners on the totals at the cap) are given the same way.
+
+### Version History
+
+* v0: Initial version (manni-env 0.1.0)
+
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .actions import NUM_ACTIONS
+from .cards import SUITS, card_to_str, cards_of, sort_for_display
+from .engine import Deal, GameState, IllegalActionError, Phase
+from .observation import ObservationEncoder, StateEncoder
+from .rules import make_rules
+from .view import SeatView
+
+AGENTS = ("player_0", "player_1", "player_2")
+EPISODES = ("game", "deal")
+REWARDS = ("deal", "outcome")
+_SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
+_PHASE_NAMES = {
+    Phase.EXCHANGE: "exchange", Phase.SWAP: "swap", Phase.PICKUP: "Manni pickup", Phase.DISCARD: "Manni discard",
+    Phase.ANNOUNCE: "announcement", Phase.PLAY: "play", Phase.GAME_OVER: "game over",
+}
+
+__all__ = ["AGENTS", "IllegalActionError", "env", "outcome_rewards", "raw_env"]
+
+
+def env(**kwargs) -> AECEnv:
+    """The environment wrapped like PettingZoo's classic games (illegal move → -1 and game over)."""
+    wrapped = raw_env(**kwargs)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
+    return wrapped
+
+
+def outcome_rewards(winners: tuple[int, ...]) -> tuple[float, float, float]:
+    """Zero-sum game outcome: winners share +1, the other seats share -1 (all tied: zeros)."""
+    if len(winners) == 3:
+        return (0.0, 0.0, 0.0)
+    win, lose = 1.0 / len(winners), -1.0 / (3 - len(winners))
+    return tuple(win if s in winners else lose for s in range(3))
+
+
+class raw_env(AECEnv, EzPickle):
+    """Manni as a PettingZoo AEC environment (see the module docstring)."""
+
+    metadata = {"render_modes": ["human", "ansi"], "name": "manni_v0", "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(
+        self,
+        variant: str = "hornafjardar",
+        history: str = "summary",
+        episode: str = "game",
+        reward: str = "deal",
+        render_mode: str | None = None,
+        **rule_options: Any,
+    ):
+        EzPickle.__init__(self, variant, history, episode, reward, render_mode, **rule_options)
+        super().__init__()
+        self.rules = make_rules(variant, **rule_options)
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {', '.join(EPISODES)}; got {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(REWARDS)}; got {reward!r}")
+        if reward == "outcome" and episode != "game":
+            raise ValueError("reward='outcome' is paid at the end of a game: it needs episode='game'")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {', '.join(self.metadata['render_modes'])}; "
+                             f"got {render_mode!r}")
+        self.history, self.episode, self.reward_mode, self.render_mode = history, episode, reward, render_mode
+        self.encoder = ObservationEncoder(self.rules, history)
+        self.state_encoder = StateEncoder(self.rules, history)
+
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        self.observation_spaces = {
+            agent: spaces.Dict({
+                "observation": spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8),
+            })
+            for agent in AGENTS
+        }
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in AGENTS}
+        self.state_space = spaces.Box(self.state_encoder.low, self.state_encoder.high, dtype=np.float32)
+        self._seeds = np.random.default_rng()  # seeds each new game; reseeded by reset(seed=...)
+        self.game: GameState | None = None  # privileged: the full game state, for tools only
+        self._deal_over = False  # the last step ended a deal
+        self._over = False  # the episode is over
+
+    # ------------------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------------------ episode
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start an episode. ``seed`` reseeds the env's generator, so the same seed gives the same
+        game; ``options={"deals": [Deal, ...]}`` plays these explicit deals first (tests, replays)."""
+        deals = self._deals_option(options)
+        if seed is not None:
+            self._seeds = np.random.default_rng(seed)
+        game = self.game
+        if not (self.episode == "deal" and seed is None and deals is None and game is not None
+                and self._deal_over and not game.finished):
+            game = self.game = GameState(self.rules, seed=int(self._seeds.integers(2**63)), deals=deals)
+        self._deal_over = self._over = False
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos = {agent: {} for agent in AGENTS}
+        self.agent_selection = AGENTS[game.to_move]
+
+    @staticmethod
+    def _deals_option(options: dict | None) -> list[Deal] | None:
+        if not options:
+            return None
+        unknown = sorted(set(options) - {"deals"})
+        if unknown:
+            warnings.warn(f"manni_v0 reset ignores unknown options {unknown}; it understands 'deals'", stacklevel=3)
+        deals = options.get("deals")
+        if deals is not None and not all(isinstance(d, Deal) for d in deals):
+            raise ValueError("options['deals'] must be a list of manni_env.engine.Deal")
+        return None if deals is None else list(deals)
+
+    def step(self, action: int) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        deals_before = len(game.rounds)
+        game.apply(action)  # raises IllegalActionError, changing nothing, when illegal
+        self._cumulative_rewards[agent] = 0.0
+        rewards = dict.fromkeys(AGENTS, 0.0)
+        over = game.finished
+        if len(game.rounds) > deals_before:
+            self._deal_over = True
+            over = over or self.episode == "deal"
+            if self.reward_mode == "deal":
+                points = game.rounds[-1].points
+                rewards = {a: float(points[s]) for s, a in enumerate(AGENTS)}
+            elif game.finished:
+                rewards = dict(zip(AGENTS, outcome_rewards(game.winners)))
+        self.rewards = rewards
+        self._accumulate_rewards()
+        if over:
+            self._over = True
+            ends = self.truncations if game.truncated else self.terminations
+            for a in AGENTS:
+                ends[a] = True
+        else:
+            self.agent_selection = AGENTS[game.to_move]
+        if self.render_mode == "human":
+            self.render()
+
+    # ------------------------------------------------------------------------------ observations
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        view = SeatView.of(self.game, _SEAT[agent])
+        if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
+            mask = self.encoder.action_mask(view)
+        else:
+            mask = np.zeros(NUM_ACTIONS, np.int8)
+        return {"observation": self.encoder.encode(view), "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """Privileged full state (every hidden card): for centralized critics and tools only."""
+        return self.state_encoder.encode(self.game)
+
+    # ------------------------------------------------------------------------------ rendering
+    def render(self) -> str | None:
+        """``ansi``: a table as a string; ``human``: print it. Only the hand of the agent on turn is shown."""
+        if self.render_mode is None:
+            warnings.warn("You are calling render method without specifying any render mode.", stacklevel=2)
+            return None
+        text = self._table()
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def _table(self) -> str:
+        g = self.game
+        d = g.d
+        on_turn = "-" if self._over else AGENTS[g.to_move]
+        lines = [f"Manni ({g.rules.variant}) | deal {g.deal_index + 1} | dealer {AGENTS[g.dealer]} | "
+                 f"phase: {_PHASE_NAMES[d.phase]} | on turn: {on_turn}"]
+        contract = "not announced yet" if d.contract is None else d.contract.describe()
+        if d.contract is not None and d.contract.declarer is not None:
+            contract += f", declarer {AGENTS[d.contract.declarer]}"
+        if d.deal.cut_card is not None:
+            contract += f" (cut {card_to_str(d.deal.cut_card)}, dealt to the dealer)"
+        lines.append(f"Contract: {contract}")
+        if on_turn != "-":
+            lines.append(f"Hand of {on_turn}: {_hand_text(d.hands[g.to_move])}")
+        if d.phase == Phase.PLAY:
+            trick = ", ".join(f"{AGENTS[(d.leader + i) % 3]} {card_to_str(c)}" for i, c in enumerate(d.trick))
+            lines.append(f"Trick {len(d.tricks) + 1} (led by {AGENTS[d.leader]}): {trick or '-'}")
+        header = ["", *AGENTS]
+        rows = [["tricks won", *d.tricks_won], ["plus", *g.plus], ["minus", *g.minus], ["total", *g.totals]]
+        if g.rules.variant == "hornafjardar":
+            rows.insert(0, ["exchanged", *("-" if c < 0 else c for c in d.exchange_counts)])
+        width = [max(len(str(r[i])) for r in [header, *rows]) for i in range(4)]
+        for row in [header, *rows]:
+            lines.append("  ".join(str(cell).rjust(w) if i else str(cell).ljust(w)
+                                   for i, (cell, w) in enumerate(zip(row, width))))
+        if g.rounds:
+            last = g.rounds[-1]
+            lines.append(f"Deal {last.index + 1} ({last.contract.describe()}): tricks {_seats(last.tricks_won)}, "
+                         f"scores {_seats(last.points, signed=True)}")
+        if g.finished:
+            end = "truncated at the deal cap" if g.truncated else "game over"
+            lines.append(f"{end}; winner(s): {', '.join(AGENTS[s] for s in g.winners)}")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        pass
+
+
+def _seats(values, signed: bool = False) -> str:
+    return ", ".join(f"{AGENTS[s]} {v:+d}" if signed else f"{AGENTS[s]} {v}" for s, v in enumerate(values))
+
+
+def _hand_text(mask: int) -> str:
+    """Cards grouped by suit, high to low: ``S: A K 9  H: Q 2  D: -  C: 7``."""
+    by_suit = {s: [] for s in reversed(SUITS)}
+    for card in sort_for_display(cards_of(mask)):
+        by_suit[SUITS[card // 13]].append(card_to_str(card)[0])
+    return "  ".join(f"{s}: {' '.join(ranks) or '-'}" for s, ranks in by_suit.items())
