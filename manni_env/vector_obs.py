@@ -39,13 +39,15 @@ class VectorEncoder:
         self._score = float(score_scale(rules))
         self._tricks = float(rules.tricks_per_deal)
 
-    def encode(self, v: VectorManni, g: np.ndarray) -> np.ndarray:
-        """``(len(g), size)`` float32 observations of games ``g`` for their seats on turn."""
+    def encode(self, v: VectorManni, g: np.ndarray, seats: np.ndarray | None = None) -> np.ndarray:
+        """``(len(g), size)`` float32 observations of games ``g`` for ``seats`` (default: the
+        seats on turn; a trainer encodes waiting seats to bootstrap their value)."""
         o = self.o
         k = g.size
         out = np.zeros((k, self.size), np.float32)
         rows = np.arange(k)
-        s = v.to_move[g]
+        to_move = v.to_move[g]
+        s = to_move if seats is None else np.asarray(seats, np.int64)
         absr = (s[:, None] + _REL) % 3  # absolute seat of each relative seat
         gg = g[:, None]
         out[:, o["hand"] : o["hand"] + 52] = v.hands[g, s]
@@ -56,7 +58,7 @@ class VectorEncoder:
         out[:, self._variant] = 1.0
         dealer = (v.dealer[g] - s) % 3
         out[rows, o["dealer"] + dealer] = 1.0
-        out[:, o["to_move"]] = 1.0  # the observer is the seat on turn
+        out[rows, o["to_move"] + (to_move - s) % 3] = 1.0
         phase = v.phase[g]
         out[rows, o["phase"] + phase] = 1.0
         out[rows, o["contract_kind"] + v.kind[g]] = 1.0
@@ -70,7 +72,7 @@ class VectorEncoder:
             out[:, o["exchange_decided"] : o["exchange_decided"] + 3] = counts >= 0
             out[:, o["exchange_counts"] : o["exchange_counts"] + 3] = np.maximum(counts, 0) / EXCHANGE_SCALE
             out[:, o["manni_used"]] = v.manni_pos[g] / self.rules.manni_size
-            out[:, o["exchange_limit"]] = v.exchange_limit(g) / EXCHANGE_SCALE
+            out[:, o["exchange_limit"]] = np.where(s == to_move, v.exchange_limit(g), 0) / EXCHANGE_SCALE
         else:
             passed = v.passed[g]  # (k, 3) absolute seats that kept, -1 padded
             pr, pc = np.nonzero(passed >= 0)

@@ -112,3 +112,28 @@ def test_illegal_action_is_rejected_and_changes_nothing():
 def test_announcement_variants_are_refused_clearly():
     with pytest.raises(ValueError, match="not vectorized"):
         VectorManni(make_rules("trjamann"), 2)
+
+
+@pytest.mark.parametrize("variant", ["hornafjardar", "basic"])
+def test_waiting_seats_are_encoded_like_their_views(variant):
+    """``encode(..., seats)`` (used to bootstrap values of seats not on turn) matches every seat's view."""
+    rules = make_rules(variant, target=3)
+    venv, steps_log = _play(rules, "summary", 6, 250, seed=5)
+    games = {}
+    for log in venv.finished_logs + venv.logs:
+        games.setdefault(log.slot, []).append(log)
+    states = {i: _fresh(rules, logs.pop(0)) for i, logs in games.items()}
+    encoder = ObservationEncoder(rules)
+    replay = VectorManni(rules, 6)
+    replay.reset(5)
+    for _, _, _, actions, *_ in steps_log:
+        for seat in range(3):
+            seats = np.full(6, seat)
+            batch = replay.encoder.encode(replay, np.arange(6), seats)
+            for i, state in states.items():
+                assert encoder.encode(state.view(seat)).tobytes() == batch[i].tobytes()
+        replay.step(actions)
+        for i in states:
+            states[i].apply(int(actions[i]))
+            if states[i].finished:
+                states[i] = _fresh(rules, games[i].pop(0))

@@ -1,0 +1,464 @@
+"""Fast self-play PPO for Manni on the vector env, in plain torch and one readable file.
+
+    python -m train.ppo_vector --total-steps 3000000 --seed 1
+
+CleanRL-style (``cleanrl/ppo.py``): a documented :class:`Args` dataclass, a linear :func:`train`.
+``num_envs`` games run in lockstep in :class:`manni_env.vector.VectorManni`. At the start of every
+game each seat is played by the learner or, with probability ``p_snapshot`` once the pool holds
+snapshots, by a frozen snapshot of the learner (at least one seat stays with the learner). Every
+step runs one batched forward pass per network that has a seat on turn. Each (game, seat) played
+by the learner is its own trajectory: a seat's deal score is credited to its last decision, the
+deal (``episode="deal"``) or the game ends its episode, and a trajectory cut by the end of a
+rollout is bootstrapped with the value of that seat's current observation. Then GAE, the clipped
+PPO objective with masked categorical policies (illegal logits set to -1e8), a clipped value loss
+and an entropy bonus, over ``update_epochs`` epochs of minibatches.
+
+Everything goes to ``runs/<run_name>/``: ``args.json``; ``tb/`` (TensorBoard scalars: losses,
+steps/s, arena scores); ``history.json`` (arena scores over steps and wall time);
+``agent.safetensors`` + ``agent.json`` (the actor in the ``ppo`` agent's checkpoint format:
+``manni arena ppo:runs/<run>/agent rule_based rule_based``); ``learning_curve.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.arena import run_arena
+from agents.ppo_agent import layout_fingerprint, save_checkpoint
+from manni_env.actions import NUM_ACTIONS
+from manni_env.observation import ObservationEncoder
+from manni_env.rules import make_rules
+from manni_env.vector import VectorManni
+from train.args import add_arguments, args_from_namespace
+
+BASELINES = ("random", "rule_based")
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
+
+
+@dataclass
+class Args:
+    """Self-play PPO on the vector env (plain torch)."""
+
+    run_name: str | None = None
+    """directory name of the run under --runs-dir (default: <variant>_ppovec_s<seed>_<UTC time>)"""
+    runs_dir: str = "runs"
+    """where runs are written"""
+    seed: int = 1
+    """seed of torch, the vector env's deals and the seat assignment"""
+    variant: str = "hornafjardar"
+    """Manni variant: hornafjardar or basic"""
+    history: str = "summary"
+    """observation history: summary or full"""
+    episode: str = "deal"
+    """what ends a seat's episode for GAE: deal or game"""
+    total_steps: int = 3_000_000
+    """learner decisions to train for"""
+    time_limit_s: float = 0.0
+    """stop after this many seconds of wall time (0: no limit)"""
+    num_envs: int = 256
+    """games stepped in lockstep"""
+    num_steps: int = 32
+    """vector steps per rollout (one decision per game per step)"""
+    learning_rate: float = 3e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 over total_steps"""
+    gamma: float = 0.995
+    """discount factor"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    reward_scale: float = 0.25
+    """deal scores are multiplied by this before training"""
+    num_minibatches: int = 8
+    """minibatches per epoch"""
+    update_epochs: int = 4
+    """optimisation epochs per rollout"""
+    clip_coef: float = 0.2
+    """PPO clipping coefficient (policy and value)"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    """hidden layer sizes of the actor and of the critic"""
+    activation: str = "relu"
+    """hidden activation: relu or tanh"""
+    p_snapshot: float = 0.5
+    """probability that a seat is played by a frozen snapshot (once the pool has one)"""
+    snapshot_every: int = 200_000
+    """learner decisions between snapshots added to the pool"""
+    pool_size: int = 8
+    """most recent snapshots kept in the pool"""
+    eval_every: int = 500_000
+    """learner decisions between duplicate-arena evaluations against random and rule_based (0: never)"""
+    eval_deals: int = 30
+    """duplicate deals (x 6 seatings) per evaluation"""
+    eval_seed: int = 2024
+    """seed of the evaluation deals"""
+    torch_threads: int = 1
+    """torch CPU threads"""
+    progress_bar: bool = True
+    """show a progress bar"""
+
+
+def check_args(args: Args) -> None:
+    """Raise ``ValueError`` naming the first bad argument."""
+    choices = {"variant": ("hornafjardar", "basic"), "history": ("summary", "full"), "episode": ("deal", "game"),
+               "activation": tuple(ACTIVATIONS)}
+    for name, valid in choices.items():
+        if getattr(args, name) not in valid:
+            raise ValueError(f"--{name} must be one of {', '.join(valid)}, got {getattr(args, name)!r}")
+    for name in ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs", "pool_size",
+                 "eval_deals", "torch_threads", "snapshot_every"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if not 0.0 <= args.p_snapshot < 1.0:
+        raise ValueError(f"--p-snapshot must be in [0, 1), got {args.p_snapshot}")
+    if not args.net_arch or min(args.net_arch) < 1:
+        raise ValueError(f"--net-arch needs positive layer sizes, got {args.net_arch}")
+
+
+def mlp(sizes: list[int], activation: type[nn.Module]) -> nn.Sequential:
+    """Linear layers with ``activation`` after each (orthogonal init, gain √2)."""
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes, sizes[1:]):
+        layers += [layer_init(nn.Linear(a, b)), activation()]
+    return nn.Sequential(*layers)
+
+
+def layer_init(layer: nn.Linear, std: float = np.sqrt(2)) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, 0.0)
+    return layer
+
+
+class Actor(nn.Module):
+    """Observation → action logits (the part a ``ppo`` checkpoint holds)."""
+
+    def __init__(self, obs_size: int, net_arch: list[int], activation: str):
+        super().__init__()
+        self.pi = mlp([obs_size, *net_arch], ACTIVATIONS[activation])
+        self.action = layer_init(nn.Linear(net_arch[-1], NUM_ACTIONS), std=0.01)
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Masked logits: illegal actions get -1e8."""
+        return self.action(self.pi(obs)).masked_fill(~mask, -1e8)
+
+    def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(weight, bias) pairs, hidden layers then the action head (the checkpoint's layout)."""
+        linears = [m for m in self.pi if isinstance(m, nn.Linear)] + [self.action]
+        return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears]
+
+
+class Critic(nn.Module):
+    def __init__(self, obs_size: int, net_arch: list[int], activation: str):
+        super().__init__()
+        self.vf = mlp([obs_size, *net_arch], ACTIVATIONS[activation])
+        self.value = layer_init(nn.Linear(net_arch[-1], 1), std=1.0)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.value(self.vf(obs)).squeeze(-1)
+
+
+def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Draw one action per row from masked logits (Gumbel-max, with the run's own generator)."""
+    u = torch.rand(logits.shape, generator=generator).clamp_(1e-12, 1.0)
+    return (logits - torch.log(-torch.log(u))).argmax(1)
+
+
+def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float) -> Path:
+    """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON)."""
+    rules = make_rules(args.variant)
+    encoder = ObservationEncoder(rules, args.history)
+    metadata = {
+        "variant": args.variant,
+        "rule_options": rules.options(),
+        "history": args.history,
+        "obs_size": encoder.size,
+        "layout_sha256": layout_fingerprint(encoder),
+        "activation": args.activation,
+        "training": {
+            "algorithm": "plain-torch self-play PPO on the vector env (train/ppo_vector.py)",
+            "command": " ".join(sys.argv),
+            "args": dataclasses.asdict(args),
+            "timesteps": int(steps),
+            "wall_time_s": round(wall_time, 1),
+            "hardware": f"{platform.machine()} {os.cpu_count()} cores",
+            "torch_threads": torch.get_num_threads(),
+        },
+        "provenance": {"created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                       "python": platform.python_version(), "torch": torch.__version__},
+    }
+    return save_checkpoint(path, actor.layers(), metadata)
+
+
+def evaluate(spec: str, args: Args) -> dict:
+    """Mean deal score (95% CI) of ``spec`` against two copies of each baseline (duplicate arena)."""
+    rules = make_rules(args.variant)
+    scores = {}
+    for baseline in BASELINES:
+        result = run_arena([spec, baseline, baseline], rules, args.eval_deals, args.eval_seed, progress=False)
+        stats = next(a for a in result.agents if a.spec == spec)
+        scores[f"vs_{baseline}"] = dataclasses.asdict(stats.deal_score)
+    return scores
+
+
+def plot_learning_curve(history: list[dict], path: Path, title: str) -> None:
+    """Arena deal score (95% CI band) against learner decisions and against wall time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, key, label in ((axes[0], "timesteps", "learner decisions"), (axes[1], "wall_time_s", "wall time (s)")):
+        xs = [h[key] for h in history]
+        for baseline in BASELINES:
+            scores = [h[f"vs_{baseline}"] for h in history]
+            ax.plot(xs, [s["mean"] for s in scores], marker="o", label=f"vs 2 × {baseline}")
+            if all(s["low"] is not None for s in scores):
+                ax.fill_between(xs, [s["low"] for s in scores], [s["high"] for s in scores], alpha=0.2)
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.set(xlabel=label)
+    axes[0].set(ylabel="mean deal score (95% CI)")
+    axes[0].legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def train(args: Args) -> Path:
+    """Train, evaluate and export; returns the run directory."""
+    check_args(args)
+    if args.run_name is None:
+        args.run_name = f"{args.variant}_ppovec_s{args.seed}_{datetime.now(timezone.utc):%Y%m%d_%H%M%S}"
+    run_dir = Path(args.runs_dir) / args.run_name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2) + "\n")
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
+
+    writer = SummaryWriter(str(run_dir / "tb"))
+
+    # seeding: torch (weights, action sampling), the vector env (deals), numpy (seat assignment)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.torch_threads)
+    gen = torch.Generator().manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    rules = make_rules(args.variant)
+    n, T = args.num_envs, args.num_steps
+    venv = VectorManni(rules, n, history=args.history)
+    obs, mask, to_move = venv.reset(seed=args.seed)
+    obs_size = venv.obs_size
+
+    actor = Actor(obs_size, args.net_arch, args.activation)
+    critic = Critic(obs_size, args.net_arch, args.activation)
+    params = list(actor.parameters()) + list(critic.parameters())
+    optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
+    pool: list[Actor] = []
+
+    def assign_seats(games: np.ndarray) -> None:
+        """Who plays each seat of ``games``: -1 the learner, k >= 0 pool snapshot k."""
+        if not pool or args.p_snapshot == 0.0:
+            controller[games] = -1
+            return
+        snap = rng.random((games.size, 3)) < args.p_snapshot
+        snap[snap.all(1), rng.integers(3)] = False  # at least one learner seat
+        controller[games] = np.where(snap, rng.integers(len(pool), size=(games.size, 3)), -1)
+
+    controller = np.full((n, 3), -1, np.int64)
+    # rollout buffers, one row per vector step and game; ``valid`` marks learner decisions
+    b_obs = torch.zeros((T, n, obs_size))
+    b_mask = torch.zeros((T, n, NUM_ACTIONS), dtype=torch.bool)
+    b_act = torch.zeros((T, n), dtype=torch.long)
+    b_logp = torch.zeros((T, n))
+    b_val = torch.zeros((T, n))
+    b_rew = np.zeros((T, n), np.float32)
+    b_done = np.zeros((T, n), bool)
+    b_valid = np.zeros((T, n), bool)
+    b_seat = np.zeros((T, n), np.int64)
+
+    steps, update, start = 0, 0, time.time()
+    next_snapshot, next_eval = args.snapshot_every, args.eval_every
+    history: list[dict] = []
+    deal_scores: list[float] = []
+    bar = tqdm(total=args.total_steps, unit="step", disable=not args.progress_bar)
+
+    def record_eval() -> None:
+        path = export(actor, run_dir / "eval" / "current", args, steps, time.time() - start)
+        entry = {"timesteps": steps, "wall_time_s": round(time.time() - start, 1),
+                 **evaluate(f"ppo:{path.with_suffix('')}", args)}
+        history.append(entry)
+        for key in (f"vs_{b}" for b in BASELINES):
+            writer.add_scalar(f"arena/{key}", entry[key]["mean"], steps)
+        (run_dir / "history.json").write_text(json.dumps(history, indent=1) + "\n")
+
+    while steps < args.total_steps and not (args.time_limit_s and time.time() - start > args.time_limit_s):
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - steps / args.total_steps)
+        last_t = np.full((n, 3), -1, np.int64)  # each (game, seat)'s latest learner decision in this rollout
+        b_valid[:] = False
+        b_rew[:] = 0.0
+        b_done[:] = False
+        rollout_start = time.time()
+        for t in range(T):
+            ctrl = controller[np.arange(n), to_move]
+            learner = ctrl < 0
+            obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
+            actions = torch.zeros(n, dtype=torch.long)
+            with torch.no_grad():
+                rows = torch.from_numpy(np.flatnonzero(learner))
+                logits = actor(obs_t[rows], mask_t[rows])
+                a = sample(logits, gen)
+                actions[rows] = a
+                b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
+                b_val[t, rows] = critic(obs_t[rows])
+                for k in np.unique(ctrl[~learner]).tolist():
+                    r = torch.from_numpy(np.flatnonzero(ctrl == k))
+                    actions[r] = sample(pool[k](obs_t[r], mask_t[r]), gen)
+            b_obs[t] = obs_t
+            b_mask[t] = mask_t
+            b_act[t] = actions
+            b_valid[t] = learner
+            b_seat[t] = to_move
+            last_t[learner, to_move[learner]] = t
+            obs, mask, to_move, rewards, terminated, truncated, infos = venv.step(actions.numpy())
+            steps += int(learner.sum())
+            # credit each learner seat's deal score to its latest decision; end episodes
+            over = np.flatnonzero(infos["deal_over"])
+            if over.size:
+                deal_scores += rewards[over][controller[over] < 0].tolist()
+                ended = terminated | truncated
+                for s in range(3):
+                    lt = last_t[over, s]
+                    mine = (lt >= 0) & (controller[over, s] < 0)
+                    g, lt = over[mine], lt[mine]
+                    b_rew[lt, g] += rewards[g, s] * args.reward_scale
+                    closes = ended[g] if args.episode == "game" else np.ones(g.size, bool)
+                    b_done[lt[closes], g[closes]] = True
+                    last_t[g[closes], s] = -1
+                games = np.flatnonzero(ended)
+                if games.size:
+                    last_t[games] = -1
+                    assign_seats(games)
+        rollout_time = time.time() - rollout_start
+
+        # bootstrap trajectories cut by the end of the rollout with the value of the seat's current view
+        next_value = np.zeros((n, 3), np.float32)
+        g, s = np.nonzero(last_t >= 0)
+        if g.size:
+            with torch.no_grad():
+                next_value[g, s] = critic(torch.from_numpy(venv.encoder.encode(venv, g, s))).numpy()
+        # GAE along each (game, seat) trajectory, backwards in time
+        values = b_val.numpy()
+        adv = np.zeros((T, n), np.float32)
+        next_adv = np.zeros((n, 3), np.float32)
+        for t in reversed(range(T)):
+            g = np.flatnonzero(b_valid[t])
+            s = b_seat[t, g]
+            live = 1.0 - b_done[t, g]
+            delta = b_rew[t, g] + args.gamma * next_value[g, s] * live - values[t, g]
+            adv[t, g] = delta + args.gamma * args.gae_lambda * live * next_adv[g, s]
+            next_value[g, s] = values[t, g]
+            next_adv[g, s] = adv[t, g]
+        valid = torch.from_numpy(b_valid.reshape(-1))
+        f_obs, f_mask, f_act = b_obs.reshape(T * n, -1)[valid], b_mask.reshape(T * n, -1)[valid], b_act.reshape(-1)[valid]
+        f_logp, f_val = b_logp.reshape(-1)[valid], b_val.reshape(-1)[valid]
+        f_adv = torch.from_numpy(adv.reshape(-1))[valid]
+        f_ret = f_adv + f_val
+
+        # PPO update
+        update_start = time.time()
+        size = f_obs.shape[0]
+        clipfracs = []
+        for _ in range(args.update_epochs):
+            for idx in torch.randperm(size, generator=gen).tensor_split(args.num_minibatches):
+                logits = actor(f_obs[idx], f_mask[idx])
+                logp_all = torch.log_softmax(logits, 1)
+                logp = logp_all.gather(1, f_act[idx, None]).squeeze(1)
+                ratio = (logp - f_logp[idx]).exp()
+                a = f_adv[idx]
+                a = (a - a.mean()) / (a.std() + 1e-8)
+                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                probs = logp_all.exp()
+                entropy = -(probs * logp_all.masked_fill(~f_mask[idx], 0.0)).sum(1).mean()
+                v = critic(f_obs[idx])
+                v_clipped = f_val[idx] + (v - f_val[idx]).clamp(-args.clip_coef, args.clip_coef)
+                v_loss = 0.5 * torch.max((v - f_ret[idx]) ** 2, (v_clipped - f_ret[idx]) ** 2).mean()
+                loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+                optimizer.step()
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+        update += 1
+        elapsed = time.time() - start
+        bar.update(min(size, bar.total - bar.n))
+        for name, value in (("losses/policy", pg_loss.item()), ("losses/value", v_loss.item()),
+                            ("losses/entropy", entropy.item()), ("losses/clipfrac", float(np.mean(clipfracs))),
+                            ("charts/learning_rate", optimizer.param_groups[0]["lr"]),
+                            ("charts/steps_per_second", steps / elapsed),
+                            ("charts/rollout_seconds", rollout_time),
+                            ("charts/update_seconds", time.time() - update_start),
+                            ("charts/pool_size", len(pool))):
+            writer.add_scalar(name, value, steps)
+        if deal_scores:
+            writer.add_scalar("charts/learner_deal_score", float(np.mean(deal_scores)), steps)
+            deal_scores.clear()
+
+        if steps >= next_snapshot:
+            next_snapshot += args.snapshot_every
+            frozen = Actor(obs_size, args.net_arch, args.activation)
+            frozen.load_state_dict(actor.state_dict())
+            frozen.requires_grad_(False)
+            pool.append(frozen)
+            if len(pool) > args.pool_size:  # drop the oldest; its seats go to the learner
+                pool.pop(0)
+                controller[controller == 0] = -1
+                controller[controller > 0] -= 1
+        if args.eval_every and steps >= next_eval:
+            next_eval += args.eval_every
+            record_eval()
+    bar.close()
+    if not history or history[-1]["timesteps"] != steps:
+        record_eval()
+    wall = time.time() - start
+    export(actor, run_dir / "agent", args, steps, wall)
+    plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: arena score while training")
+    writer.close()
+    print(f"{steps} learner decisions in {wall:.0f} s ({steps / wall:.0f}/s); agent: {run_dir / 'agent'}")
+    print(json.dumps(history[-1], indent=1))
+    return run_dir
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=inspect.getdoc(Args))
+    add_arguments(parser, Args)
+    args = args_from_namespace(parser.parse_args(argv), Args)
+    try:
+        check_args(args)
+    except ValueError as err:
+        parser.error(str(err))
+    train(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
