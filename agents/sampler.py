@@ -38,7 +38,7 @@ meant to be played to the end of the current deal.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -91,6 +91,7 @@ class _Problem:
     drawn_count: dict[int, int]  # opponent's cards drawn from the Manni (labelled among hand + played)
     unseen_manni: int  # Manni cards nobody has seen
     cut: int | None  # Hornafjarðarmanni cut card whose place (dealer's hand or discards) is unknown
+    _ways_memo: dict[tuple[int, int, int], int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, view: SeatView) -> _Problem:
@@ -181,9 +182,10 @@ class _Problem:
         a, b = self.opps
         by_suit = [[c for c in self.pool if c // 13 == s] for s in range(4)]
         allowed = [(not self.forbidden[a] >> (13 * s) & 1, not self.forbidden[b] >> (13 * s) & 1) for s in range(4)]
-        memo: dict[tuple[int, int, int], int] = {}
+        memo = self._ways_memo  # shared by every world of this view
 
         def ways(s: int, ra: int, rb: int) -> int:
+            """Ways to give suits s.. to the two hands (ra, rb cards still to fill), rest free."""
             if s == 4:
                 return int(ra == 0 and rb == 0)
             key = (s, ra, rb)

@@ -1,0 +1,168 @@
+"""The ``pimc`` agent: Perfect-Information Monte Carlo search.
+
+For a decision with more than one legal action, sample ``worlds`` full states consistent with the
+seat's view (:func:`agents.sampler.sample_worlds`; the same worlds for every action), apply each
+action in each world, play the deal out with a fast rollout policy, and choose the action with
+the best mean outcome (ties: the lowest action number).
+
+- **Outcome**: the acting seat's deal points minus the mean of the two others' (at the end of the
+  deal, from :meth:`GameState.deal_points`; the rollout stops there and never starts the next
+  deal). In the zero-sum variants this ranks actions exactly like the seat's own points; in Basic
+  Manni with the default ``max(0, t − 4)`` scoring it also values keeping opponents below five.
+- **Rollout**: ``rule_based`` (default; it plays from each seat's information in the world — its
+  hand, all played cards, its own discards and the shown voids — as it would through that seat's
+  view) or ``random``. The last trick is forced and is scored directly.
+- **Which decisions are searched**: card play, the Basic swap and the announcement. The
+  Hornafjarðarmanni exchange and the announcement discards (sequences of card choices) and the
+  Manni pickup (taking is weakly dominant) are delegated to :class:`agents.rule_based.RuleBasedAgent`.
+- **Budget**: ``worlds`` (default 16) sampled worlds per decision; with ``time_budget`` seconds,
+  worlds are evaluated one at a time until the budget is spent (at least one world; at most
+  ``worlds``). A time budget makes the choice depend on machine speed, so it is not reproducible.
+
+Spec: ``pimc``, ``pimc:worlds=32``, ``pimc:worlds=64,rollout=random,time_budget=0.5``.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import numpy as np
+
+from manni_env.engine import GameState, Phase, trick_winner
+from manni_env.view import SeatView
+
+from .registry import parse_options
+from .rule_based import RuleBasedAgent, choose_card
+from .sampler import sample_worlds
+
+ROLLOUTS = ("rule_based", "random")
+_DELEGATED = (Phase.EXCHANGE, Phase.DISCARD, Phase.PICKUP)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("must be a positive integer")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError("must be a positive number of seconds")
+    return value
+
+
+def _rollout_name(text: str) -> str:
+    if text not in ROLLOUTS:
+        raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}")
+    return text
+
+
+def make_pimc_agent(arg: str | None) -> PIMCAgent:
+    """Registry factory: ``pimc[:worlds=N,rollout=rule_based|random,time_budget=SECONDS]``."""
+    options = parse_options(arg, {"worlds": _positive_int, "rollout": _rollout_name, "time_budget": _positive_float})
+    return PIMCAgent(**options)
+
+
+class PIMCAgent:
+    """Perfect-Information Monte Carlo search over sampled worlds (see the module docstring)."""
+
+    def __init__(self, worlds: int = 16, rollout: str = "rule_based", time_budget: float | None = None) -> None:
+        if not isinstance(worlds, int) or isinstance(worlds, bool) or worlds < 1:
+            raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, got {rollout!r}")
+        if time_budget is not None and not time_budget > 0:
+            raise ValueError(f"time_budget must be a positive number of seconds, got {time_budget!r}")
+        self.worlds = worlds
+        self.rollout = rollout
+        self.time_budget = time_budget
+        self.name = "pimc"
+        self._rule_based = RuleBasedAgent()
+
+    def reset(self) -> None:
+        """Nothing to forget between games."""
+
+    def act(self, view: SeatView, rng: np.random.Generator) -> int:
+        legal = view.legal_actions
+        if not legal:
+            raise ValueError(f"seat {view.seat} has no legal action (it is seat {view.to_move}'s turn)")
+        if len(legal) == 1:
+            return legal[0]
+        if view.phase in _DELEGATED:
+            return self._rule_based.act(view, rng)
+        return self.evaluate(view, rng)[0]
+
+    def evaluate(self, view: SeatView, rng: np.random.Generator) -> tuple[int, dict[int, float], int]:
+        """The chosen action, the mean outcome of every legal action and the worlds used."""
+        legal = view.legal_actions
+        deadline = None if self.time_budget is None else time.perf_counter() + self.time_budget
+        totals = dict.fromkeys(legal, 0.0)
+        used = 0
+        worlds = sample_worlds(view, rng, self.worlds if deadline is None else 1)
+        while True:
+            for world in worlds:
+                for action in legal:
+                    state = _fork(world)
+                    state.apply(action)
+                    totals[action] += self._play_out(state, view.seat, rng)
+                used += 1
+            if deadline is None or used >= self.worlds or time.perf_counter() >= deadline:
+                break
+            worlds = sample_worlds(view, rng, 1)
+        means = {a: totals[a] / used for a in legal}
+        best = max(legal, key=lambda a: (means[a], -a))
+        return best, means, used
+
+    def _play_out(self, state: GameState, seat: int, rng: np.random.Generator) -> float:
+        """Play ``state`` to the end of its deal; the outcome for ``seat``."""
+        rules = state.rules
+        last_trick = rules.hand_size - 1
+        pack = rules.pack
+        use_rules = self.rollout == "rule_based"
+        d = state.d
+        while True:
+            if d.phase != Phase.PLAY:  # a rollout through the exchange / announcement
+                v = state.view(d.to_move)
+                state.apply(self._rule_based.act(v, rng) if use_rules else _random_action(v.legal_actions, rng))
+                d = state.d
+                continue
+            if len(d.tricks) == last_trick:
+                break
+            s = d.to_move
+            hand = d.hands[s]
+            if use_rules:
+                played = d.played
+                gone = played[0] | played[1] | played[2] | d.discards[s]
+                c = d.contract
+                card = choose_card(hand, s, d.trick, d.led_suit, c.trump, c.nullo, gone, d.voids, pack)
+            else:
+                card = _random_action(state.legal_actions(), rng)
+            state.apply(card)
+        # the last trick is forced: each seat still to play holds exactly one card
+        trick = list(d.trick)
+        for i in range(len(trick), 3):
+            trick.append(d.hands[(d.leader + i) % 3].bit_length() - 1)
+        c = d.contract
+        d.tricks_won[(d.leader + trick_winner(trick, c.trump, c.nullo)) % 3] += 1
+        points = state.deal_points()
+        return points[seat] - (sum(points) - points[seat]) / 2
+
+
+def _random_action(legal, rng: np.random.Generator) -> int:
+    return legal[int(rng.integers(len(legal)))]
+
+
+def _fork(world: GameState) -> GameState:
+    """A copy of ``world`` that can be played to the end of its deal (not beyond): the deal's
+    mutable parts and the used contracts are copied, everything else is shared."""
+    state = copy.copy(world)
+    state.used_contracts = [list(u) for u in world.used_contracts]
+    d = copy.copy(world.d)
+    d.hands, d.pending, d.discards, d.drawn = d.hands[:], d.pending[:], d.discards[:], d.drawn[:]
+    d.exchange_counts, d.exchanges, d.trick, d.plays = d.exchange_counts[:], d.exchanges[:], d.trick[:], d.plays[:]
+    d.tricks, d.played, d.voids, d.tricks_won = d.tricks[:], d.played[:], d.voids[:], d.tricks_won[:]
+    state.d = d
+    return state
