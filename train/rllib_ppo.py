@@ -150,6 +150,13 @@ def build_config(args: RLlibArgs):
     )
 
 
+def learner_weights(algo) -> dict:
+    """The trained module's weights as the learner holds them (name → numpy array)."""
+    from manni_env.rllib_env import MAIN
+
+    return algo.learner_group.get_weights(module_ids=[MAIN])[MAIN]
+
+
 def save(algo, args: RLlibArgs, iteration: int, env_steps: int) -> Path:
     """Save the algorithm checkpoint and the exported policy to ``--checkpoint-dir``."""
     import ray
@@ -162,7 +169,9 @@ def save(algo, args: RLlibArgs, iteration: int, env_steps: int) -> Path:
     algo.save_to_path(str(path))
     info = {"iterations": iteration, "env_steps": env_steps, "ray_version": ray.__version__,
             "baseline": env_config(args)["baseline"], "baseline_seats": args.baseline_seats, "seed": args.seed}
-    export_policy(algo.get_module(MAIN), path, make_rules(args.variant, **rule_options(args)), args.history, info)
+    module = algo.get_module(MAIN)  # the local env runner's copy: it may lag the learner (after a restore)
+    module.set_state(learner_weights(algo))
+    export_policy(module, path, make_rules(args.variant, **rule_options(args)), args.history, info)
     return path
 
 

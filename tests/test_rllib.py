@@ -1,0 +1,243 @@
+"""The Ray RLlib integration: env contract, masking module, policy export, and a short real run.
+
+Needs the ``rllib`` extra (``pip install -e ".[rllib]"``); skipped without ray. Select with
+``pytest -m rllib``. The training test starts a local Ray instance (2 CPUs), trains a few tiny
+iterations with 2 env runners, saves and restores the checkpoint, and plays the exported policy
+in a small duplicate arena, where any illegal move would raise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib", reason="Ray RLlib is optional: pip install -e '.[rllib]'")
+torch = pytest.importorskip("torch")
+
+from agents.arena import run_arena  # noqa: E402
+from agents.ppo_agent import PPOAgent  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from agents.rllib_agent import export_policy  # noqa: E402
+from manni_env.engine import GameState, IllegalActionError  # noqa: E402
+from manni_env.rllib_env import (  # noqa: E402
+    AGENTS,
+    BASELINE_ACTION,
+    MASK,
+    OBS,
+    ManniMultiAgentEnv,
+    MaskedPPOTorchRLModule,
+    SeatMapping,
+)
+from manni_env.rules import make_rules  # noqa: E402
+
+pytestmark = pytest.mark.rllib
+
+
+def _play(env: ManniMultiAgentEnv, rng: np.random.Generator, steps: int):
+    """Random legal play; yields (agent, action, obs, rewards, terminated, truncated) per step."""
+    obs, _ = env.reset(seed=int(rng.integers(1 << 30)))
+    for _ in range(steps):
+        ((agent, o),) = obs.items()
+        action = int(rng.choice(np.flatnonzero(o[MASK])))
+        obs, rewards, terminated, truncated, _ = env.step({agent: action})
+        yield agent, action, obs, rewards, terminated["__all__"], truncated["__all__"]
+        if terminated["__all__"] or truncated["__all__"]:
+            obs, _ = env.reset()
+
+
+@pytest.mark.parametrize("variant", ["hornafjardar", "basic", "trjamann"])
+def test_turns_masks_and_deal_rewards(variant):
+    env = ManniMultiAgentEnv({"variant": variant, "episode": "game", "seed": 3})
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=11)
+    ends = 0
+    for _ in range(3000):
+        assert list(obs) == [AGENTS[env.state.to_move]]  # only the agent on turn observes
+        ((agent, o),) = obs.items()
+        seat = AGENTS.index(agent)
+        view = env.state.view(seat)
+        assert np.flatnonzero(o[MASK]).tolist() == list(view.legal_actions)
+        np.testing.assert_array_equal(o[OBS], env.encoder.encode(view))
+        assert env.observation_spaces[agent].contains(o)
+        deals = len(env.state.rounds)
+        obs, rewards, terminated, truncated, _ = env.step({agent: int(rng.choice(view.legal_actions))})
+        assert set(rewards) == set(AGENTS)
+        if len(env.state.rounds) > deals:  # a deal ended: every seat gets its deal score
+            assert [rewards[a] for a in AGENTS] == list(env.state.rounds[-1].points)
+        else:
+            assert set(rewards.values()) == {0.0}
+        if terminated["__all__"] or truncated["__all__"]:
+            assert env.state.finished and set(obs) == set(AGENTS)  # final observations for all
+            assert truncated["__all__"] == env.state.truncated
+            ends += 1
+            obs, _ = env.reset()
+    assert ends >= 1
+
+
+def test_deal_episodes_continue_the_game():
+    env = ManniMultiAgentEnv({"variant": "basic", "episode": "deal", "seed": 5})
+    rng = np.random.default_rng(1)
+    deals_seen = []
+    for _, _, obs, rewards, terminated, _ in _play(env, rng, 400):
+        if terminated:
+            deals_seen.append(len(env.state.rounds))
+            assert [rewards[a] for a in AGENTS] == list(env.state.rounds[-1].points) and set(obs) == set(AGENTS)
+    # each episode is one deal, and the next episode is the next deal of the same game
+    assert len(deals_seen) >= 3 and deals_seen[:3] == [1, 2, 3]
+
+
+def test_bad_steps_raise_and_leave_the_state_unchanged():
+    env = ManniMultiAgentEnv({"variant": "hornafjardar"})
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step({"player_0": 0})
+    obs, _ = env.reset(seed=2)
+    ((agent, o),) = obs.items()
+    other = next(a for a in AGENTS if a != agent)
+    before = env.state.to_dict()
+    with pytest.raises(ValueError, match=f"it is {agent}'s turn"):
+        env.step({other: 0})
+    illegal = int(np.flatnonzero(o[MASK] == 0)[0])
+    with pytest.raises(IllegalActionError):
+        env.step({agent: illegal})
+    assert env.state.to_dict() == before
+    with pytest.raises(ValueError, match="episode must be one of"):
+        ManniMultiAgentEnv({"episode": "trick"})
+    with pytest.raises(ValueError, match="unknown env_config keys"):
+        ManniMultiAgentEnv({"varient": "basic"})
+
+
+def test_baseline_action_is_the_baseline_agents_move_for_the_seat_on_turn():
+    env = ManniMultiAgentEnv({"variant": "hornafjardar", "baseline": "rule_based", "seed": 7})
+    reference = make_agent("rule_based")  # deterministic: its move depends on the view only
+    rng = np.random.default_rng(2)
+    obs, _ = env.reset(seed=4)
+    for _ in range(300):
+        ((agent, o),) = obs.items()
+        view = env.state.view(AGENTS.index(agent))
+        assert o[BASELINE_ACTION] == reference.act(view, rng)
+        obs, _, terminated, truncated, _ = env.step({agent: int(o[BASELINE_ACTION])})
+        if terminated["__all__"] or truncated["__all__"]:
+            obs, _ = env.reset()
+
+
+def test_seat_mapping_gives_the_baseline_the_requested_seats_in_every_rotation():
+    class Episode:
+        def __init__(self, id_):
+            self.id_ = id_
+
+    for seats in (0, 1, 2):
+        mapping = SeatMapping(seats, "rule_based")
+        baseline_seats = set()
+        for i in range(60):
+            episode = Episode(f"episode-{i}")
+            modules = [mapping(agent, episode) for agent in AGENTS]
+            assert modules.count("rule_based") == seats and modules.count("main") == 3 - seats
+            baseline_seats |= {s for s, m in enumerate(modules) if m == "rule_based"}
+            assert modules == [mapping(agent, episode) for agent in AGENTS]  # stable within an episode
+        assert baseline_seats == (set() if seats == 0 else {0, 1, 2})
+    with pytest.raises(ValueError, match="baseline_seats"):
+        SeatMapping(3)
+
+
+def _module(env: ManniMultiAgentEnv, inference_only: bool = True) -> MaskedPPOTorchRLModule:
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    spec = RLModuleSpec(
+        module_class=MaskedPPOTorchRLModule,
+        observation_space=env.observation_spaces[AGENTS[0]],
+        action_space=env.action_spaces[AGENTS[0]],
+        model_config={"fcnet_hiddens": [32, 16], "head_fcnet_hiddens": [], "vf_share_layers": False},
+        inference_only=inference_only,
+    )
+    return spec.build()
+
+
+def _batch(env: ManniMultiAgentEnv, n: int, rng: np.random.Generator) -> tuple[dict, list[tuple[int, ...]]]:
+    states = [GameState(env.rules, seed=int(s)) for s in rng.integers(1 << 30, size=n)]
+    views = [s.view(s.to_move) for s in states]
+    batch = {"obs": {OBS: torch.tensor(np.stack([env.encoder.encode(v) for v in views])),
+                     MASK: torch.tensor(np.stack([env.encoder.action_mask(v) for v in views]), dtype=torch.float32)}}
+    return batch, [v.legal_actions for v in views]
+
+
+def test_masked_module_only_samples_legal_actions_and_export_matches_it(tmp_path):
+    from ray.rllib.core.columns import Columns
+
+    env = ManniMultiAgentEnv({"variant": "hornafjardar"})
+    module = _module(env)
+    batch, legal = _batch(env, 16, np.random.default_rng(3))
+    logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS]
+    for row, allowed in zip(logits, legal):
+        drawn = torch.distributions.Categorical(logits=row).sample((200,))
+        assert set(drawn.tolist()) <= set(allowed)
+    # the export (numpy, safetensors) computes the same logits on the legal actions
+    stem = export_policy(module, tmp_path, env.rules, "summary")
+    agent = PPOAgent(stem)
+    expected = agent.logits(batch["obs"][OBS].numpy())
+    for row, want, allowed in zip(logits.numpy(), expected, legal):
+        np.testing.assert_allclose(row[list(allowed)], want[list(allowed)], rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="observations"):
+        export_policy(module, tmp_path / "other", make_rules("trjamann"), "full")
+
+
+def test_masked_module_needs_the_mask_in_its_space():
+    import gymnasium as gym
+
+    with pytest.raises(ValueError, match="action_mask"):
+        MaskedPPOTorchRLModule(observation_space=gym.spaces.Box(0, 1, (4,)), action_space=gym.spaces.Discrete(3),
+                               model_config={"fcnet_hiddens": [8]})
+
+
+def test_rllib_agent_spec_errors(tmp_path):
+    with pytest.raises(ValueError, match="needs a path"):
+        make_agent("rllib")
+    with pytest.raises(ValueError, match="no usable manni_policy export"):
+        make_agent(f"rllib:{tmp_path}")
+    with pytest.raises(ValueError, match="'sample' or 'greedy'"):
+        make_agent(f"rllib:{tmp_path},fast")
+
+
+@pytest.mark.slow
+def test_train_checkpoint_restore_and_arena(tmp_path):
+    """A real run: local Ray, 2 env runners, three tiny PPO iterations, save, restore, arena."""
+    import ray
+
+    from manni_env.rllib_env import MAIN
+    from train.rllib_ppo import RLlibArgs, build_config, learner_weights, save
+
+    args = RLlibArgs(variant="basic", target=3, num_env_runners=2, train_batch_size=200, minibatch_size=100,
+                     num_epochs=1, hidden=[32, 32], checkpoint_dir=str(tmp_path / "ckpt"), seed=5)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = build_config(args).build_algo()
+        try:
+            def weights():
+                return {k: np.array(v) for k, v in learner_weights(algo).items()}
+
+            initial = weights()
+            for _ in range(2):
+                result = algo.train()
+            returns = result["env_runners"]["module_episode_returns_mean"]
+            assert set(returns) == {MAIN, "rule_based"}  # seats mapped to both modules
+            trained = weights()
+            assert any(not np.array_equal(initial[k], trained[k]) for k in trained)  # main learned
+            path = save(algo, args, iteration=2, env_steps=int(result["env_runners"]["num_env_steps_sampled_lifetime"]))
+            algo.train()
+            assert any(not np.array_equal(trained[k], v) for k, v in weights().items())
+            algo.restore_from_path(str(path))
+            restored = weights()
+            assert trained.keys() == restored.keys()
+            assert all(np.array_equal(trained[k], restored[k]) for k in trained)
+            exported = make_agent(f"rllib:{path}").layers
+            assert np.array_equal(exported[-1][0], trained["pi.net.mlp.0.weight"])  # export = saved learner
+        finally:
+            algo.stop()
+    finally:
+        ray.shutdown()
+    agent = make_agent(f"rllib:{path}")
+    assert agent.meta["trained_with"] == "rllib" and agent.meta["iterations"] == 2
+    result = run_arena([f"rllib:{path}", "rule_based", "random"], make_rules("basic", target=3), deals=3, seed=1,
+                       progress=False)
+    stats = {a.spec: a for a in result.agents}
+    assert len(result.games) == 3 * 6  # every deal in every seating, each move legal (else it raises)
+    assert stats[f"rllib:{path}"].moves > 0 and stats[f"rllib:{path}"].copies == 1
