@@ -341,8 +341,8 @@ class _Replay:
         elif self.rules.variant == "basic":
             why = f"deal {i} is played in {c.describe()} (trump rotates H S D C)"
         else:
-            why = f"seat {c.declarer} announced {c.describe()}"
-        raise RecordError(f"wrong contract: {why} {mine}; record says {diff}", i)
+            why = f"seat {c.declarer} announced {c.describe()} (contract {c.name!r})"
+        raise RecordError(f"wrong contract: {why}; record says {diff}", i)
 
     def _apply(self, action: int, message: Callable[[], str], i: int, t: int | None = None) -> None:
         """Apply one action; an illegal one is reported as ``message()``."""

@@ -29,7 +29,8 @@ def register(subparsers) -> None:
     )
     add_variant_options(parser)
     parser.add_argument("--games", type=int, default=100, help="number of games (default 100)")
-    parser.add_argument("--seed", type=int, default=0, help="seed S of the whole run (default 0)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed S of the run: game i uses numpy SeedSequence(S).spawn(N)[i] (default 0)")
     parser.add_argument("--records", metavar="FILE", required=True, help="JSON Lines file the records are appended to")
     parser.add_argument("--agents", nargs=3, default=["random", "random", "random"], metavar=("A", "B", "C"),
                         help="agent specs for seats 0, 1, 2 (default: random random random)")
