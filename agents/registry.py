@@ -11,6 +11,7 @@ spec            agent
 ``pimc``        Perfect-Information Monte Carlo search (:mod:`agents.pimc`); options
                 ``pimc:worlds=16,rollout=rule_based,time_budget=0.5``
 ``ppo``         a trained network: ``ppo`` (shipped model), ``ppo:PATH`` (:mod:`agents.ppo_agent`)
+``rllib``       an RLlib-trained policy: ``rllib:CHECKPOINT_DIR`` (:mod:`agents.rllib_agent`)
 ==============  ==========================================================================
 
 Every agent built here carries the spec as its ``name`` (for tables and records). Other modules
@@ -114,7 +115,14 @@ def _make_ppo(arg: str | None) -> Policy:
     return make_ppo_agent(arg)
 
 
+def _make_rllib(arg: str | None) -> Policy:
+    from .rllib_agent import make_rllib_agent  # numpy + safetensors only: no ray needed to play
+
+    return make_rllib_agent(arg)
+
+
 register_agent("random", _make_random)
 register_agent("rule_based", _make_rule_based)
 register_agent("pimc", _make_pimc)
 register_agent("ppo", _make_ppo)
+register_agent("rllib", _make_rllib)

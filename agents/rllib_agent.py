@@ -102,10 +102,10 @@ class RLlibAgent(PPOAgent):
 
 
 def make_rllib_agent(arg: str | None) -> RLlibAgent:
-    """Registry factory: ``rllib:PATH`` or ``rllib:PATH,sample``."""
+    """Registry factory: ``rllib:PATH`` (argmax) or ``rllib:PATH,sample`` (like ``ppo:PATH``)."""
     if not arg:
         raise ValueError("the rllib agent needs a path: rllib:CHECKPOINT_DIR (written by train/rllib_ppo.py)")
-    path, _, option = arg.partition(",")
-    if option not in ("", "sample", "greedy"):
-        raise ValueError(f"rllib agent option must be 'sample' or 'greedy', got {option!r}")
+    path, _, option = arg.rpartition(",")
+    if option not in ("sample", "greedy"):
+        path, option = arg, "greedy"
     return RLlibAgent(path, sample=option == "sample")

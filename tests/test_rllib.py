@@ -193,8 +193,8 @@ def test_rllib_agent_spec_errors(tmp_path):
         make_agent("rllib")
     with pytest.raises(ValueError, match="no usable manni_policy export"):
         make_agent(f"rllib:{tmp_path}")
-    with pytest.raises(ValueError, match="'sample' or 'greedy'"):
-        make_agent(f"rllib:{tmp_path},fast")
+    with pytest.raises(ValueError, match="no such checkpoint file"):
+        make_agent(f"rllib:{tmp_path}/missing,sample")
 
 
 @pytest.mark.slow
