@@ -31,8 +31,9 @@ opponent that is in the middle of choosing discards (Hornafjarðarmanni) or the 
 discards is modelled as not having chosen any yet — the seat cannot see those choices, so such a
 world is still exactly consistent with its view.
 
-Sampled worlds hold no records of earlier deals (``rounds`` is empty; the view has none); they are
-meant to be played to the end of the current deal.
+Sampled worlds hold no records of earlier deals (``rounds`` is empty; the view has none), and the
+engine counts recorded deals for the deal cap and the announcement variants' fixed length, so a
+world is meant to be played to the end of the current deal, not beyond.
 """
 
 from __future__ import annotations

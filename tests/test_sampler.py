@@ -136,10 +136,10 @@ def test_uniform_over_consistent_splits(monkeypatch) -> None:
 
     def condition(s: GameState) -> bool:
         d = s.d
-        if s.phase != Phase.PLAY or d.taker is None or d.trick or len(d.tricks) < 12:
+        if s.phase != Phase.PLAY or d.taker is None or d.trick or len(d.tricks) < 13:
             return False
         a, b = (d.taker + 1) % 3, (d.taker + 2) % 3
-        return bool(d.voids[a] | d.voids[b]) and _consistent_splits(s, d.taker)[1] >= 3
+        return bool(d.voids[a] | d.voids[b]) and 3 <= _consistent_splits(s, d.taker)[1] <= 12
 
     state, _ = first_state("trjamann", condition)
     seat = state.d.taker
