@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from manni_env.rules import make_rules
 from train.args import add_arguments, args_from_namespace
 
 
@@ -102,6 +103,28 @@ class RLlibArgs:
     """processes for the evaluation arena"""
 
 
+def check_args(args: RLlibArgs) -> None:
+    """Reject bad arguments before Ray starts (``ValueError`` naming the valid choices)."""
+    from agents.registry import make_agent
+    from manni_env.observation import HISTORIES
+    from manni_env.rllib_env import EPISODES
+
+    make_rules(args.variant, **rule_options(args))
+    choices = {"history": HISTORIES, "episode": EPISODES, "activation": ("tanh", "relu"), "baseline_seats": (0, 1, 2)}
+    for name, valid in choices.items():
+        if getattr(args, name) not in valid:
+            raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(map(str, valid))}; "
+                             f"got {getattr(args, name)!r}")
+    if args.baseline != "none":
+        make_agent(args.baseline)
+    counts = {"num_env_runners": 0, "num_envs_per_env_runner": 1, "num_learners": 0, "stop_iters": 1,
+              "train_batch_size": 1, "minibatch_size": 1, "num_epochs": 1, "checkpoint_every": 1, "eval_deals": 0,
+              "eval_workers": 1, "measure_sampling": 0}
+    for name, low in counts.items():
+        if getattr(args, name) < low:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least {low}; got {getattr(args, name)}")
+
+
 def rule_options(args: RLlibArgs) -> dict[str, Any]:
     """The rule options given on the command line (``make_rules`` validates them per variant)."""
     options = {"target": args.target, "max_deals": args.max_deals, "negative": args.negative or None}
@@ -163,7 +186,6 @@ def save(algo, args: RLlibArgs, iteration: int, env_steps: int) -> Path:
 
     from agents.rllib_agent import export_policy
     from manni_env.rllib_env import MAIN
-    from manni_env.rules import make_rules
 
     path = Path(args.checkpoint_dir).resolve()
     algo.save_to_path(str(path))
@@ -178,7 +200,6 @@ def save(algo, args: RLlibArgs, iteration: int, env_steps: int) -> Path:
 def evaluate(args: RLlibArgs, path: Path) -> str:
     """Play the export against two ``rule_based`` in the duplicate arena; write eval.md/json."""
     from agents.arena import run_arena
-    from manni_env.rules import make_rules
 
     result = run_arena([f"rllib:{path}", "rule_based", "rule_based"], make_rules(args.variant, **rule_options(args)),
                        deals=args.eval_deals, seed=args.seed, workers=args.eval_workers, progress=False)
@@ -246,10 +267,14 @@ def train(args: RLlibArgs) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=inspect.getdoc(RLlibArgs), epilog=__doc__.split("\n\n")[2],
+    parser = argparse.ArgumentParser(description=inspect.getdoc(RLlibArgs), epilog=__doc__.split("\n\n")[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser, RLlibArgs)
     args = args_from_namespace(parser.parse_args(argv), RLlibArgs)
+    try:
+        check_args(args)
+    except ValueError as err:
+        parser.error(str(err))
     print(json.dumps(asdict(args)), flush=True)
     path = train(args)
     if args.eval_deals:
