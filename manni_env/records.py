@@ -183,6 +183,12 @@ def validate_record(record: dict) -> None:
     rounds = record.get("rounds")
     if not isinstance(rounds, list):
         raise RecordError(f"'rounds' must be a list, got {type(rounds).__name__}")
+    players, seed = record.get("players"), record.get("seed")
+    if players is not None and (not isinstance(players, list) or len(players) != 3
+                                or not all(isinstance(p, str) for p in players)):
+        raise RecordError(f"'players' must be null or a list of 3 names, got {players!r}")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise RecordError(f"'seed' must be null or an integer, got {seed!r}")
     rules = _rules_of(record, rounds)
     _Replay(rules, rounds).run(record.get("final"))
 

@@ -106,6 +106,8 @@ def test_wrong_format_variant_scoring_target(horn):
         ("scoring", "positive", "scoring 'positive' does not fit variant 'hornafjardar'; expected plus_minus"),
         ("target", 0, "target must be a positive integer"),
         ("max_deals", 2, "the game ended after round 1, but the record continues"),
+        ("players", ["a", "b"], "'players' must be null or a list of 3 names"),
+        ("seed", "7", "'seed' must be null or an integer"),
     ]:
         bad = copy.deepcopy(horn)
         bad[key] = value
