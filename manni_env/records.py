@@ -240,10 +240,15 @@ def _field(obj, key: str, kind: type | tuple[type, ...], round: int | None = Non
 def _cards(texts, what: str, round: int | None, trick: int | None = None) -> list[int]:
     if not isinstance(texts, list):
         raise RecordError(f"{what} must be a list of cards, got {texts!r}", round, trick)
-    try:
-        return [card_from_str(t) if isinstance(t, str) else card_from_str(repr(t)) for t in texts]
-    except ValueError as err:
-        raise RecordError(f"{what}: {err}", round, trick) from None
+    cards = []
+    for text in texts:
+        try:
+            if not isinstance(text, str):
+                raise ValueError(f"not a card: {text!r}")
+            cards.append(card_from_str(text))
+        except ValueError as err:
+            raise RecordError(f"{what}: {err}", round, trick) from None
+    return cards
 
 
 def _deal_of(r: dict, i: int) -> Deal:
