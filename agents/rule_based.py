@@ -11,7 +11,7 @@ void side suit is worth 0.4 when holding two or more trumps. Nullo (tricks *take
 card ranked 8 or above by Nullo order scores 0.15 per step above 7 (king 0.9), a long suit
 0.2 per card beyond the usual length, and each void suit −0.15 (it lets dangerous cards go).
 :func:`mean_estimate` is the average estimate of a random hand of the variant's pack for that
-contract kind, computed once by Monte Carlo over 2,000 hands with a fixed seed (it does not
+contract kind, precomputed by Monte Carlo over 2,000 hands with a fixed seed (it does not
 depend on which suit is trump, by symmetry). A card's *value* is its marginal contribution: the
 estimate with the card minus the estimate without it.
 
@@ -61,7 +61,7 @@ import functools
 import numpy as np
 
 from manni_env import actions as A
-from manni_env.cards import ACE, SUIT_MASKS
+from manni_env.cards import ACE, FULL_PACK, PACK_48, SUIT_MASKS
 from manni_env.engine import ANNOUNCE_DISCARDS, Phase, trick_winner
 from manni_env.view import SeatView
 
@@ -173,10 +173,31 @@ def estimate_tricks(hand: int, kind: str, trump: int | None, hand_size: int) -> 
     return total
 
 
-@functools.cache
+#: :func:`monte_carlo_mean` precomputed for every (kind, pack, hand size) the variants use
+#: (a test checks the table against the computation).
+_MEAN_ESTIMATES = {
+    ("nullo", FULL_PACK, 12): 2.8573,
+    ("trump", FULL_PACK, 12): 3.9063,
+    ("grand", FULL_PACK, 12): 2.4154,
+    ("trump", PACK_48, 12): 4.1007,
+    ("nullo", FULL_PACK, 16): 3.8289,
+    ("trump", FULL_PACK, 16): 5.3451,
+    ("grand", FULL_PACK, 16): 3.3583,
+}
+
+
 def mean_estimate(kind: str, pack: int, hand_size: int) -> float:
-    """Mean :func:`estimate_tricks` of a random ``hand_size``-card hand of ``pack`` (2,000 hands,
-    fixed seed; for ``kind="trump"`` with spades as trump — the same for every suit by symmetry)."""
+    """Mean :func:`estimate_tricks` of a random ``hand_size``-card hand of ``pack`` for this
+    contract kind (precomputed; see :func:`monte_carlo_mean`)."""
+    key = (kind, pack, hand_size)
+    if key not in _MEAN_ESTIMATES:
+        _MEAN_ESTIMATES[key] = monte_carlo_mean(kind, pack, hand_size)
+    return _MEAN_ESTIMATES[key]
+
+
+def monte_carlo_mean(kind: str, pack: int, hand_size: int) -> float:
+    """Mean :func:`estimate_tricks` over 2,000 random hands (fixed seed); ``kind="trump"`` uses
+    spades as trump — the mean is the same for every suit by symmetry."""
     rng = np.random.default_rng(20240601)
     cards = np.array([c for c in range(52) if pack >> c & 1])
     trump = 3 if kind == "trump" else None

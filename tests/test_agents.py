@@ -7,7 +7,15 @@ import pytest
 
 from agents.base import Policy
 from agents.registry import available_agents, make_agent, register_agent
-from agents.rule_based import RuleBasedAgent, choose_card, estimate_tricks, exchange_plan, mean_estimate
+from agents.rule_based import (
+    _MEAN_ESTIMATES,
+    RuleBasedAgent,
+    choose_card,
+    estimate_tricks,
+    exchange_plan,
+    mean_estimate,
+    monte_carlo_mean,
+)
 from manni_env import GameState, Phase, make_rules
 from manni_env import actions as A
 from manni_env.cards import FULL_PACK, PACK_48, card_from_str, mask_of
@@ -161,6 +169,11 @@ def test_rule_based_exchange_and_swap() -> None:
     mean = mean_estimate("trump", PACK_48, 12)
     assert estimate_tricks(cards("3C 4C 5C 6C 7D 8D 9D 3S 4S 5S 6S 7S"), "trump", 2, 12) < mean
     assert estimate_tricks(cards("AH KH QH JH TH AS KS AC KC AD 3C 4D"), "trump", 2, 12) > mean
+
+
+@pytest.mark.parametrize("key", sorted(_MEAN_ESTIMATES, key=str))
+def test_precomputed_mean_estimates(key) -> None:
+    assert monte_carlo_mean(*key) == pytest.approx(mean_estimate(*key), abs=1e-4)
 
 
 def test_rule_based_announces_its_best_unused_contract() -> None:
