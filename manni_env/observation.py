@@ -50,6 +50,8 @@ SEAT_NAMES = ("me", "left", "right")
 _CARD_BYTES = 7  # 56 bits hold a 52-card mask
 _PLAY_SLOT = NUM_CARDS + 3  # one history slot: card one-hot + relative seat one-hot
 _REL = tuple(tuple((a - s) % 3 for a in range(3)) for s in range(3))  # _REL[seat][abs] = relative
+#: _PLAY_BITS[relative seat][card]: the bits of one history slot
+_PLAY_BITS = tuple(tuple(1 << card | 1 << (NUM_CARDS + r) for card in range(NUM_CARDS)) for r in range(3))
 
 
 @dataclass(frozen=True)
@@ -227,10 +229,11 @@ class ObservationEncoder:
                 bits |= 1 << (o["led_suit"] + view.led_suit)
         voids = view.voids
         bits |= voids[seat] << o["voids"] | voids[left] << (o["voids"] + 4) | voids[right] << (o["voids"] + 8)
-        if self._full:
-            base = o["history"]
-            for i, (s, card) in enumerate(view.plays):
-                bits |= (1 << card | 1 << (NUM_CARDS + rel[s])) << (base + _PLAY_SLOT * i)
+        if self._full:  # Horner's scheme: the last play first, each earlier one shifted in below
+            history = 0
+            for s, card in reversed(view.plays):
+                history = history << _PLAY_SLOT | _PLAY_BITS[rel[s]][card]
+            bits |= history << o["history"]
 
         unpacked = np.unpackbits(
             np.frombuffer(bits.to_bytes(self._nbytes, "little"), np.uint8), count=self.size, bitorder="little"
