@@ -13,6 +13,7 @@ import sys
 COMMANDS = (
     "manni_env.commands.validate",
     "manni_env.commands.simulate",
+    "manni_env.commands.layout",
     "agents.commands.arena",
     "agents.commands.play",
     "train.command",

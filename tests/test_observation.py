@@ -261,3 +261,12 @@ def test_observation_ignores_hidden_cards(variant):
         reached.append(steps)
         assert opponent_differs > 0  # the twins really differ in what the others know
     assert max(reached) >= 25 and sum(reached) >= 100  # deep into trick play
+
+
+def test_layout_command_prints_the_generated_table(capsys):
+    from manni_env.cli import main
+
+    assert main(["layout", "--variant", "basic", "--history", "full"]) == 0
+    assert capsys.readouterr().out == layout_table(make_rules("basic"), "full")
+    assert main(["layout", "--state"]) == 0
+    assert capsys.readouterr().out == StateEncoder(make_rules()).layout_table()
