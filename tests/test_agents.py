@@ -108,7 +108,7 @@ def test_pimc_plays_only_legal_actions(variant: str) -> None:
     assert len(state.rounds) == 1
 
 
-def test_every_legal_action_is_possible_for_rule_based_in_each_phase() -> None:
+def test_rule_based_makes_every_kind_of_decision() -> None:
     """Across many games the rule-based player reaches every non-card decision and both answers
     of the Basic swap."""
     seen = set()
