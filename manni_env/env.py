@@ -307,8 +307,14 @@ class raw_env(AECEnv, EzPickle):
         if d.deal.cut_card is not None:
             contract += f" (cut {card_to_str(d.deal.cut_card)}, dealt to the dealer)"
         lines.append(f"Contract: {contract}")
+        if d.swapper is not None:
+            lines.append(f"Manni: {AGENTS[d.swapper]} swapped hands with it")
+        if d.taker is not None:
+            lines.append(f"Manni: taken by {AGENTS[d.taker]}")
         if on_turn != "-":
             lines.append(f"Hand of {on_turn}: {_hand_text(d.hands[g.to_move])}")
+            if d.pending:
+                lines.append(f"Discards chosen by {on_turn}: {' '.join(card_to_str(c) for c in d.pending)}")
         if d.phase == Phase.PLAY:
             trick = ", ".join(f"{AGENTS[(d.leader + i) % 3]} {card_to_str(c)}" for i, c in enumerate(d.trick))
             lines.append(f"Trick {len(d.tricks) + 1} (led by {AGENTS[d.leader]}): {trick or '-'}")
