@@ -51,8 +51,8 @@ own cards drawn, exchange / swap / Manni pickup decisions and counts, the announ
 seat has played this deal, the suits each seat has shown void in, tricks won, the plus / minus /
 total tallies and the deal number; with `history="full"`, every play of the deal in order with who
 played it. The table of segments (name, offset, size, meaning) is generated from the code:
-`manni_env.observation.layout_table(rules, history)`; `manni_env.observation.describe(obs, rules)`
-decodes a vector into words. Opponents' hands, their discards and the unseen Manni are never in it.
+`manni layout --variant V [--history full]` prints it (`manni_env.observation.layout_table(rules,
+history)`); `manni_env.observation.describe(obs, rules)` decodes a vector into words. Opponents' hands, their discards and the unseen Manni are never in it.
 
 Observations are of the current state of the game: when a deal ends, the engine has already dealt
 the next one, so the observation after the last card of a deal shows the next deal (with
