@@ -368,10 +368,10 @@ def _follow(hand: int, seat: int, trick, led: int, trump: int | None, t: int, ot
                 if sure:
                     return _lo(sure)
             return _lo(over)
-    return _discard(hand, tmask)
+    return _throw_away(hand, tmask)
 
 
-def _discard(hand: int, tmask: int) -> int:
+def _throw_away(hand: int, tmask: int) -> int:
     """Throw the lowest card of the shortest side suit (a trump only when nothing else is left)."""
     side = hand & ~tmask or hand
     best, best_key = -1, None
