@@ -47,6 +47,7 @@ from .engine import BASIC_TRUMP_ROTATION, EXCHANGE_LIMITS, Deal, GameState, Phas
 from .rules import Rules, make_rules
 
 DEAL_BLOCK = 32
+BACKENDS = ("numpy", "numba", "auto")
 NULLO, TRUMP, GRAND = 0, 1, 2
 _SUIT_OF = np.arange(52) // 13
 _RANK_OF = np.arange(52) % 13
@@ -75,6 +76,21 @@ def _deal_positions(variant: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(manni), np.array(hands)
 
 
+def resolve_backend(backend: str) -> str:
+    """``numpy``, ``numba`` (raises if numba is not installed) or ``auto`` (numba when installed)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend == "numpy":
+        return backend
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        if backend == "numba":
+            raise ValueError("backend 'numba' needs numba: pip install numba (the 'fast' extra)") from None
+        return "numpy"
+    return "numba"
+
+
 @dataclass
 class GameLog:
     """Everything needed to replay one slot's game in the engine: first dealer, deals, actions."""
@@ -97,7 +113,7 @@ class VectorManni:
     """``num_envs`` Manni games in lockstep (see the module docstring for the API)."""
 
     def __init__(self, rules: Rules, num_envs: int, reward: str = "deal", history: str = "summary",
-                 log_games: bool = False):
+                 log_games: bool = False, backend: str = "numpy"):
         if rules.is_announcement:
             raise ValueError(f"variant {rules.variant!r} is not vectorized; use 'hornafjardar' or 'basic'")
         if reward not in ("deal", "game"):
@@ -106,6 +122,12 @@ class VectorManni:
             raise ValueError(f"num_envs must be at least 1, got {num_envs!r}")
         from .vector_obs import VectorEncoder
 
+        self.backend = resolve_backend(backend)
+        self._kernels = None
+        if self.backend == "numba":
+            from . import vector_numba
+
+            self._kernels = vector_numba
         self.rules = rules
         self.num_envs = n = num_envs
         self.reward_mode = reward
@@ -169,7 +191,8 @@ class VectorManni:
         self.logs = [GameLog(i, 0) for i in range(self.num_envs)]
         self.finished_logs = []
         self._new_game(self._ar)
-        return self.encoder.encode(self, self._ar), self.action_mask(), self.to_move.copy()
+        self._mask = self._compute_mask()
+        return self._observe(), self._mask, self.to_move.copy()
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Apply one action per game for its seat on turn. Raises ``ValueError`` (and changes
@@ -182,7 +205,7 @@ class VectorManni:
         a = a.astype(np.int64)
         bad = (a < 0) | (a >= A.NUM_ACTIONS)
         if not bad.any():
-            bad = ~self.action_mask()[self._ar, a]
+            bad = ~self._mask[self._ar, a]
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"illegal action {int(a[i])} in game {i} (phase {Phase(int(self.phase[i])).name}, "
@@ -195,22 +218,56 @@ class VectorManni:
         terminated = np.zeros(n, bool)
         truncated = np.zeros(n, bool)
         infos = {"deal_over": np.zeros(n, bool), "new_deal": np.zeros(n, bool), "new_game": np.zeros(n, bool)}
-        phase = self.phase
-        play = np.flatnonzero(phase == Phase.PLAY)
-        ex = np.flatnonzero(phase == Phase.EXCHANGE)
-        sw = np.flatnonzero(phase == Phase.SWAP)
-        if play.size:
-            self._play(play, a[play], rewards, terminated, truncated, infos)
-        if ex.size:
-            self._exchange(ex, a[ex])
-        if sw.size:
-            self._swap(sw, a[sw])
-        obs = self.encoder.encode(self, self._ar)
-        return obs, self.action_mask(), self.to_move.copy(), rewards, terminated, truncated, infos
+        if self._kernels is not None:
+            deal_over = np.zeros(n, bool)
+            self._kernels.step_kernel(
+                a, self.phase, self.hands, self.discards, self.drawn, self.played, self.voids, self.manni,
+                self.manni_pos, self.kind, self.trump, self.to_move, self.dealer, self.decision, self.pending,
+                self.n_pending, self.exchange_counts, self.swapper, self.passed, self.n_passed, self.leader,
+                self.led_suit, self.trick, self.trick_len, self.plays, self.n_plays, self.tricks_won,
+                self.rules.tricks_per_deal, deal_over)
+            over = np.flatnonzero(deal_over)
+            if over.size:
+                self._end_deal(over, rewards, terminated, truncated, infos)
+        else:
+            phase = self.phase
+            play = np.flatnonzero(phase == Phase.PLAY)
+            ex = np.flatnonzero(phase == Phase.EXCHANGE)
+            sw = np.flatnonzero(phase == Phase.SWAP)
+            if play.size:
+                self._play(play, a[play], rewards, terminated, truncated, infos)
+            if ex.size:
+                self._exchange(ex, a[ex])
+            if sw.size:
+                self._swap(sw, a[sw])
+        self._mask = self._compute_mask()
+        return self._observe(), self._mask, self.to_move.copy(), rewards, terminated, truncated, infos
 
     def action_mask(self) -> np.ndarray:
-        """(N, 63) bool legal-action masks of the seats on turn."""
+        """(N, 63) bool legal-action masks of the seats on turn (a copy)."""
+        return self._mask.copy()
+
+    def _observe(self) -> np.ndarray:
+        """Observations of the seats on turn, (N, obs_size) float32."""
+        if self._kernels is None:
+            return self.encoder.encode(self, self._ar)
+        e = self.encoder
+        out = np.empty((self.num_envs, e.size), np.float32)
+        self._kernels.encode_kernel(
+            out, e.kernel_offsets, e.horn, e.full, e.play_slot, e.variant_one, self.rules.manni_size,
+            float(self.rules.tricks_per_deal), e.score, self.rules.max_deals, self.rules.hand_size,
+            self.phase, self.hands, self.discards, self.drawn, self.played, self.voids, self.cut_card, self.kind,
+            self.trump, self.to_move, self.dealer, self.exchange_counts, self.manni_pos, self.decision,
+            self.n_pending, self.swapper, self.passed, self.leader, self.led_suit, self.trick, self.trick_len,
+            self.tricks_won, self.plus, self.minus, self.totals, self.deal_index, self.plays, self.n_plays)
+        return out
+
+    def _compute_mask(self) -> np.ndarray:
         n = self.num_envs
+        if self._kernels is not None:
+            mask = np.empty((n, A.NUM_ACTIONS), bool)
+            self._kernels.mask_kernel(self.phase, self.hands, self.to_move, self.led_suit, self.trick_len, mask)
+            return mask
         mask = np.zeros((n, A.NUM_ACTIONS), bool)
         hand = self.hands[self._ar, self.to_move]  # (N, 52)
         phase = self.phase

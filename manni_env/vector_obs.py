@@ -20,6 +20,11 @@ if TYPE_CHECKING:
     from .vector import VectorManni
 
 _REL = np.arange(3)
+#: Segment offsets in the order :func:`manni_env.vector_numba.encode_kernel` unpacks them.
+KERNEL_OFFSETS = ("hand", "variant", "contract_kind", "trump", "cut_card", "cut_holder", "dealer", "to_move",
+                  "phase", "discards", "drawn", "exchange_counts", "exchange_decided", "manni_used",
+                  "exchange_limit", "swapper", "passed", "trick", "led_suit", "leader", "played", "voids",
+                  "tricks_won", "plus", "minus", "totals", "deal_index", "history")
 
 
 class VectorEncoder:
@@ -37,6 +42,10 @@ class VectorEncoder:
         self._horn = rules.variant == "hornafjardar"
         self._full = history == "full"
         self._score = float(score_scale(rules))
+        # for the numba kernel (manni_env.vector_numba.encode_kernel)
+        self.kernel_offsets = np.array([self.o.get(name, 0) for name in KERNEL_OFFSETS], np.int64)
+        self.horn, self.full, self.play_slot = self._horn, self._full, _PLAY_SLOT
+        self.variant_one, self.score = self._variant, self._score
         self._tricks = float(rules.tricks_per_deal)
 
     def encode(self, v: VectorManni, g: np.ndarray, seats: np.ndarray | None = None) -> np.ndarray:

@@ -1,0 +1,226 @@
+"""Optional numba kernels for :class:`manni_env.vector.VectorManni` (``backend="numba"``).
+
+The same state arrays, the same rules, one compiled loop over the games instead of numpy array
+operations: :func:`step_kernel` applies one action per game up to the end of a trick (the deal's
+scoring, the end of the game and the next deal stay in numpy, in ``VectorManni._end_deal``),
+:func:`mask_kernel` writes the legal-action masks and :func:`encode_kernel` the observations of
+the seats on turn, byte-identical to :class:`manni_env.vector_obs.VectorEncoder` (the
+equivalence test runs both backends against the engine). Install with ``pip install numba``
+(the ``fast`` extra); without it the numpy backend is used.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+PLAY, EXCHANGE, SWAP = 5, 0, 1
+EXCHANGE_DONE, KEEP_HAND, SWAP_HAND = 52, 53, 54
+LIMITS = np.array([7, 5, 12], np.int64)
+
+
+
+@numba.njit(cache=True, nogil=True)
+def step_kernel(actions, phase, hands, discards, drawn, played, voids, manni, manni_pos, kind, trump,
+                to_move, dealer, decision, pending, n_pending, exchange_counts, swapper, passed, n_passed,
+                leader, led_suit, trick, trick_len, plays, n_plays, tricks_won, tricks_per_deal, deal_over):
+    """Apply ``actions`` (already checked legal) to every game; set ``deal_over[i]`` when game
+    ``i``'s last trick is complete."""
+    n = actions.shape[0]
+    manni_size = manni.shape[1]
+    for i in range(n):
+        a = actions[i]
+        s = to_move[i]
+        ph = phase[i]
+        if ph == PLAY:
+            hands[i, s, a] = False
+            played[i, s, a] = True
+            suit = a // 13
+            tl = trick_len[i]
+            if tl == 0:
+                led_suit[i] = suit
+            elif suit != led_suit[i]:
+                voids[i, s, led_suit[i]] = True
+            trick[i, tl] = a
+            plays[i, n_plays[i], 0] = s
+            plays[i, n_plays[i], 1] = a
+            n_plays[i] += 1
+            to_move[i] = (s + 1) % 3
+            if tl < 2:
+                trick_len[i] = tl + 1
+                continue
+            best, best_key = 0, -1000
+            for j in range(3):
+                c = trick[i, j]
+                r = c % 13
+                if kind[i] == 0 and r == 12:
+                    r = -1
+                cs = c // 13
+                key = 100 + r if cs == trump[i] else (r if cs == led_suit[i] else -100)
+                if key > best_key:
+                    best, best_key = j, key
+            w = (leader[i] + best) % 3
+            tricks_won[i, w] += 1
+            trick_len[i] = 0
+            led_suit[i] = -1
+            leader[i] = w
+            to_move[i] = w
+            if tricks_won[i, 0] + tricks_won[i, 1] + tricks_won[i, 2] == tricks_per_deal:
+                deal_over[i] = True
+        elif ph == EXCHANGE:
+            finish = a == EXCHANGE_DONE
+            if not finish:
+                hands[i, s, a] = False
+                discards[i, s, a] = True
+                pending[i, n_pending[i]] = a
+                n_pending[i] += 1
+                finish = min(LIMITS[decision[i]], manni_size - manni_pos[i]) - n_pending[i] == 0
+            if finish:
+                k = n_pending[i]
+                for j in range(manni_pos[i], manni_pos[i] + k):
+                    hands[i, s, manni[i, j]] = True
+                    drawn[i, s, manni[i, j]] = True
+                exchange_counts[i, s] = k
+                manni_pos[i] += k
+                n_pending[i] = 0
+                _next_decision(i, phase, to_move, dealer, decision, leader)
+        elif ph == SWAP:
+            if a == SWAP_HAND:
+                for c in range(52):
+                    discards[i, s, c] = hands[i, s, c]
+                    hands[i, s, c] = False
+                for j in range(manni_size):
+                    hands[i, s, manni[i, j]] = True
+                    drawn[i, s, manni[i, j]] = True
+                swapper[i] = s
+                _start_play(i, phase, to_move, dealer, leader)
+            else:
+                passed[i, n_passed[i]] = s
+                n_passed[i] += 1
+                _next_decision(i, phase, to_move, dealer, decision, leader)
+
+
+@numba.njit(cache=True, nogil=True)
+def _next_decision(i, phase, to_move, dealer, decision, leader):
+    decision[i] += 1
+    if decision[i] < 3:
+        to_move[i] = (dealer[i] + 1 + decision[i]) % 3
+    else:
+        _start_play(i, phase, to_move, dealer, leader)
+
+
+@numba.njit(cache=True, nogil=True)
+def _start_play(i, phase, to_move, dealer, leader):
+    phase[i] = PLAY
+    f = (dealer[i] + 1) % 3
+    leader[i] = f
+    to_move[i] = f
+
+
+@numba.njit(cache=True, nogil=True)
+def mask_kernel(phase, hands, to_move, led_suit, trick_len, mask):
+    """Legal-action masks of the seats on turn into ``mask`` (N, 63)."""
+    n = phase.shape[0]
+    mask[:] = False
+    for i in range(n):
+        ph = phase[i]
+        s = to_move[i]
+        if ph == PLAY:
+            lo, hi = 0, 52
+            if trick_len[i] > 0:
+                led = led_suit[i]
+                for c in range(13 * led, 13 * led + 13):
+                    if hands[i, s, c]:
+                        lo, hi = 13 * led, 13 * led + 13
+                        break
+            for c in range(lo, hi):
+                mask[i, c] = hands[i, s, c]
+        elif ph == EXCHANGE:
+            for c in range(52):
+                mask[i, c] = hands[i, s, c]
+            mask[i, EXCHANGE_DONE] = True
+        elif ph == SWAP:
+            mask[i, KEEP_HAND] = True
+            mask[i, SWAP_HAND] = True
+
+
+@numba.njit(cache=True, nogil=True)
+def encode_kernel(out, off, horn, full, play_slot, variant_one, manni_size, tricks, score, max_deals, hand_size,
+                  phase, hands, discards, drawn, played, voids, cut_card, kind, trump, to_move, dealer,
+                  exchange_counts, manni_pos, decision, n_pending, swapper, passed, leader, led_suit, trick,
+                  trick_len, tricks_won, plus, minus, totals, deal_index, plays, n_plays):
+    """Observations of every game's seat on turn into ``out`` (N, size), zeroed here; ``off`` holds the
+    segment offsets in :data:`manni_env.vector_obs.KERNEL_OFFSETS` order."""
+    n = out.shape[0]
+    (o_hand, o_variant, o_kind, o_trump, o_cut, o_cut_holder, o_dealer, o_to_move, o_phase, o_discards,
+     o_drawn, o_counts, o_decided, o_manni_used, o_limit, o_swapper, o_passed, o_trick, o_led, o_leader,
+     o_played, o_voids, o_tricks, o_plus, o_minus, o_totals, o_deal, o_history) = (
+        off[0], off[1], off[2], off[3], off[4], off[5], off[6], off[7], off[8], off[9], off[10], off[11],
+        off[12], off[13], off[14], off[15], off[16], off[17], off[18], off[19], off[20], off[21], off[22],
+        off[23], off[24], off[25], off[26], off[27])
+    for i in range(n):
+        row = out[i]
+        row[:] = 0.0
+        s = to_move[i]
+        for c in range(52):
+            row[o_hand + c] = hands[i, s, c]
+            row[o_discards + c] = discards[i, s, c]
+            row[o_drawn + c] = drawn[i, s, c]
+        for r in range(3):
+            a = (s + r) % 3
+            for c in range(52):
+                row[o_played + 52 * r + c] = played[i, a, c]
+            for u in range(4):
+                row[o_voids + 4 * r + u] = voids[i, a, u]
+            row[o_tricks + r] = tricks_won[i, a] / tricks
+            row[o_plus + r] = plus[i, a] / score
+            row[o_minus + r] = minus[i, a] / score
+            row[o_totals + r] = totals[i, a] / score
+        row[variant_one] = 1.0
+        d = (dealer[i] - s) % 3
+        row[o_dealer + d] = 1.0
+        row[o_to_move] = 1.0
+        ph = phase[i]
+        row[o_phase + ph] = 1.0
+        row[o_kind + kind[i]] = 1.0
+        if trump[i] >= 0:
+            row[o_trump + trump[i]] = 1.0
+        if horn:
+            row[o_cut + cut_card[i]] = 1.0
+            row[o_cut_holder + d] = 1.0
+            for r in range(3):
+                cnt = exchange_counts[i, (s + r) % 3]
+                if cnt >= 0:
+                    row[o_decided + r] = 1.0
+                    row[o_counts + r] = cnt / 12.0
+            row[o_manni_used] = manni_pos[i] / manni_size
+            if ph == EXCHANGE:
+                left = min(LIMITS[decision[i]], manni_size - manni_pos[i]) - n_pending[i]
+                row[o_limit] = left / 12.0
+        else:
+            for k in range(3):
+                p = passed[i, k]
+                if p >= 0:
+                    r = (p - s) % 3
+                    row[o_passed + r] = 1.0
+                    row[o_decided + r] = 1.0
+            if swapper[i] >= 0:
+                r = (swapper[i] - s) % 3
+                row[o_decided + r] = 1.0
+                row[o_swapper + r] = 1.0
+                row[o_manni_used] = 1.0
+                row[o_counts + r] = hand_size / 12.0
+        if ph == PLAY:
+            ld = leader[i]
+            row[o_leader + (ld - s) % 3] = 1.0
+            if led_suit[i] >= 0:
+                row[o_led + led_suit[i]] = 1.0
+            for k in range(trick_len[i]):
+                r = (ld + k - s) % 3
+                row[o_trick + 52 * r + trick[i, k]] = 1.0
+        row[o_deal] = deal_index[i] / max_deals
+        if full:
+            for k in range(n_plays[i]):
+                base = o_history + play_slot * k
+                row[base + plays[i, k, 1]] = 1.0
+                row[base + 52 + (plays[i, k, 0] - s) % 3] = 1.0
