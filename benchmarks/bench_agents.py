@@ -21,7 +21,9 @@ from manni_env import GameState, Phase, make_rules
 from manni_env.rules import VARIANTS
 
 
-def time_agent(spec: str, variant: str, deals: int, seed: int) -> tuple[list[float], list[float]]:
+def time_agent(
+    spec: str, variant: str, deals: int, seed: int, clock=time.perf_counter
+) -> tuple[list[float], list[float]]:
     """Seconds per ``act`` call (all decisions, card plays only) over ``deals`` deals played by three
     copies of ``spec``, after one untimed warm-up deal."""
     times: list[float] = []
@@ -34,9 +36,9 @@ def time_agent(spec: str, variant: str, deals: int, seed: int) -> tuple[list[flo
         while not state.rounds:
             seat = state.to_move
             view = state.view(seat)
-            start = time.perf_counter()
+            start = clock()
             action = agents[seat].act(view, rngs[seat])
-            elapsed = time.perf_counter() - start
+            elapsed = clock() - start
             if deal >= 0:
                 times.append(elapsed)
                 if view.phase == Phase.PLAY:
@@ -51,14 +53,19 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=20, help="deals per agent (default 20)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--agents", nargs="+", default=["random", "rule_based", "pimc"], help="agent specs")
+    parser.add_argument(
+        "--clock", choices=("wall", "cpu"), default="wall",
+        help="wall time, or this process's CPU time (steadier on a busy machine)",
+    )
     args = parser.parse_args()
     if args.deals < 1:
         parser.error("--deals must be at least 1")
-    print(f"Time per move, {args.variant}, {args.deals} deals per agent\n")
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
+    print(f"Time per move ({args.clock} clock), {args.variant}, {args.deals} deals per agent\n")
     print("| agent | mean per move | median per move | mean per card play | moves |")
     print("|---|---:|---:|---:|---:|")
     for spec in args.agents:
-        times, plays = time_agent(spec, args.variant, args.deals, args.seed)
+        times, plays = time_agent(spec, args.variant, args.deals, args.seed, clock)
         print(
             f"| `{spec}` | {_fmt(statistics.fmean(times))} | {_fmt(statistics.median(times))} | "
             f"{_fmt(statistics.fmean(plays))} | {len(times)} |"
