@@ -42,7 +42,7 @@ from agents.ppo_agent import layout_fingerprint, save_checkpoint
 from manni_env.actions import NUM_ACTIONS
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import make_rules
-from manni_env.vector import VectorManni
+from manni_env.vector import BACKENDS, VectorManni
 from train.args import add_arguments, args_from_namespace
 
 BASELINES = ("random", "rule_based")
@@ -71,6 +71,8 @@ class Args:
     """stop after this many seconds of wall time (0: no limit)"""
     num_envs: int = 256
     """games stepped in lockstep"""
+    backend: str = "auto"
+    """vector env backend: numpy, numba, or auto (numba when installed); both play identical games"""
     num_steps: int = 32
     """vector steps per rollout (one decision per game per step)"""
     learning_rate: float = 3e-4
@@ -120,7 +122,7 @@ class Args:
 def check_args(args: Args) -> None:
     """Raise ``ValueError`` naming the first bad argument."""
     choices = {"variant": ("hornafjardar", "basic"), "history": ("summary", "full"), "episode": ("deal", "game"),
-               "activation": tuple(ACTIVATIONS)}
+               "activation": tuple(ACTIVATIONS), "backend": BACKENDS}
     for name, valid in choices.items():
         if getattr(args, name) not in valid:
             raise ValueError(f"--{name} must be one of {', '.join(valid)}, got {getattr(args, name)!r}")
@@ -264,7 +266,7 @@ def train(args: Args) -> Path:
     rng = np.random.default_rng(args.seed)
     rules = make_rules(args.variant)
     n, T = args.num_envs, args.num_steps
-    venv = VectorManni(rules, n, history=args.history)
+    venv = VectorManni(rules, n, history=args.history, backend=args.backend)
     obs, mask, to_move = venv.reset(seed=args.seed)
     obs_size = venv.obs_size
 
