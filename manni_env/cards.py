@@ -47,8 +47,31 @@ def card_from_str(text: str) -> int:
     return SUITS.index(s[1]) * 13 + RANKS.index(s[0])
 
 
+def _suit_tables() -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """``_SUIT_CARDS[s][m]``: the cards of suit ``s`` whose rank bits are the 13-bit mask ``m``, ascending."""
+    tables = []
+    for s in range(4):
+        table = [()] * 8192
+        for m in range(1, 8192):
+            high = m.bit_length() - 1
+            table[m] = table[m ^ (1 << high)] + (high + 13 * s,)
+        tables.append(tuple(table))
+    return tuple(tables)
+
+
+_SUIT_CARDS = _suit_tables()
+_C, _D, _H, _S = _SUIT_CARDS
+
+
+def suit_cards(mask: int, suit: int) -> tuple[int, ...]:
+    """The cards of ``suit`` in the card-set ``mask``, ascending."""
+    return _SUIT_CARDS[suit][mask >> (13 * suit) & 0x1FFF]
+
+
 def cards_of(mask: int) -> list[int]:
     """The cards of a bitmask, ascending."""
+    if 0 <= mask <= FULL_PACK:
+        return [*_C[mask & 0x1FFF], *_D[mask >> 13 & 0x1FFF], *_H[mask >> 26 & 0x1FFF], *_S[mask >> 39]]
     out = []
     while mask:
         low = mask & -mask

@@ -17,15 +17,18 @@ may know (see :mod:`manni_env.view`).
 
 from __future__ import annotations
 
-import copy
+import functools
 import operator
 from dataclasses import asdict, dataclass, field
 from enum import IntEnum
 
 import numpy as np
+from numpy.random.bit_generator import ISeedSequence
 
 from . import actions as A
-from .cards import ACE, SUIT_MASKS, SUITS, card_to_str, cards_of, mask_of, mask_to_strs, rank_of, suit_of
+from .cards import (
+    ACE, SUIT_MASKS, SUITS, card_to_str, cards_of, mask_of, mask_to_strs, rank_of, suit_cards, suit_of,
+)
 from .rules import Rules, make_rules
 
 HEARTS, SPADES, DIAMONDS, CLUBS = 2, 3, 1, 0
@@ -46,6 +49,11 @@ class Phase(IntEnum):
     ANNOUNCE = 4  # announcement variants: forehand names the contract
     PLAY = 5  # trick play
     GAME_OVER = 6
+
+
+_EXCHANGE, _SWAP, _PICKUP, _DISCARD, _ANNOUNCE, _PLAY = (
+    Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD, Phase.ANNOUNCE, Phase.PLAY
+)
 
 
 class IllegalActionError(ValueError):
@@ -196,7 +204,7 @@ class RoundResult:
     totals: tuple[int, int, int]
 
 
-@dataclass
+@dataclass(slots=True)
 class _DealState:
     """Everything that is reset for a new deal."""
 
@@ -223,6 +231,36 @@ class _DealState:
     played: list[int] = field(default_factory=lambda: [0, 0, 0])
     voids: list[int] = field(default_factory=lambda: [0, 0, 0])
     tricks_won: list[int] = field(default_factory=lambda: [0, 0, 0])
+
+    def copy(self) -> _DealState:
+        """An independent copy: lists and exchanges copied, immutable values (deal, contract, tuples) shared."""
+        return _DealState(
+            self.deal, self.hands[:], self.contract, self.phase, self.to_move, self.order, self.manni_pos,
+            self.decision, self.pending[:], self.discards[:], self.drawn[:], self.exchange_counts[:],
+            self.swapper, self.taker, [_copy_exchange(e) for e in self.exchanges], self.leader, self.led_suit,
+            self.trick[:], self.plays[:], self.tricks[:], self.played[:], self.voids[:], self.tricks_won[:],
+        )
+
+
+def _copy_exchange(e: Exchange) -> Exchange:
+    return Exchange(e.seat, e.discards, e.drawn, e.swap, e.take)
+
+
+class _BlankSeed(ISeedSequence):
+    """Seeds a bit generator cheaply with zeros, for one whose state is overwritten right after."""
+
+    def generate_state(self, n_words: int, dtype=np.uint32) -> np.ndarray:
+        return np.zeros(n_words, dtype)
+
+
+_BLANK_SEED = _BlankSeed()
+
+
+def _copy_generator(rng: np.random.Generator) -> np.random.Generator:
+    """An independent generator in the same state (much cheaper than ``copy.deepcopy``)."""
+    bit_generator = type(rng.bit_generator)(_BLANK_SEED)
+    bit_generator.state = rng.bit_generator.state
+    return np.random.Generator(bit_generator)
 
 
 class GameState:
@@ -286,22 +324,22 @@ class GameState:
         """Legal actions of the player on turn, ascending (empty once the game is over)."""
         d = self.d
         phase = d.phase
-        if phase == Phase.PLAY:
+        if phase is _PLAY:
             hand = d.hands[d.to_move]
             if d.trick:
-                follow = hand & SUIT_MASKS[d.led_suit]
+                follow = suit_cards(hand, d.led_suit)
                 if follow:
-                    return cards_of(follow)
+                    return list(follow)
             return cards_of(hand)
-        if phase == Phase.EXCHANGE:
+        if phase is _EXCHANGE:
             return cards_of(d.hands[d.to_move]) + [A.EXCHANGE_DONE]
-        if phase == Phase.SWAP:
+        if phase is _SWAP:
             return [A.KEEP_HAND, A.SWAP_HAND]
-        if phase == Phase.PICKUP:
+        if phase is _PICKUP:
             return [A.TAKE_MANNI, A.PASS_MANNI]
-        if phase == Phase.DISCARD:
+        if phase is _DISCARD:
             return cards_of(d.hands[d.to_move])
-        if phase == Phase.ANNOUNCE:
+        if phase is _ANNOUNCE:
             used = self.used_contracts[d.to_move]
             table = _ANNOUNCEMENTS[self.rules.variant]
             return [a for a, (name, _, _) in table.items() if name not in used]
@@ -310,7 +348,8 @@ class GameState:
     def is_legal(self, action: int) -> bool:
         """Whether ``action`` is legal for the player on turn."""
         d = self.d
-        if d.phase == Phase.PLAY:
+        phase = d.phase
+        if phase is _PLAY:
             if not 0 <= action < 52:
                 return False
             hand = d.hands[d.to_move]
@@ -319,27 +358,42 @@ class GameState:
             if d.trick and action // 13 != d.led_suit and hand & SUIT_MASKS[d.led_suit]:
                 return False
             return True
+        if (phase is _EXCHANGE or phase is _DISCARD) and type(action) is int:  # any card in hand
+            if 0 <= action < 52:
+                return d.hands[d.to_move] >> action & 1 == 1
+            return phase is _EXCHANGE and action == A.EXCHANGE_DONE
         return action in self.legal_actions()
 
     # ----------------------------------------------------------------- applying actions
     def apply(self, action: int) -> None:
         """Play ``action`` for the seat on turn; raise :class:`IllegalActionError` if illegal."""
-        try:
-            action = operator.index(action)
-        except TypeError:
-            raise IllegalActionError(f"an action is an integer in 0..{A.NUM_ACTIONS - 1}, got {action!r}") from None
+        d = self.d
+        if d.phase is _PLAY and type(action) is int and 0 <= action < 52:  # the common case, inlined
+            hand = d.hands[d.to_move]
+            if hand >> action & 1 and (
+                not d.trick or action // 13 == d.led_suit or not hand & SUIT_MASKS[d.led_suit]
+            ):
+                self._play(action)
+                return
+        if type(action) is not int:
+            try:
+                action = operator.index(action)
+            except TypeError:
+                raise IllegalActionError(
+                    f"an action is an integer in 0..{A.NUM_ACTIONS - 1}, got {action!r}"
+                ) from None
         if not self.is_legal(action):
             raise IllegalActionError(self._illegal_message(action))
         phase = self.d.phase
-        if phase == Phase.PLAY:
+        if phase is _PLAY:
             self._play(action)
-        elif phase == Phase.EXCHANGE:
+        elif phase is _EXCHANGE:
             self._exchange(action)
-        elif phase == Phase.SWAP:
+        elif phase is _SWAP:
             self._swap(action)
-        elif phase == Phase.PICKUP:
+        elif phase is _PICKUP:
             self._pickup(action)
-        elif phase == Phase.DISCARD:
+        elif phase is _DISCARD:
             self._discard(action)
         else:
             self._announce(action)
@@ -381,7 +435,7 @@ class GameState:
         d.trick = []
         d.led_suit = -1
         d.leader = d.to_move = winner
-        if len(d.tricks) == self.rules.tricks_per_deal:
+        if len(d.tricks) == self.rules.hand_size:  # one trick per card held
             self._end_deal()
 
     def _exchange(self, action: int) -> None:
@@ -485,17 +539,16 @@ class GameState:
     def _random_deal(self, order: tuple[int, int, int]) -> Deal:
         """Shuffle the variant's pack and deal it in the order RULES.md describes."""
         rules = self.rules
-        pack = np.array(cards_of(rules.pack))
-        deck = self.rng.permutation(pack).tolist()
+        deck = self.rng.permutation(_pack_cards(rules.pack)).tolist()
         hands: list[list[int]] = [[], [], []]
         manni: list[int] = []
         if rules.variant == "hornafjardar":
-            # rounds of [4 Manni, 3 f, 3 m, 3 dealer] four times; the bottom card (the cut) to the dealer
-            it = iter(deck)
-            for _ in range(4):
-                manni += [next(it) for _ in range(4)]
-                for seat in order:
-                    hands[seat] += [next(it) for _ in range(3)]
+            # rounds of 13 cards [4 Manni, 3 f, 3 m, 3 dealer] four times; the bottom card (the cut)
+            # to the dealer
+            for r in range(0, 52, 13):
+                manni += deck[r : r + 4]
+                for i, seat in enumerate(order):
+                    hands[seat] += deck[r + 4 + 3 * i : r + 7 + 3 * i]
             return Deal(tuple(map(tuple, hands)), tuple(manni), deck[-1])
         if rules.variant == "basic":
             # packets of four: f, m, dealer, Manni, three times
@@ -506,8 +559,8 @@ class GameState:
                 manni += chunk[12:16]
             return Deal(tuple(map(tuple, hands)), tuple(manni))
         # announcement variants: one at a time to f, m, dealer; the last four form the Manni
-        for i in range(48):
-            hands[order[i % 3]].append(deck[i])
+        for i, seat in enumerate(order):
+            hands[seat] = deck[i:48:3]
         return Deal(tuple(map(tuple, hands)), tuple(deck[48:]))
 
     def deal_points(self) -> tuple[int, int, int]:
@@ -565,14 +618,24 @@ class GameState:
 
     # ----------------------------------------------------------------- copies and views
     def clone(self) -> GameState:
-        """An independent deep copy (its generator continues identically)."""
-        return copy.deepcopy(self)
+        """An independent copy that continues identically (its generator too).
+
+        Everything the game goes on changing is copied; finished rounds (:class:`RoundResult`, never
+        changed once recorded) and other immutable values are shared with the original.
+        """
+        new = GameState.__new__(GameState)
+        new.__dict__.update(self.__dict__)
+        new.rng = _copy_generator(self.rng)
+        new.deal_queue = self.deal_queue[:]
+        new.plus, new.minus, new.totals = self.plus[:], self.minus[:], self.totals[:]
+        new.used_contracts = [u[:] for u in self.used_contracts]
+        new.rounds = self.rounds[:]
+        new.d = self.d.copy()
+        return new
 
     def view(self, seat: int):
         """What ``seat`` may know now: a :class:`manni_env.view.SeatView`."""
-        from .view import SeatView
-
-        return SeatView.of(self, seat)
+        return _seat_view_class().of(self, seat)
 
     def to_dict(self) -> dict:
         """A JSON-safe dict of the whole state (privileged: it holds every hidden card)."""
@@ -622,6 +685,25 @@ class GameState:
             f"GameState({self.rules.variant}, deal {self.deal_index}, dealer {self.dealer}, "
             f"phase {self.d.phase.name}, to_move {self.d.to_move}, hands [{hands}])"
         )
+
+
+@functools.cache
+def _seat_view_class() -> type:
+    """:class:`manni_env.view.SeatView`, imported on first use (view.py imports this module)."""
+    from .view import SeatView
+
+    return SeatView
+
+
+_PACK_CARDS: dict[int, np.ndarray] = {}
+
+
+def _pack_cards(pack: int) -> np.ndarray:
+    """The cards of a pack bitmask as an array, ascending (cached; never modified)."""
+    cards = _PACK_CARDS.get(pack)
+    if cards is None:
+        cards = _PACK_CARDS[pack] = np.array(cards_of(pack))
+    return cards
 
 
 def _jsonable(value):

@@ -60,43 +60,47 @@ class SeatView:
         if seat not in (0, 1, 2):
             raise ValueError(f"seat must be 0, 1 or 2, got {seat!r}")
         d = state.d
-        exchange_limit = state.exchange_limit() if d.to_move == seat else 0
+        on_turn = d.to_move == seat
         dealt = 0
         for c in d.deal.hands[seat]:
             dealt |= 1 << c
-        return cls(
-            rules=state.rules,
-            seat=seat,
-            phase=d.phase,
-            to_move=d.to_move,
-            deal_index=state.deal_index,
-            dealer=state.dealer,
-            cut_card=d.deal.cut_card,
-            contract=d.contract,
-            hand=d.hands[seat],
-            dealt_hand=dealt,
-            discards=d.discards[seat],
-            drawn=d.drawn[seat],
-            pending=tuple(d.pending) if d.to_move == seat else (),
-            exchange_limit=exchange_limit,
-            exchange_counts=tuple(d.exchange_counts),
-            manni_used=d.manni_pos,
-            swapper=d.swapper,
-            taker=d.taker,
-            passed=tuple(e.seat for e in d.exchanges if e.swap is False or e.take is False),
-            used_contracts=tuple(tuple(u) for u in state.used_contracts),
-            leader=d.leader,
-            led_suit=d.led_suit,
-            trick=tuple(d.trick),
-            plays=tuple(d.plays),
-            played=tuple(d.played),
-            voids=tuple(d.voids),
-            tricks_won=tuple(d.tricks_won),
-            plus=tuple(state.plus),
-            minus=tuple(state.minus),
-            totals=tuple(state.totals),
-            legal_actions=tuple(state.legal_actions()) if d.to_move == seat else (),
-        )
+        # Filling the instance dict directly gives the same object as ``cls(**fields)``; the frozen
+        # dataclass __init__ (one object.__setattr__ per field) would cost more than the rest of a view.
+        view = object.__new__(cls)
+        view.__dict__.update({
+            "rules": state.rules,
+            "seat": seat,
+            "phase": d.phase,
+            "to_move": d.to_move,
+            "deal_index": state.deal_index,
+            "dealer": state.dealer,
+            "cut_card": d.deal.cut_card,
+            "contract": d.contract,
+            "hand": d.hands[seat],
+            "dealt_hand": dealt,
+            "discards": d.discards[seat],
+            "drawn": d.drawn[seat],
+            "pending": tuple(d.pending) if on_turn else (),
+            "exchange_limit": state.exchange_limit() if on_turn else 0,
+            "exchange_counts": tuple(d.exchange_counts),
+            "manni_used": d.manni_pos,
+            "swapper": d.swapper,
+            "taker": d.taker,
+            "passed": tuple(e.seat for e in d.exchanges if e.swap is False or e.take is False),
+            "used_contracts": tuple(tuple(u) for u in state.used_contracts),
+            "leader": d.leader,
+            "led_suit": d.led_suit,
+            "trick": tuple(d.trick),
+            "plays": tuple(d.plays),
+            "played": tuple(d.played),
+            "voids": tuple(d.voids),
+            "tricks_won": tuple(d.tricks_won),
+            "plus": tuple(state.plus),
+            "minus": tuple(state.minus),
+            "totals": tuple(state.totals),
+            "legal_actions": tuple(state.legal_actions()) if on_turn else (),
+        })
+        return view
 
     @property
     def forehand(self) -> int:
