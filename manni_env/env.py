@@ -101,6 +101,12 @@ to zero except in Basic.
 A game stopped at the deal cap (`max_deals`) ends with truncation instead of termination; its
 rewards (and, for `"outcome"`, the winners on the totals at the cap) are given the same way.
 
+### Speed
+
+`env()` runs every step through PettingZoo's three checking wrappers, whose attribute forwarding
+costs more per step than the game itself. `raw_env()` has the same API without them (an illegal
+action then raises `IllegalActionError`); for bulk self-play see the batched vector environment.
+
 ### Version History
 
 * v0: Initial version (manni-env 0.1.0)
