@@ -9,6 +9,7 @@ record's ``seed``) and the agent in seat ``k`` acts with ``default_rng(child.spa
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -28,26 +29,35 @@ def register(subparsers) -> None:
         "from a seed derived from (S, i) with numpy's SeedSequence, so runs are reproducible.",
     )
     add_variant_options(parser)
-    parser.add_argument("--games", type=int, default=100, help="number of games (default 100)")
+    parser.add_argument("--games", type=_count, default=100, help="number of games (default 100)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed S of the run: game i uses numpy SeedSequence(S).spawn(N)[i] (default 0)")
     parser.add_argument("--records", metavar="FILE", required=True, help="JSON Lines file the records are appended to")
     parser.add_argument("--agents", nargs=3, default=["random", "random", "random"], metavar=("A", "B", "C"),
                         help="agent specs for seats 0, 1, 2 (default: random random random)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=functools.partial(_main, parser=parser))
 
 
-def _main(args: argparse.Namespace) -> int:
-    rules = rules_from_args(args)
-    if args.games < 0:
-        args._variant_parser.error(f"--games must be 0 or more, got {args.games}")
+def _count(text: str) -> int:
+    """argparse type: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from agents.registry import make_agent
 
+    rules = rules_from_args(args)
     try:
         policies = [make_agent(spec) for spec in args.agents]
     except ValueError as err:
-        args._variant_parser.error(str(err))
+        parser.error(str(err))
     games = simulate_games(rules, policies, args.games, args.seed, args.agents, progress=not args.no_progress)
     count = write_records(args.records, games)
     print(f"wrote {count} {rules.variant} games to {args.records}")
