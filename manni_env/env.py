@@ -105,7 +105,7 @@ rewards (and, for `"outcome"`, the winners on the totals at the cap) are given t
 
 `env()` runs every step through PettingZoo's three checking wrappers, whose attribute forwarding
 costs more per step than the game itself. `raw_env()` has the same API without them (an illegal
-action then raises `IllegalActionError`); for bulk self-play see the batched vector environment.
+action then raises `IllegalActionError`); for bulk self-play see `manni_env.vector.VectorManni`.
 
 ### Version History
 
