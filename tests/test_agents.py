@@ -214,3 +214,18 @@ def mean_score_difference(variant: str, strong: str, weak: str, deals: range) ->
 @pytest.mark.parametrize("variant, margin", [("hornafjardar", 2.5), ("basic", 0.6), ("trjamann", 3.0), ("laugarvatn", 3.0)])
 def test_rule_based_beats_random(variant: str, margin: float) -> None:
     assert mean_score_difference(variant, "rule_based", "random", range(60)) > margin
+
+
+def test_pimc_time_budget_and_evaluation() -> None:
+    from agents.pimc import PIMCAgent
+
+    state = GameState(make_rules("hornafjardar"), seed=2)
+    rule_based = RuleBasedAgent()
+    while state.phase != Phase.PLAY:
+        state.apply(rule_based.act(state.view(state.to_move)))
+    view = state.view(state.to_move)
+    best, means, used = PIMCAgent(worlds=1000, time_budget=0.01).evaluate(view, np.random.default_rng(0))
+    assert 1 <= used < 1000
+    assert set(means) == set(view.legal_actions) and means[best] == max(means.values())
+    best, means, used = PIMCAgent(worlds=3).evaluate(view, np.random.default_rng(0))
+    assert used == 3 and best in view.legal_actions
