@@ -1,10 +1,11 @@
 """Speed benchmark: random-legal-play agent-steps per second of Manni and of peer games.
 
 Run ``python benchmarks/bench_speed.py`` (peers need ``pip install -e ".[peers]"``). Everything runs
-in this one process, one measurement after the other: each row plays whole games with uniformly random
-legal actions for a fixed time budget (``--seconds``), ``--repeats`` times, and reports the median
-agent-steps/s. An agent-step is one decision of a player; dealing and other chance events cost time
-but are not counted. Rows:
+in this one process: each row plays whole games with uniformly random legal actions for a fixed time
+budget (``--seconds``), ``--repeats`` times (the rows take turns in each round), and reports the median
+agent-steps per second of this process's CPU time (CPU time rather than wall time, so that other
+work on a shared machine disturbs the numbers less). An agent-step is one decision of a player;
+dealing and other chance events cost time but are not counted. Rows:
 
 - ``manni AEC env``: the canonical PettingZoo loop (``env.last()``, a random action from
   ``obs["action_mask"]``, ``env.step``) with observations and masks, per variant;
@@ -70,23 +71,17 @@ class Bench:
     notes: str = ""
 
 
-def measure(run_game: GameRunner, seconds: float, repeats: int, max_games: int | None) -> tuple[float, int]:
-    """Median agent-steps/s over ``repeats`` runs of ``seconds`` each (or ``max_games`` games), and
-    the number of games played in all."""
-    run_game()  # warm-up: imports, caches, first allocations
-    rates, games = [], 0
-    for _ in range(repeats):
-        steps, n = 0, 0
-        start = time.perf_counter()
-        while True:
-            steps += run_game()
-            n += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds or (max_games is not None and n >= max_games):
-                break
-        rates.append(steps / elapsed)
-        games += n
-    return statistics.median(rates), games
+def measure_once(run_game: GameRunner, seconds: float, max_games: int | None) -> tuple[float, int]:
+    """Agent-steps per CPU-second of whole games played for ``seconds`` CPU-seconds (or
+    ``max_games`` games), and the number of games."""
+    steps, n = 0, 0
+    start = time.process_time()
+    while True:
+        steps += run_game()
+        n += 1
+        elapsed = time.process_time() - start
+        if elapsed >= seconds or (max_games is not None and n >= max_games):
+            return steps / elapsed, n
 
 
 # ----------------------------------------------------------------------------- Manni
@@ -238,18 +233,27 @@ def to_markdown(rows: list[Row], reference: str = "leduc_holdem_v4") -> str:
 
 
 def run(bench_list: list[Bench], seconds: float, repeats: int, games: int | None, seed: int) -> list[Row]:
+    """Measure every row ``repeats`` times, the rows taking turns in each round (so that a change of
+    load on the machine affects all rows alike), and report the median of each."""
+    runners: dict[int, GameRunner] = {}
     rows = []
     for i, bench in enumerate(bench_list):
-        choose = Chooser(np.random.default_rng([seed, i]))
         try:
-            runner = bench.make(choose)
+            runners[i] = bench.make(Chooser(np.random.default_rng([seed, i])))
+            runners[i]()  # warm-up: imports, caches, first allocations
         except ImportError as exc:
             rows.append(Row(bench.name, None, f"not installed ({exc})"))
         else:
-            rate, n = measure(runner, seconds, repeats, games)
-            rows.append(Row(bench.name, rate, bench.notes, n))
-        print(f"  {bench.name}: " + (f"{rows[-1].steps_per_s:,.0f} steps/s" if rows[-1].steps_per_s
-                                     else rows[-1].notes), file=sys.stderr, flush=True)
+            rows.append(Row(bench.name, None, bench.notes))
+    rates: dict[int, list[float]] = {i: [] for i in runners}
+    for r in range(repeats):
+        for i, runner in runners.items():
+            rate, n = measure_once(runner, seconds, games)
+            rates[i].append(rate)
+            rows[i].games += n
+        print(f"  round {r + 1}/{repeats} done", file=sys.stderr, flush=True)
+    for i, values in rates.items():
+        rows[i].steps_per_s = statistics.median(values)
     return rows
 
 
@@ -270,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     env = environment()
     rows = run(bench_list, args.seconds, args.repeats, args.games, args.seed)
     print(f"Python {env['python']} ({env['implementation']}), numpy {env['numpy']}, CPU: {env['cpu']}")
-    print(f"{args.repeats} × {args.seconds:g} s per row, median shown; random legal play, seed {args.seed}\n")
+    print(f"{args.repeats} × {args.seconds:g} CPU-s per row, median shown; random legal play, seed {args.seed}\n")
     print(to_markdown(rows))
     if args.json:
         with open(args.json, "w") as f:
