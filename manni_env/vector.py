@@ -254,7 +254,7 @@ class VectorManni:
         e = self.encoder
         out = np.empty((self.num_envs, e.size), np.float32)
         self._kernels.encode_kernel(
-            out, e.kernel_offsets, e.horn, e.full, e.play_slot, e.variant_one, self.rules.manni_size,
+            out, e.kernel_offsets, e.kernel_zero_ranges, e.horn, e.full, e.play_slot, e.variant_one, self.rules.manni_size,
             float(self.rules.tricks_per_deal), e.score, self.rules.max_deals, self.rules.hand_size,
             self.phase, self.hands, self.discards, self.drawn, self.played, self.voids, self.cut_card, self.kind,
             self.trump, self.to_move, self.dealer, self.exchange_counts, self.manni_pos, self.decision,

@@ -145,12 +145,13 @@ def mask_kernel(phase, hands, to_move, led_suit, trick_len, mask):
 
 
 @numba.njit(cache=True, nogil=True)
-def encode_kernel(out, off, horn, full, play_slot, variant_one, manni_size, tricks, score, max_deals, hand_size,
+def encode_kernel(out, off, zero_ranges, horn, full, play_slot, variant_one, manni_size, tricks, score, max_deals, hand_size,
                   phase, hands, discards, drawn, played, voids, cut_card, kind, trump, to_move, dealer,
                   exchange_counts, manni_pos, decision, n_pending, swapper, passed, leader, led_suit, trick,
                   trick_len, tricks_won, plus, minus, totals, deal_index, plays, n_plays):
-    """Observations of every game's seat on turn into ``out`` (N, size), zeroed here; ``off`` holds the
-    segment offsets in :data:`manni_env.vector_obs.KERNEL_OFFSETS` order."""
+    """Observations of every game's seat on turn into ``out`` (N, size); ``off`` holds the segment
+    offsets in :data:`manni_env.vector_obs.KERNEL_OFFSETS` order, ``zero_ranges`` (k, 2) the
+    ``[start, stop)`` ranges not written in full below (zeroed first)."""
     n = out.shape[0]
     (o_hand, o_variant, o_kind, o_trump, o_cut, o_cut_holder, o_dealer, o_to_move, o_phase, o_discards,
      o_drawn, o_counts, o_decided, o_manni_used, o_limit, o_swapper, o_passed, o_trick, o_led, o_leader,
@@ -160,7 +161,8 @@ def encode_kernel(out, off, horn, full, play_slot, variant_one, manni_size, tric
         off[23], off[24], off[25], off[26], off[27])
     for i in range(n):
         row = out[i]
-        row[:] = 0.0
+        for z in range(zero_ranges.shape[0]):
+            row[zero_ranges[z, 0] : zero_ranges[z, 1]] = 0.0
         s = to_move[i]
         for c in range(52):
             row[o_hand + c] = hands[i, s, c]
