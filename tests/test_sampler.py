@@ -64,7 +64,7 @@ def check_world(true: GameState, world: GameState, seat: int, rng: np.random.Gen
     assert len(world.rounds) == 1
 
 
-@settings(max_examples=120, deadline=None, derandomize=True)
+@settings(max_examples=120, deadline=None, derandomize=True, database=None)
 @given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 10**6), steps=st.integers(0, 200))
 def test_every_sampled_world_is_consistent(variant: str, seed: int, steps: int) -> None:
     rng = np.random.default_rng(seed)
