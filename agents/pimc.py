@@ -24,7 +24,6 @@ Spec: ``pimc``, ``pimc:worlds=32``, ``pimc:worlds=64,rollout=random,time_budget=
 
 from __future__ import annotations
 
-import copy
 import time
 
 import numpy as np
@@ -105,7 +104,7 @@ class PIMCAgent:
         while True:
             for world in worlds:
                 for action in legal:
-                    state = _fork(world)
+                    state = world.clone()
                     state.apply(action)
                     totals[action] += self._play_out(state, view.seat, rng)
                 used += 1
@@ -153,16 +152,3 @@ class PIMCAgent:
 
 def _random_action(legal, rng: np.random.Generator) -> int:
     return legal[int(rng.integers(len(legal)))]
-
-
-def _fork(world: GameState) -> GameState:
-    """A copy of ``world`` that can be played to the end of its deal (not beyond): the deal's
-    mutable parts and the used contracts are copied, everything else is shared."""
-    state = copy.copy(world)
-    state.used_contracts = [list(u) for u in world.used_contracts]
-    d = copy.copy(world.d)
-    d.hands, d.pending, d.discards, d.drawn = d.hands[:], d.pending[:], d.discards[:], d.drawn[:]
-    d.exchange_counts, d.exchanges, d.trick, d.plays = d.exchange_counts[:], d.exchanges[:], d.trick[:], d.plays[:]
-    d.tricks, d.played, d.voids, d.tricks_won = d.tricks[:], d.played[:], d.voids[:], d.tricks_won[:]
-    state.d = d
-    return state
