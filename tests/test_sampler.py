@@ -39,6 +39,7 @@ def out_of_play(state: GameState) -> int:
 def check_world(true: GameState, world: GameState, seat: int, rng: np.random.Generator) -> None:
     view = true.view(seat)
     assert world.view(seat) == view
+    assert set(vars(world)) == set(vars(true))  # the sampler sets every attribute the engine has
     d, w = true.d, world.d
     w.deal.check(world.rules, world.dealer)  # sizes, pack, no duplicates, the cut card with the dealer
     for s in range(3):
