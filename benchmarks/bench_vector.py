@@ -1,9 +1,9 @@
 """Vector-env benchmark: agent-steps/s with observations and masks, batched vs one game at a time.
 
 Run ``python benchmarks/bench_vector.py`` (the OpenSpiel rows need ``pip install -e ".[peers]"``).
-One process, one measurement after the other, each for ``--seconds`` of this process's CPU time
-(CPU rather than wall time, so other work on a shared machine disturbs the numbers less; torch and
-numpy use one thread here). Rows:
+One process; each row is measured ``--repeats`` times for ``--seconds`` of this process's CPU time,
+the rows taking turns in each round, and the median is shown (CPU rather than wall time, so other
+work on a shared machine disturbs the numbers less; numpy uses one thread here). Rows:
 
 - ``vector env N=…``: :class:`manni_env.vector.VectorManni` stepping N games in lockstep, with the
   numpy backend and, when numba is installed, the numba backend; every step
@@ -27,8 +27,8 @@ import cProfile
 import io
 import json
 import os
-import platform
 import pstats
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -37,7 +37,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
-from bench_speed import Chooser, manni_aec, measure, open_spiel  # noqa: E402
+from bench_speed import Chooser, environment, manni_aec, measure_once, open_spiel  # noqa: E402
 
 from manni_env.rules import make_rules  # noqa: E402
 from manni_env.vector import VectorManni, resolve_backend  # noqa: E402
@@ -45,23 +45,29 @@ from manni_env.vector import VectorManni, resolve_backend  # noqa: E402
 SIZES = (1, 64, 1024, 4096)
 
 
-def vector_rate(variant: str, n: int, seconds: float, backend: str, seed: int = 0) -> tuple[float, float]:
-    """Agent-steps per CPU-second of the vector env with N games: (inside ``step`` only, whole loop
-    including the random legal action choice)."""
-    venv = VectorManni(make_rules(variant), n, backend=backend)
-    rng = np.random.default_rng(seed)
-    obs, mask, _ = venv.reset(seed)
-    for _ in range(20):  # warm-up: first deal blocks, allocations
-        obs, mask, *_ = venv.step((rng.random(mask.shape, np.float32) * mask).argmax(1))
-    steps, in_step = 0, 0.0
-    start = time.process_time()
-    while time.process_time() - start < seconds:
-        actions = (rng.random(mask.shape, np.float32) * mask).argmax(1)
-        t = time.process_time()
-        obs, mask, *_ = venv.step(actions)
-        in_step += time.process_time() - t
-        steps += n
-    return steps / in_step, steps / (time.process_time() - start)
+class VectorRow:
+    """Keeps one vector env warm; each :meth:`measure` plays on for ``seconds`` CPU-seconds and
+    returns (agent-steps/s inside ``step`` only, agent-steps/s of the whole loop including the
+    random legal action choice)."""
+
+    def __init__(self, variant: str, n: int, backend: str, seed: int = 0):
+        self.n = n
+        self.venv = VectorManni(make_rules(variant), n, backend=backend)
+        self.rng = np.random.default_rng(seed)
+        _, self.mask, _ = self.venv.reset(seed)
+        self.measure(0.0)  # warm-up: JIT compilation, first deal blocks, allocations
+
+    def measure(self, seconds: float) -> tuple[float, float]:
+        steps, in_step = 0, 0.0
+        start = time.process_time()
+        while True:
+            actions = (self.rng.random(self.mask.shape, np.float32) * self.mask).argmax(1)
+            t = time.process_time()
+            _, self.mask, *_ = self.venv.step(actions)
+            in_step += time.process_time() - t
+            steps += self.n
+            if time.process_time() - start >= seconds and steps >= 20 * self.n:
+                return steps / in_step, steps / (time.process_time() - start)
 
 
 def profile_vector(variant: str, n: int, steps: int, backend: str, top: int = 12) -> str:
@@ -81,35 +87,53 @@ def profile_vector(variant: str, n: int, steps: int, backend: str, top: int = 12
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per row (default 3)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per measurement (default 2)")
+    parser.add_argument("--repeats", type=int, default=3, help="measurements per row; the median is shown")
     parser.add_argument("--variant", default="hornafjardar", help="Manni variant of the vector rows")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="batch sizes N")
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary of the largest N")
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
 
-    rows: list[tuple[str, float | None, str]] = []
     backends = ["numpy"] + (["numba"] if resolve_backend("auto") == "numba" else [])
+    # name -> (measure(seconds) -> (rate, loop rate or None), notes); rows take turns in each round
+    rows: dict[str, tuple] = {}
     for backend in backends:
         for n in args.sizes:
-            env_rate, loop_rate = vector_rate(args.variant, n, args.seconds, backend)
-            rows.append((f"vector env N={n} ({args.variant}, {backend})", env_rate,
-                         f"obs + mask for all N games each step; {loop_rate:,.0f}/s with the random action choice"))
-    choose = Chooser(np.random.default_rng(0))
-    for name, make, notes in (
+            rows[f"vector env N={n} ({args.variant}, {backend})"] = (VectorRow(args.variant, n, backend).measure,
+                                                                     "obs + mask for all N games each step")
+    for i, (name, make, notes) in enumerate((
         (f"manni AEC env ({args.variant})", manni_aec(args.variant), "agent_iter loop, obs + mask"),
         ("OpenSpiel skat + obs", open_spiel("skat", "observation"), "observation_tensor each step"),
         ("OpenSpiel skat", open_spiel("skat", None), "no obs"),
-    ):
+    )):
         try:
-            rate, _ = measure(make(choose), args.seconds, 1, None)
+            runner = make(Chooser(np.random.default_rng([0, i])))
+            runner()
         except ImportError:
-            rate, notes = None, "not installed (pip install -e '.[peers]')"
-        rows.append((name, rate, notes))
+            rows[name] = (None, "not installed (pip install -e '.[peers]')")
+            continue
+        rows[name] = ((lambda seconds, runner=runner: (measure_once(runner, seconds, None)[0], None)), notes)
+    rates: dict[str, list[tuple]] = {name: [] for name, (fn, _) in rows.items() if fn is not None}
+    for r in range(args.repeats):
+        for name in rates:
+            rates[name].append(rows[name][0](args.seconds))
+        print(f"  round {r + 1}/{args.repeats} done", file=sys.stderr, flush=True)
+    results = []
+    for name, (_, notes) in rows.items():
+        if name not in rates:
+            results.append((name, None, notes))
+            continue
+        rate = statistics.median(r[0] for r in rates[name])
+        if rates[name][0][1] is not None:
+            notes += f"; {statistics.median(r[1] for r in rates[name]):,.0f}/s with the random action choice"
+        results.append((name, rate, notes))
+    rows = results
 
     ref = next((r for name, r, _ in rows if name == "OpenSpiel skat + obs"), None)
-    print(f"Agent-steps per CPU-second, one process, {platform.processor() or platform.machine()}, "
-          f"Python {platform.python_version()}, numpy {np.__version__}\n")
+    env = environment()
+    print(f"Agent-steps per CPU-second (median of {args.repeats} x {args.seconds:g} CPU-s, rows taking turns), "
+          f"one process, CPU: {env['cpu']}, Python {env['python']}, numpy {env['numpy']}\n")
     print("| row | agent-steps/s | × OpenSpiel skat + obs | notes |\n|---|---:|---:|---|")
     for name, rate, notes in rows:
         ratio = f"{rate / ref:.1f}" if rate and ref else "-"

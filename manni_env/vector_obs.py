@@ -72,30 +72,33 @@ class VectorEncoder:
         o = self.o
         k = g.size
         out = np.zeros((k, self.size), np.float32)
+        flat = out.reshape(-1)  # one-hots are written through flat indices (faster than 2-D ones)
         rows = np.arange(k)
+        base = rows * self.size
         to_move = v.to_move[g]
         s = to_move if seats is None else np.asarray(seats, np.int64)
         absr = (s[:, None] + _REL) % 3  # absolute seat of each relative seat
-        gg = g[:, None]
-        out[:, o["hand"] : o["hand"] + 52] = v.hands[g, s]
-        out[:, o["discards"] : o["discards"] + 52] = v.discards[g, s]
-        out[:, o["drawn"] : o["drawn"] + 52] = v.drawn[g, s]
-        out[:, o["played"] : o["played"] + 156] = v.played[gg, absr].reshape(k, 156)
-        out[:, o["voids"] : o["voids"] + 12] = v.voids[gg, absr].reshape(k, 12)
+        own = g * 3 + s  # row of (game, seat) in the (N * 3, ...) views of per-seat arrays
+        each = (g[:, None] * 3 + absr).ravel()  # rows of (game, relative seat 0, 1, 2)
+        out[:, o["hand"] : o["hand"] + 52] = v.hands.reshape(-1, 52).take(own, 0)
+        out[:, o["discards"] : o["discards"] + 52] = v.discards.reshape(-1, 52).take(own, 0)
+        out[:, o["drawn"] : o["drawn"] + 52] = v.drawn.reshape(-1, 52).take(own, 0)
+        out[:, o["played"] : o["played"] + 156] = v.played.reshape(-1, 52).take(each, 0).reshape(k, 156)
+        out[:, o["voids"] : o["voids"] + 12] = v.voids.reshape(-1, 4).take(each, 0).reshape(k, 12)
         out[:, self._variant] = 1.0
         dealer = (v.dealer[g] - s) % 3
-        out[rows, o["dealer"] + dealer] = 1.0
-        out[rows, o["to_move"] + (to_move - s) % 3] = 1.0
+        flat[base + o["dealer"] + dealer] = 1.0
+        flat[base + o["to_move"] + (to_move - s) % 3] = 1.0
         phase = v.phase[g]
-        out[rows, o["phase"] + phase] = 1.0
-        out[rows, o["contract_kind"] + v.kind[g]] = 1.0
+        flat[base + o["phase"] + phase] = 1.0
+        flat[base + o["contract_kind"] + v.kind[g]] = 1.0
         trump = v.trump[g]
         has = trump >= 0
-        out[rows[has], o["trump"] + trump[has]] = 1.0
+        flat[base[has] + o["trump"] + trump[has]] = 1.0
         if self._horn:
-            out[rows, o["cut_card"] + v.cut_card[g]] = 1.0
-            out[rows, o["cut_holder"] + dealer] = 1.0
-            counts = v.exchange_counts[gg, absr]  # (k, 3) by relative seat
+            flat[base + o["cut_card"] + v.cut_card[g]] = 1.0
+            flat[base + o["cut_holder"] + dealer] = 1.0
+            counts = v.exchange_counts.reshape(-1).take(each).reshape(k, 3)  # by relative seat
             out[:, o["exchange_decided"] : o["exchange_decided"] + 3] = counts >= 0
             out[:, o["exchange_counts"] : o["exchange_counts"] + 3] = np.maximum(counts, 0) / EXCHANGE_SCALE
             out[:, o["manni_used"]] = v.manni_pos[g] / self.rules.manni_size
@@ -126,10 +129,9 @@ class VectorEncoder:
                 r = play[on]
                 rel = (leader[on] + i - s[r]) % 3
                 out[r, o["trick"] + 52 * rel + v.trick[gp[on], i]] = 1.0
-        out[:, o["tricks_won"] : o["tricks_won"] + 3] = v.tricks_won[gg, absr] / self._tricks
-        out[:, o["plus"] : o["plus"] + 3] = v.plus[gg, absr] / self._score
-        out[:, o["minus"] : o["minus"] + 3] = v.minus[gg, absr] / self._score
-        out[:, o["totals"] : o["totals"] + 3] = v.totals[gg, absr] / self._score
+        for name, arr, scale in (("tricks_won", v.tricks_won, self._tricks), ("plus", v.plus, self._score),
+                                 ("minus", v.minus, self._score), ("totals", v.totals, self._score)):
+            out[:, o[name] : o[name] + 3] = arr.reshape(-1).take(each).reshape(k, 3) / scale
         out[:, o["deal_index"]] = v.deal_index[g] / self.rules.max_deals
         if self._full:
             n = v.n_plays[g]
