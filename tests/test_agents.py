@@ -104,8 +104,8 @@ def test_random_and_rule_based_play_only_legal_actions(variant: str) -> None:
 def test_pimc_plays_only_legal_actions(variant: str) -> None:
     agents = [make_agent("pimc:worlds=2"), make_agent("pimc:worlds=2,rollout=random"), make_agent("random")]
     state = GameState(make_rules(variant), seed=5)
-    play(state, agents, [np.random.default_rng([5, s]) for s in range(3)], deals=1)
-    assert len(state.rounds) == 1
+    play(state, agents, [np.random.default_rng([5, s]) for s in range(3)], deals=2)
+    assert len(state.rounds) == 2
 
 
 def test_rule_based_makes_every_kind_of_decision() -> None:
