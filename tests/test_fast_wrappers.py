@@ -1,0 +1,72 @@
+"""manni_env.fast_wrappers behave exactly like PettingZoo's wrappers they subclass."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from pettingzoo.utils import wrappers as pz
+
+from manni_env import fast_wrappers as fw
+from manni_env.env import raw_env
+
+
+def wrap(module, **kwargs):
+    env = module.TerminateIllegalWrapper(raw_env(**kwargs), illegal_reward=-1)
+    return module.OrderEnforcingWrapper(module.AssertOutOfBoundsWrapper(env))
+
+
+def trajectory(env, seed: int, illegal_at: int | None = None) -> list[tuple]:
+    """Everything the AEC loop sees, step by step, under seeded random legal play (optionally one
+    illegal move at step ``illegal_at``)."""
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    seen = []
+    for i, agent in enumerate(env.agent_iter(max_iter=3000)):
+        obs, reward, termination, truncation, info = env.last()
+        seen.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward, termination,
+                     truncation, dict(info), dict(env.rewards), list(env.agents)))
+        if termination or truncation:
+            action = None
+        elif i == illegal_at:
+            action = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+        else:
+            legal = np.flatnonzero(obs["action_mask"])
+            action = int(legal[rng.integers(len(legal))])
+        env.step(action)
+    return seen
+
+
+@pytest.mark.parametrize("variant", ["hornafjardar", "basic", "trjamann"])
+def test_same_trajectories_as_pettingzoo_wrappers(variant):
+    options = {"target": 3} if variant != "trjamann" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PettingZoo warns about the illegal move
+        for seed, illegal_at in ((1, None), (2, 40)):
+            plain, fast = wrap(pz, variant=variant, **options), wrap(fw, variant=variant, **options)
+            expected = trajectory(plain, seed, illegal_at)
+            assert trajectory(fast, seed, illegal_at) == expected
+            if illegal_at is not None:
+                assert any(step[3] == -1 for step in expected)  # the illegal move was punished
+
+
+def test_attributes_before_reset_fail_like_pettingzoo():
+    plain, fast = wrap(pz), wrap(fw)
+    for name in fw.FORWARDED + ("_private_thing",):
+        with pytest.raises(AttributeError) as expected:
+            getattr(plain, name)
+        with pytest.raises(AttributeError) as got:
+            getattr(fast, name)
+        assert str(got.value) == str(expected.value)
+
+
+def test_subclasses_and_pickling():
+    env = wrap(fw, variant="basic")
+    assert isinstance(env, pz.OrderEnforcingWrapper)
+    assert isinstance(env.env, pz.AssertOutOfBoundsWrapper)
+    assert isinstance(env.env.env, pz.TerminateIllegalWrapper)
+    copy = pickle.loads(pickle.dumps(env))
+    assert type(copy) is type(env)
+    assert trajectory(copy, 3) == trajectory(env, 3)
