@@ -15,9 +15,10 @@ API (all arrays have the batch dimension first)::
 - ``obs[i]`` is the observation of the seat on turn in game ``i`` (``to_move[i]``), byte-identical
   to ``ObservationEncoder(rules, history).encode(state.view(to_move))`` of the scalar engine;
   ``mask[i]`` is that seat's legal-action mask (never all zeros).
-- ``rewards`` is ``(N, 3)`` float32 by absolute seat: each seat's deal score in the step that ends a
-  deal (``reward="deal"``, the AEC env's default), or the game outcome in the step that ends a game
-  (``reward="game"``: the final net result, plus−minus or the Basic total).
+- ``rewards`` is ``(N, 3)`` float32 by absolute seat, as the AEC env pays them: each seat's deal
+  score in the step that ends a deal (``reward="deal"``, the default), or the zero-sum game outcome
+  in the step that ends a game (``reward="outcome"``: winners share +1, the others share −1, see
+  :func:`manni_env.env.outcome_rewards`).
 - ``terminated[i]`` / ``truncated[i]``: game ``i`` ended in this step (truncated: by the deal cap).
   Finished games reset at once (Gymnasium's "same-step" autoreset): the returned ``obs``, ``mask``
   and ``to_move`` already belong to the next game in that slot. ``infos`` holds arrays:
@@ -116,8 +117,8 @@ class VectorManni:
                  log_games: bool = False, backend: str = "numpy"):
         if rules.is_announcement:
             raise ValueError(f"variant {rules.variant!r} is not vectorized; use 'hornafjardar' or 'basic'")
-        if reward not in ("deal", "game"):
-            raise ValueError(f"reward must be 'deal' or 'game', got {reward!r}")
+        if reward not in ("deal", "outcome"):
+            raise ValueError(f"reward must be 'deal' or 'outcome', got {reward!r}")
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs!r}")
         from .vector_obs import VectorEncoder
@@ -424,8 +425,11 @@ class VectorManni:
             truncated[ended] = cap[done]
             winners = infos.setdefault("winners", np.zeros((self.num_envs, 3), bool))
             winners[ended] = totals[done] == top[done][:, None]
-            if self.reward_mode == "game":
-                rewards[ended] = self.totals[ended]
+            if self.reward_mode == "outcome":
+                won = winners[ended]
+                count = won.sum(1, keepdims=True)
+                share = np.where(won, 1.0 / count, -1.0 / np.maximum(3 - count, 1))
+                rewards[ended] = np.where(count == 3, 0.0, share)
             if self.log_games:
                 self.finished_logs += [self.logs[i] for i in ended.tolist()]
             infos["new_game"][ended] = True

@@ -146,3 +146,21 @@ def test_waiting_seats_are_encoded_like_their_views(variant):
             states[i].apply(int(actions[i]))
             if states[i].finished:
                 states[i] = _fresh(rules, games[i].pop(0))
+
+
+def test_outcome_rewards_match_the_aec_env():
+    from manni_env.env import outcome_rewards
+
+    venv = VectorManni(make_rules("basic", target=2, max_deals=3), 32, reward="outcome")
+    _, mask, _ = venv.reset(seed=2)
+    rng = np.random.default_rng(2)
+    ended = 0
+    for _ in range(600):
+        _, mask, _, rewards, terminated, truncated, infos = venv.step((rng.random(mask.shape) * mask).argmax(1))
+        done = terminated | truncated
+        assert not rewards[~done].any()
+        for i in np.flatnonzero(done):
+            winners = tuple(int(s) for s in np.flatnonzero(infos["winners"][i]))
+            assert tuple(rewards[i]) == pytest.approx(outcome_rewards(winners))
+            ended += 1
+    assert ended > 20
