@@ -7,9 +7,11 @@ is never copied into it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .cards import mask_of
 from .engine import Contract, Phase
 from .rules import Rules
 
@@ -61,9 +63,6 @@ class SeatView:
             raise ValueError(f"seat must be 0, 1 or 2, got {seat!r}")
         d = state.d
         on_turn = d.to_move == seat
-        dealt = 0
-        for c in d.deal.hands[seat]:
-            dealt |= 1 << c
         # Filling the instance dict directly gives the same object as ``cls(**fields)``; the frozen
         # dataclass __init__ (one object.__setattr__ per field) would cost more than the rest of a view.
         view = object.__new__(cls)
@@ -77,7 +76,7 @@ class SeatView:
             "cut_card": d.deal.cut_card,
             "contract": d.contract,
             "hand": d.hands[seat],
-            "dealt_hand": dealt,
+            "dealt_hand": _hand_mask(tuple(d.deal.hands[seat])),
             "discards": d.discards[seat],
             "drawn": d.drawn[seat],
             "pending": tuple(d.pending) if on_turn else (),
@@ -109,3 +108,9 @@ class SeatView:
     def relative(self, other_seat: int) -> int:
         """Position of ``other_seat`` from this seat: 0 me, 1 my left (next to play), 2 my right."""
         return (other_seat - self.seat) % 3
+
+
+@functools.lru_cache(maxsize=1024)
+def _hand_mask(hand: tuple[int, ...]) -> int:
+    """Bitmask of a dealt hand (cached: every view of a deal asks for the same three)."""
+    return mask_of(hand)

@@ -142,6 +142,7 @@ def test_fast_paths_match_reference_step_by_step(variant):
                 view = state.view(seat)
                 assert set(vars(view)) == {f.name for f in dataclasses.fields(SeatView)}
                 assert SeatView(**vars(view)) == view
+                assert view.dealt_hand == sum(1 << c for c in state.d.deal.hands[seat])
                 assert view.legal_actions == (tuple(legal) if seat == state.to_move else ())
             illegal = [c for c in range(52) if c not in legal]
             if illegal:  # rejected by both apply paths, nothing changed
