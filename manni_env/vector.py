@@ -44,8 +44,9 @@ import numpy as np
 
 from . import actions as A
 from .cards import cards_of
-from .engine import BASIC_TRUMP_ROTATION, EXCHANGE_LIMITS, Deal, GameState, Phase
+from .engine import BASIC_TRUMP_ROTATION, EXCHANGE_LIMITS, Contract, Deal, GameState, Phase
 from .rules import Rules, make_rules
+from .view import SeatView
 
 DEAL_BLOCK = 32
 BACKENDS = ("numpy", "numba", "auto")
@@ -75,6 +76,14 @@ def _deal_positions(variant: str) -> tuple[np.ndarray, np.ndarray]:
             hands[j] += range(base + 4 * j, base + 4 * j + 4)
         manni += range(base + 12, base + 16)
     return np.array(manni), np.array(hands)
+
+
+_KINDS = ("nullo", "trump", "grand")  # indexed by NULLO, TRUMP, GRAND
+
+
+def _bits(row: np.ndarray) -> int:
+    """A boolean row (cards or suits) as an int bitmask, bit ``k`` for ``row[k]``."""
+    return int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
 
 
 def resolve_backend(backend: str) -> str:
@@ -287,6 +296,48 @@ class VectorManni:
         limits = np.array(EXCHANGE_LIMITS)[np.minimum(self.decision[idx], 2)]
         left = np.minimum(limits, self.rules.manni_size - self.manni_pos[idx]) - self.n_pending[idx]
         return np.where(self.phase[idx] == Phase.EXCHANGE, left, 0)
+
+    def view(self, i: int, seat: int) -> SeatView:
+        """Seat ``seat``'s information state in game ``i``, equal to the engine's ``state.view(seat)``
+        (for scalar policies such as ``rule_based`` playing a seat of a vector game)."""
+        on_turn = int(self.to_move[i]) == seat
+        kind = int(self.kind[i])
+        trump = int(self.trump[i])
+        view = object.__new__(SeatView)
+        view.__dict__.update({
+            "rules": self.rules,
+            "seat": seat,
+            "phase": Phase(int(self.phase[i])),
+            "to_move": int(self.to_move[i]),
+            "deal_index": int(self.deal_index[i]),
+            "dealer": int(self.dealer[i]),
+            "cut_card": int(self.cut_card[i]) if self.horn else None,
+            "contract": Contract(_KINDS[kind], trump if trump >= 0 else None),
+            "hand": _bits(self.hands[i, seat]),
+            "dealt_hand": _bits(self.dealt[i, seat]),
+            "discards": _bits(self.discards[i, seat]),
+            "drawn": _bits(self.drawn[i, seat]),
+            "pending": tuple(self.pending[i, : self.n_pending[i]].tolist()) if on_turn else (),
+            "exchange_limit": int(self.exchange_limit(np.array([i]))[0]) if on_turn else 0,
+            "exchange_counts": tuple(self.exchange_counts[i].tolist()),
+            "manni_used": int(self.manni_pos[i]),
+            "swapper": int(self.swapper[i]) if self.swapper[i] >= 0 else None,
+            "taker": None,
+            "passed": tuple(self.passed[i, : self.n_passed[i]].tolist()),
+            "used_contracts": ((), (), ()),
+            "leader": int(self.leader[i]),
+            "led_suit": int(self.led_suit[i]),
+            "trick": tuple(self.trick[i, : self.trick_len[i]].tolist()),
+            "plays": tuple(map(tuple, self.plays[i, : self.n_plays[i]].tolist())),
+            "played": tuple(_bits(self.played[i, s]) for s in range(3)),
+            "voids": tuple(_bits(self.voids[i, s]) for s in range(3)),
+            "tricks_won": tuple(self.tricks_won[i].tolist()),
+            "plus": tuple(self.plus[i].tolist()),
+            "minus": tuple(self.minus[i].tolist()),
+            "totals": tuple(self.totals[i].tolist()),
+            "legal_actions": tuple(np.flatnonzero(self._mask[i]).tolist()) if on_turn else (),
+        })
+        return view
 
     def deal(self, i: int) -> Deal:
         """Slot ``i``'s current deal as the engine's explicit :class:`Deal`."""

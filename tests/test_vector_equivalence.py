@@ -3,6 +3,8 @@ masks, observations, rewards, terminal flags and records, for thousands of games
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -124,8 +126,9 @@ def test_announcement_variants_are_refused_clearly():
 
 
 @pytest.mark.parametrize("variant", ["hornafjardar", "basic"])
-def test_waiting_seats_are_encoded_like_their_views(variant):
-    """``encode(..., seats)`` (used to bootstrap values of seats not on turn) matches every seat's view."""
+def test_views_and_waiting_seats_match_the_engine(variant):
+    """``view(i, seat)`` equals the engine's view of every seat, and ``encode(..., seats)`` (used to
+    bootstrap values of seats not on turn) encodes it."""
     rules = make_rules(variant, target=3)
     venv, steps_log = _play(rules, "summary", 6, 250, seed=5)
     games = {}
@@ -140,6 +143,8 @@ def test_waiting_seats_are_encoded_like_their_views(variant):
             seats = np.full(6, seat)
             batch = replay.encoder.encode(replay, np.arange(6), seats)
             for i, state in states.items():
+                # the engine replays with first_dealer fixed in its rules; everything else must match
+                assert dataclasses.replace(replay.view(i, seat), rules=state.rules) == state.view(seat)
                 assert encoder.encode(state.view(seat)).tobytes() == batch[i].tobytes()
         replay.step(actions)
         for i in states:

@@ -4,9 +4,10 @@
 
 CleanRL-style (``cleanrl/ppo.py``): a documented :class:`Args` dataclass, a linear :func:`train`.
 ``num_envs`` games run in lockstep in :class:`manni_env.vector.VectorManni`. At the start of every
-game each seat is played by the learner or, with probability ``p_snapshot`` once the pool holds
-snapshots, by a frozen snapshot of the learner (at least one seat stays with the learner). Every
-step runs one batched forward pass per network that has a seat on turn. Each (game, seat) played
+game each seat is given, independently, to a frozen snapshot of the learner (``p_snapshot``, once
+the pool holds one), to ``rule_based`` (``p_rule_based``) or ``random`` (``p_random``, both playing
+through the vector env's seat views), or else to the learner; at least one seat stays with the
+learner. Every step runs one batched forward pass per network that has a seat on turn. Each (game, seat) played
 by the learner is its own trajectory: a seat's deal score is credited to its last decision, the
 deal (``episode="deal"``) or the game ends its episode, and a trajectory cut by the end of a
 rollout is bootstrapped with the value of that seat's current observation. Then GAE, the clipped
@@ -39,6 +40,7 @@ from torch import nn
 
 from agents.arena import run_arena
 from agents.ppo_agent import layout_fingerprint, save_checkpoint
+from agents.registry import make_agent
 from manni_env.actions import NUM_ACTIONS
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import make_rules
@@ -46,6 +48,7 @@ from manni_env.vector import BACKENDS, VectorManni
 from train.args import add_arguments, args_from_namespace
 
 BASELINES = ("random", "rule_based")
+LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
 
@@ -101,8 +104,12 @@ class Args:
     """hidden layer sizes of the actor and of the critic"""
     activation: str = "relu"
     """hidden activation: relu or tanh"""
-    p_snapshot: float = 0.5
+    p_snapshot: float = 0.3
     """probability that a seat is played by a frozen snapshot (once the pool has one)"""
+    p_rule_based: float = 0.3
+    """probability that a seat is played by the rule_based agent (through the vector env's seat views)"""
+    p_random: float = 0.05
+    """probability that a seat is played by the random agent; the other seats are the learner's"""
     snapshot_every: int = 200_000
     """learner decisions between snapshots added to the pool"""
     pool_size: int = 8
@@ -130,8 +137,11 @@ def check_args(args: Args) -> None:
                  "eval_deals", "torch_threads", "snapshot_every"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if not 0.0 <= args.p_snapshot < 1.0:
-        raise ValueError(f"--p-snapshot must be in [0, 1), got {args.p_snapshot}")
+    for name in ("p_snapshot", "p_rule_based", "p_random"):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            raise ValueError(f"--{name.replace('_', '-')} must be a probability, got {getattr(args, name)}")
+    if args.p_snapshot + args.p_rule_based + args.p_random >= 1.0:
+        raise ValueError("--p-snapshot + --p-rule-based + --p-random must be below 1 (the rest is the learner's)")
     if not args.net_arch or min(args.net_arch) < 1:
         raise ValueError(f"--net-arch needs positive layer sizes, got {args.net_arch}")
 
@@ -276,16 +286,23 @@ def train(args: Args) -> Path:
     optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     pool: list[Actor] = []
 
-    def assign_seats(games: np.ndarray) -> None:
-        """Who plays each seat of ``games``: -1 the learner, k >= 0 pool snapshot k."""
-        if not pool or args.p_snapshot == 0.0:
-            controller[games] = -1
-            return
-        snap = rng.random((games.size, 3)) < args.p_snapshot
-        snap[snap.all(1), rng.integers(3)] = False  # at least one learner seat
-        controller[games] = np.where(snap, rng.integers(len(pool), size=(games.size, 3)), -1)
+    scalar_agents = {RULE_BASED: make_agent("rule_based"), RANDOM: make_agent("random")}
+    agent_rng = np.random.default_rng([args.seed, 1])
 
-    controller = np.full((n, 3), -1, np.int64)
+    def assign_seats(games: np.ndarray) -> None:
+        """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0."""
+        u = rng.random((games.size, 3))
+        p_snap = args.p_snapshot if pool else 0.0
+        who = np.full((games.size, 3), LEARNER)
+        who[u < p_snap] = rng.integers(max(1, len(pool)), size=(games.size, 3))[u < p_snap]
+        who[(u >= p_snap) & (u < p_snap + args.p_rule_based)] = RULE_BASED
+        who[(u >= p_snap + args.p_rule_based) & (u < p_snap + args.p_rule_based + args.p_random)] = RANDOM
+        nobody = np.flatnonzero((who != LEARNER).all(1))
+        who[nobody, rng.integers(3, size=nobody.size)] = LEARNER  # at least one learner seat
+        controller[games] = who
+
+    controller = np.full((n, 3), LEARNER, np.int64)
+    assign_seats(np.arange(n))
     # rollout buffers, one row per vector step and game; ``valid`` marks learner decisions
     b_obs = torch.zeros((T, n, obs_size))
     b_mask = torch.zeros((T, n, NUM_ACTIONS), dtype=torch.bool)
@@ -322,7 +339,7 @@ def train(args: Args) -> Path:
         rollout_start = time.time()
         for t in range(T):
             ctrl = controller[np.arange(n), to_move]
-            learner = ctrl < 0
+            learner = ctrl == LEARNER
             obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
             actions = torch.zeros(n, dtype=torch.long)
             with torch.no_grad():
@@ -332,9 +349,12 @@ def train(args: Args) -> Path:
                 actions[rows] = a
                 b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
                 b_val[t, rows] = critic(obs_t[rows])
-                for k in np.unique(ctrl[~learner]).tolist():
+                for k in np.unique(ctrl[ctrl >= 0]).tolist():
                     r = torch.from_numpy(np.flatnonzero(ctrl == k))
                     actions[r] = sample(pool[k](obs_t[r], mask_t[r]), gen)
+            for code, agent in scalar_agents.items():
+                for i in np.flatnonzero(ctrl == code).tolist():
+                    actions[i] = agent.act(venv.view(i, int(to_move[i])), agent_rng)
             b_obs[t] = obs_t
             b_mask[t] = mask_t
             b_act[t] = actions
@@ -346,11 +366,11 @@ def train(args: Args) -> Path:
             # credit each learner seat's deal score to its latest decision; end episodes
             over = np.flatnonzero(infos["deal_over"])
             if over.size:
-                deal_scores += rewards[over][controller[over] < 0].tolist()
+                deal_scores += rewards[over][controller[over] == LEARNER].tolist()
                 ended = terminated | truncated
                 for s in range(3):
                     lt = last_t[over, s]
-                    mine = (lt >= 0) & (controller[over, s] < 0)
+                    mine = (lt >= 0) & (controller[over, s] == LEARNER)
                     g, lt = over[mine], lt[mine]
                     b_rew[lt, g] += rewards[g, s] * args.reward_scale
                     closes = ended[g] if args.episode == "game" else np.ones(g.size, bool)
@@ -433,7 +453,7 @@ def train(args: Args) -> Path:
             pool.append(frozen)
             if len(pool) > args.pool_size:  # drop the oldest; its seats go to the learner
                 pool.pop(0)
-                controller[controller == 0] = -1
+                controller[controller == 0] = LEARNER
                 controller[controller > 0] -= 1
         if args.eval_every and steps >= next_eval:
             next_eval += args.eval_every
