@@ -1,4 +1,4 @@
-"""A batched Manni environment: N games stepped in lockstep with numpy.
+"""A batched Manni environment: N games stepped in lockstep with numpy (or numba).
 
 ``VectorManni`` plays ``num_envs`` independent games of Hornafjarðarmanni or Basic Manni (the
 announcement variants are not vectorized) with the engine's rules, state held as arrays: hands,
@@ -25,6 +25,12 @@ API (all arrays have the batch dimension first)::
   ``deal_over`` (N,) bool, ``tricks_won`` / ``points`` / ``plus`` / ``minus`` / ``totals`` (N, 3)
   of the deal that ended in this step, ``winners`` (N, 3) bool for games that ended, and
   ``new_deal`` / ``new_game`` (N,) bool for slots whose next deal / game started in this step.
+
+``backend="numpy"`` (default) runs array operations over the batch; ``backend="numba"`` (needs the
+``fast`` extra) runs compiled per-game loops from :mod:`manni_env.vector_numba` on the same arrays,
+about twice as fast; ``"auto"`` picks numba when it is installed. Both play identical games. For
+Gymnasium's vector API see :mod:`manni_env.vector_gym`; :meth:`VectorManni.view` gives any seat's
+engine :class:`~manni_env.view.SeatView` so scalar policies (``rule_based``) can play a seat.
 
 Seeding: ``reset(seed)`` gives slot ``i`` its own generator
 ``np.random.default_rng(np.random.SeedSequence(seed).spawn(N)[i])``. It draws each game's first
