@@ -12,8 +12,8 @@ would need the observation keys renamed and adds an AEC round trip per step). Ag
 Observation        ``Dict``: ``"observations"`` ``Box(float32, (encoder.size,))`` (the acting
                    seat's :class:`~manni_env.observation.ObservationEncoder` vector) and
                    ``"action_mask"`` ``Box(0, 1, (63,), float32)``, the keys of RLlib's
-                   action-masking example (:class:`MaskedPPOTorchRLModule`); with a baseline also ``"baseline_action"``
-                   ``Discrete(63)`` (see below)
+                   action-masking example (:class:`MaskedPPOTorchRLModule`); with a baseline
+                   also ``"baseline_action"`` ``Discrete(63)`` (see below)
 Turns              only the agent on turn gets an observation; at the episode's end all three
                    get a final one (RLlib needs it to bootstrap values after truncation)
 Action space       ``Discrete(63)`` (:mod:`manni_env.actions`)
@@ -34,7 +34,8 @@ the observation as ``"baseline_action"``; :class:`BaselineRLModule` plays exactl
 Which seats the baseline plays is decided where RLlib decides it, by the mapping function, per
 episode; the trainable module ignores the key (:class:`MaskedPPOTorchRLModule` reads only
 ``"observations"`` and ``"action_mask"``). Nothing leaks: the key derives from the acting seat's
-own view.
+own view. The price is one baseline move per step, also on the trained module's turns (the env
+does not know the mapping); ``rule_based`` takes under a millisecond per move.
 """
 
 from __future__ import annotations
