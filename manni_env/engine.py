@@ -332,7 +332,9 @@ class GameState:
                     return list(follow)
             return cards_of(hand)
         if phase is _EXCHANGE:
-            return cards_of(d.hands[d.to_move]) + [A.EXCHANGE_DONE]
+            legal = cards_of(d.hands[d.to_move])
+            legal.append(A.EXCHANGE_DONE)
+            return legal
         if phase is _SWAP:
             return [A.KEEP_HAND, A.SWAP_HAND]
         if phase is _PICKUP:
@@ -368,12 +370,18 @@ class GameState:
     def apply(self, action: int) -> None:
         """Play ``action`` for the seat on turn; raise :class:`IllegalActionError` if illegal."""
         d = self.d
-        if d.phase is _PLAY and type(action) is int and 0 <= action < 52:  # the common case, inlined
-            hand = d.hands[d.to_move]
-            if hand >> action & 1 and (
-                not d.trick or action // 13 == d.led_suit or not hand & SUIT_MASKS[d.led_suit]
-            ):
-                self._play(action)
+        if type(action) is int and 0 <= action < 52 and d.hands[d.to_move] >> action & 1:
+            # a card in hand, the common case: checked here rather than by is_legal
+            phase = d.phase
+            if phase is _PLAY:
+                if not d.trick or action // 13 == d.led_suit or not d.hands[d.to_move] & SUIT_MASKS[d.led_suit]:
+                    self._play(action)
+                    return
+            elif phase is _EXCHANGE:
+                self._exchange(action)
+                return
+            elif phase is _DISCARD:
+                self._discard(action)
                 return
         if type(action) is not int:
             try:
