@@ -8,7 +8,8 @@ work on a shared machine disturbs the numbers less). An agent-step is one decisi
 dealing and other chance events cost time but are not counted. Rows:
 
 - ``manni AEC env``: the canonical PettingZoo loop (``env.last()``, a random action from
-  ``obs["action_mask"]``, ``env.step``) with observations and masks, per variant;
+  ``obs["action_mask"]``, ``env.step``) with observations and masks, per variant; ``raw_env``: the
+  same loop without PettingZoo's checking wrappers;
 - ``manni engine``: ``GameState.legal_actions`` / ``apply`` alone (no observations), per variant;
 - peers: PettingZoo classic ``leduc_holdem_v4`` / ``texas_holdem_v4`` (same AEC loop) and OpenSpiel
   ``skat`` / ``hearts`` with and without an observation tensor of the acting player each step
@@ -85,11 +86,13 @@ def measure_once(run_game: GameRunner, seconds: float, max_games: int | None) ->
 
 
 # ----------------------------------------------------------------------------- Manni
-def manni_aec(variant: str) -> Callable[[Chooser], GameRunner]:
+def manni_aec(variant: str, raw: bool = False) -> Callable[[Chooser], GameRunner]:
+    """``manni_v0.env`` (or, with ``raw``, ``manni_v0.raw_env`` without PettingZoo's checking wrappers)."""
+
     def make(choose: Chooser) -> GameRunner:
         from manni_env import manni_v0
 
-        return aec_runner(manni_v0.env(variant=variant), choose)
+        return aec_runner((manni_v0.raw_env if raw else manni_v0.env)(variant=variant), choose)
 
     return make
 
@@ -182,6 +185,8 @@ def benches() -> list[Bench]:
     return [
         Bench("manni AEC env (hornafjardar)", manni_aec("hornafjardar"), "agent_iter loop, obs + mask"),
         Bench("manni AEC env (basic)", manni_aec("basic"), "agent_iter loop, obs + mask"),
+        Bench("manni AEC raw_env (hornafjardar)", manni_aec("hornafjardar", raw=True),
+              "same loop without PettingZoo's checking wrappers"),
         *(Bench(f"manni engine ({v})", manni_engine(v), "legal_actions + apply, no obs")
           for v in ("hornafjardar", "basic", "trjamann", "laugarvatn")),
         Bench("leduc_holdem_v4", pettingzoo_classic("leduc_holdem_v4"), "PettingZoo classic, agent_iter loop"),
