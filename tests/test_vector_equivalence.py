@@ -45,9 +45,13 @@ def _play(rules, history, n, steps, seed, backend="numpy"):
     return venv, steps_log
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("rules,history,n,steps", CASES, ids=lambda c: getattr(c, "variant", None))
-def test_vector_env_matches_engine(rules, history, n, steps, backend):
+# every case with numpy; one case per variant with numba (same kernels for all cases)
+BACKEND_CASES = [("numpy", *case) for case in CASES] + [("numba", *CASES[i]) for i in (0, 2) if "numba" in BACKENDS]
+
+
+@pytest.mark.parametrize("backend,rules,history,n,steps", BACKEND_CASES,
+                         ids=lambda c: getattr(c, "variant", c if isinstance(c, str) else None))
+def test_vector_env_matches_engine(backend, rules, history, n, steps):
     venv, steps_log = _play(rules, history, n, steps, seed=11, backend=backend)
     encoder = ObservationEncoder(rules, history)
     games_by_slot: dict[int, list] = {}
