@@ -207,7 +207,7 @@ def test_train_checkpoint_restore_and_arena(tmp_path):
 
     args = RLlibArgs(variant="basic", target=3, num_env_runners=2, train_batch_size=200, minibatch_size=100,
                      num_epochs=1, hidden=[32, 32], checkpoint_dir=str(tmp_path / "ckpt"), seed=5)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # never a running cluster
     try:
         algo = build_config(args).build_algo()
         try:

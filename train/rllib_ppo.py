@@ -230,7 +230,7 @@ def train(args: RLlibArgs) -> Path:
         runtime_env = {"py_modules": [str(Path(m.__file__).parent) for m in (manni_env, agents)]}
         ray.init(address=args.address, runtime_env=runtime_env, ignore_reinit_error=True)
     else:
-        ray.init(num_cpus=args.num_cpus, include_dashboard=False, ignore_reinit_error=True)
+        ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, ignore_reinit_error=True)
     algo = build_config(args).build_algo()
     if args.resume:
         algo.restore_from_path(str(Path(args.resume).resolve()))
