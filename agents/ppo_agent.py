@@ -188,10 +188,11 @@ class PPOAgent:
 
 
 def make_ppo_agent(arg: str | None) -> PPOAgent:
-    """Registry factory: ``ppo`` (the shipped agent), ``ppo:PATH`` or ``ppo:PATH,sample``."""
+    """Registry factory: ``ppo`` (the shipped agent), ``ppo:PATH`` (argmax) or ``ppo:PATH,sample``
+    (sample from the masked policy; ``,greedy`` is the argmax again)."""
     if not arg:
         return PPOAgent(DEFAULT_MODEL)
-    path, _, option = arg.partition(",")
-    if option not in ("", "sample", "greedy"):
-        raise ValueError(f"ppo agent option must be 'sample' or 'greedy', got {option!r}")
+    path, _, option = arg.rpartition(",")
+    if option not in ("sample", "greedy"):
+        path, option = arg, "greedy"
     return PPOAgent(path, sample=option == "sample")

@@ -12,7 +12,10 @@ Observation        ``Box(float32, (encoder.size,))``: :class:`~manni_env.observa
                    of the learner's :class:`~manni_env.view.SeatView` (see ``manni layout``)
 Action space       ``Discrete(63)`` (:mod:`manni_env.actions`); ``action_space.sample()`` is legal
 Legal actions      ``action_masks()`` (int8 → bool) for ``MaskablePPO``; never all zeros
-Reward             the learner's deal score when a deal ends, else 0
+Reward             ``reward="deal"``: the learner's deal score when a deal ends, else 0;
+                   ``reward="trick"`` (shaped, same sum): each trick the learner wins pays at
+                   once what it adds to the deal score (+1, or −1 in Nullo), and the deal's end
+                   pays the rest of the deal score, so a deal's rewards still sum to its score
 Episode            ``"deal"``: one deal of an ongoing game (the game continues on the next
                    ``reset()`` so scores in the observation look like real games; a new game
                    starts when one ends or when ``reset`` gets a seed); ``"game"``: a whole game
@@ -38,6 +41,7 @@ from .observation import ObservationEncoder
 from .rules import make_rules
 
 EPISODES = ("deal", "game")
+REWARDS = ("deal", "trick")
 OpponentSpec = Any  # a registry spec (str) or a Policy
 OpponentFactory = Callable[[np.random.Generator], Sequence[Any]]
 
@@ -87,17 +91,21 @@ class SingleAgentMannEnv(gym.Env):
         history: str = "summary",
         episode: str = "deal",
         seed: int | None = None,
+        reward: str = "deal",
         render_mode: str | None = None,
         **rule_options,
     ):
         if episode not in EPISODES:
             raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.rules = make_rules(variant, **rule_options)
         self.encoder = ObservationEncoder(self.rules, history=history)
         self.history = history
         self.episode = episode
+        self.reward = reward
         self.render_mode = render_mode
         if callable(opponents) and not isinstance(opponents, (str, Sequence)):
             self._factory: OpponentFactory | None = opponents
@@ -114,13 +122,19 @@ class SingleAgentMannEnv(gym.Env):
         self.policies: list = [None, None, None]
         self._rounds_seen = 0  # deals whose score the learner has been given
         self._episode_start = 0  # deals finished before this episode began
+        self._paid = 0.0  # reward "trick": paid so far for the deal under way
+        self._tricks = 0  # reward "trick": the learner's tricks paid for in the deal under way
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        new_game = seed is not None or self.episode == "game" or self.state is None or self.state.finished
+        # "deal" episodes continue the game only from a deal boundary (the previous episode's end)
+        new_game = (
+            seed is not None or self.episode == "game" or self.state is None or self.state.finished
+            or not self._episode_over()
+        )
         self.seat = int(self._rng.integers(3))
         pair = self._factory(self._rng) if self._factory is not None else self._fixed
         if len(pair) != 2:
@@ -133,6 +147,7 @@ class SingleAgentMannEnv(gym.Env):
         if new_game:
             self.state = GameState(self.rules, seed=int(self._rng.integers(2**63)))
         self._rounds_seen = self._episode_start = len(self.state.rounds)
+        self._paid, self._tricks = 0.0, 0
         reward = self._play_opponents()
         if self._episode_over():
             # cannot happen: the learner holds cards in every deal; guard against silent empty episodes
@@ -186,11 +201,22 @@ class SingleAgentMannEnv(gym.Env):
         return self.episode == "deal" and len(state.rounds) > self._episode_start
 
     def _collect_rewards(self) -> float:
-        """The learner's score of every deal completed since the last call (0 if none)."""
-        rounds = self.state.rounds
-        reward = sum(r.points[self.seat] for r in rounds[self._rounds_seen :])
-        self._rounds_seen = len(rounds)
-        return float(reward)
+        """The learner's reward since the last call: the (rest of the) score of every deal completed,
+        and with ``reward="trick"`` the worth of the tricks it won in the deal under way."""
+        state = self.state
+        reward = 0.0
+        for result in state.rounds[self._rounds_seen :]:
+            reward += result.points[self.seat] - self._paid
+            self._paid, self._tricks = 0.0, 0
+        self._rounds_seen = len(state.rounds)
+        if self.reward == "trick" and not state.finished:
+            won = state.d.tricks_won[self.seat]  # the learner's own tricks: public
+            if won > self._tricks:
+                worth = (won - self._tricks) * (-1.0 if state.contract.nullo else 1.0)
+                reward += worth
+                self._paid += worth
+                self._tricks = won
+        return reward
 
     def _play_opponents(self) -> float:
         """Opponents move until the learner is on turn or the episode is over; their rewards to the

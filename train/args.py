@@ -32,7 +32,10 @@ class Args:
     """observation history: summary (cards played per seat) or full (every play in order)"""
     episode: str = "deal"
     """episode unit of the training env: deal or game"""
-    total_timesteps: int = 400_000
+    reward: str = "trick"
+    """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
+    its score) or deal (the deal score at the deal's end)"""
+    total_timesteps: int = 300_000
     """learner decisions to train for (in total, when resuming)"""
     num_envs: int = 8
     """parallel environments"""
@@ -40,8 +43,8 @@ class Args:
     """run the environments in subprocesses (SubprocVecEnv) instead of in this process"""
     torch_threads: int = 1
     """torch CPU threads"""
-    learning_rate: float = 3e-4
-    """Adam learning rate"""
+    learning_rate: float = 1e-4
+    """Adam learning rate of PPO"""
     n_steps: int = 256
     """steps per environment per rollout"""
     batch_size: int = 512
@@ -54,7 +57,7 @@ class Args:
     """GAE lambda"""
     clip_range: float = 0.2
     """PPO clipping coefficient"""
-    ent_coef: float = 0.01
+    ent_coef: float = 0.003
     """entropy bonus coefficient"""
     vf_coef: float = 0.5
     """value loss coefficient"""
@@ -64,9 +67,17 @@ class Args:
     """hidden layer sizes of the policy and of the value network"""
     activation: str = "relu"
     """hidden activation: relu or tanh"""
-    p_snapshot: float = 0.4
+    bc_samples: int = 100_000
+    """decisions of --bc-teacher self-play imitated (policy) and fitted (value) before PPO; 0: start from scratch"""
+    bc_teacher: str = "rule_based"
+    """agent spec whose play is imitated first"""
+    bc_epochs: int = 8
+    """passes over the imitation data"""
+    bc_learning_rate: float = 1e-3
+    """Adam learning rate of the imitation phase"""
+    p_snapshot: float = 0.2
     """probability that an opponent seat is a frozen snapshot of the learner (once one exists)"""
-    p_random: float = 0.1
+    p_random: float = 0.05
     """probability that an opponent seat is the random agent; the rest play rule_based"""
     snapshot_every: int = 25_000
     """steps between frozen snapshots added to the opponent pool"""
@@ -136,9 +147,10 @@ def check_args(args: Args) -> None:
     """Raise ``ValueError`` naming the first bad argument."""
     from manni_env.observation import HISTORIES
     from manni_env.rules import VARIANTS
-    from manni_env.single_agent import EPISODES
+    from manni_env.single_agent import EPISODES, REWARDS
 
-    choices = {"variant": VARIANTS, "history": HISTORIES, "episode": EPISODES, "activation": ("relu", "tanh")}
+    choices = {"variant": VARIANTS, "history": HISTORIES, "episode": EPISODES, "reward": REWARDS,
+               "activation": ("relu", "tanh")}
     for name, valid in choices.items():
         if getattr(args, name) not in valid:
             raise ValueError(f"--{name} must be one of {', '.join(valid)}, got {getattr(args, name)!r}")

@@ -37,6 +37,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 from agents.arena import ArenaResult, run_arena
 from agents.ppo_agent import PPOAgent, layout_fingerprint, save_checkpoint
 from agents.registry import make_agent
+from manni_env.engine import GameState
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import make_rules
 from manni_env.single_agent import SingleAgentMannEnv
@@ -83,7 +84,9 @@ def make_env(args: Args, rank: int, seed: int, pool: OpponentPool):
     """A thunk building env ``rank`` (for DummyVecEnv / SubprocVecEnv)."""
 
     def thunk():
-        env = SingleAgentMannEnv(args.variant, opponents=pool, history=args.history, episode=args.episode, seed=seed + rank)
+        env = SingleAgentMannEnv(
+            args.variant, opponents=pool, history=args.history, episode=args.episode, seed=seed + rank, reward=args.reward
+        )
         return Monitor(env)
 
     return thunk
@@ -140,6 +143,67 @@ def score_of(result: ArenaResult, spec: str) -> dict:
     """Mean deal score and 95% CI of ``spec`` in an arena result."""
     stats = next(a for a in result.agents if a.spec == spec)
     return dataclasses.asdict(stats.deal_score)
+
+
+def collect_demonstrations(args: Args, samples: int, seed: int) -> dict[str, np.ndarray]:
+    """``samples`` decisions of three ``--bc-teacher`` players in whole games: observation, legal
+    mask, action, and the return to go under the training reward (the rest of the deal score)."""
+    rules = make_rules(args.variant)
+    encoder = ObservationEncoder(rules, history=args.history)
+    teacher = make_agent(args.bc_teacher)
+    rng = np.random.default_rng(seed)
+    obs, masks, actions, returns = [], [], [], []
+    while len(actions) < samples:
+        state = GameState(rules, seed=int(rng.integers(2**63)))
+        teacher.reset()
+        pending: list[tuple[int, int, float]] = []  # (sample index, seat, reward already paid this deal)
+        while not state.finished:
+            seat = state.to_move
+            view = state.view(seat)
+            paid = 0.0
+            if args.reward == "trick" and state.contract is not None:
+                paid = state.d.tricks_won[seat] * (-1.0 if state.contract.nullo else 1.0)
+            pending.append((len(actions), seat, paid))
+            obs.append(encoder.encode(view))
+            masks.append(encoder.action_mask(view).astype(bool))
+            actions.append(teacher.act(view, rng))
+            returns.append(0.0)
+            deals = len(state.rounds)
+            state.apply(actions[-1])
+            if len(state.rounds) > deals:  # a deal ended: fill in its returns to go
+                points = state.rounds[-1].points
+                for i, s, already in pending:
+                    returns[i] = points[s] - already
+                pending = []
+                if len(actions) >= samples:  # stop only between deals
+                    break
+    return {"obs": np.stack(obs), "masks": np.stack(masks), "actions": np.array(actions), "returns": np.array(returns, np.float32)}
+
+
+def imitate(model: MaskablePPO, data: dict[str, np.ndarray], epochs: int, learning_rate: float, batch_size: int, seed: int) -> dict:
+    """Behaviour cloning warm start: the actor learns the teacher's moves (cross-entropy under the
+    legal mask), the critic its returns (MSE), so PPO starts from a sensible policy and critic."""
+    policy = model.policy
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    tensors = {k: torch.as_tensor(v) for k, v in data.items()}
+    n = len(data["actions"])
+    generator = torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        order = torch.randperm(n, generator=generator)
+        for start in range(0, n, batch_size):
+            idx = order[start : start + batch_size]
+            values, log_prob, _ = policy.evaluate_actions(tensors["obs"][idx], tensors["actions"][idx], tensors["masks"][idx])
+            loss = -log_prob.mean() + 0.5 * torch.nn.functional.mse_loss(values.flatten(), tensors["returns"][idx])
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            optimizer.step()
+    with torch.no_grad():
+        dist = policy.get_distribution(tensors["obs"], action_masks=tensors["masks"].numpy())
+        accuracy = (dist.distribution.probs.argmax(-1) == tensors["actions"]).float().mean().item()
+        values = policy.predict_values(tensors["obs"]).flatten()
+        value_mse = torch.nn.functional.mse_loss(values, tensors["returns"]).item()
+    return {"bc/accuracy": accuracy, "bc/value_mse": value_mse, "bc/samples": n}
 
 
 class SelfPlayCallback(BaseCallback):
@@ -270,7 +334,7 @@ def train(args: Args) -> TrainResult:
     env_seed = args.seed * 100_003 + done  # a resumed run continues on fresh deals
     pool = OpponentPool(run_dir / "pool", args.p_snapshot, args.p_random, args.pool_size)
     thunks = [make_env(args, i, env_seed, pool) for i in range(args.num_envs)]
-    envs = SubprocVecEnv(thunks, start_method="spawn") if args.subproc else DummyVecEnv(thunks)
+    envs = SubprocVecEnv(thunks) if args.subproc else DummyVecEnv(thunks)
 
     # 3. the model (fresh or from the checkpoint's tensors)
     model = MaskablePPO(
@@ -294,6 +358,11 @@ def train(args: Args) -> TrainResult:
     model.set_logger(configure(str(run_dir / "tb"), ["tensorboard", "csv"]))
     history: list[dict] = []
     wall_before = 0.0
+    if checkpoint is None and args.bc_samples > 0:
+        data = collect_demonstrations(args, args.bc_samples, seed=args.seed)
+        for key, value in imitate(model, data, args.bc_epochs, args.bc_learning_rate, args.batch_size, args.seed).items():
+            model.logger.record(key, value)
+        model.logger.dump(0)
     if checkpoint:
         model.policy.load_state_dict(checkpoint["policy"])
         model.policy.optimizer.load_state_dict(checkpoint["optimizer"])

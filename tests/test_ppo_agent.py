@@ -1,0 +1,135 @@
+"""The ``ppo`` agent's checkpoint format: safe loading, clear errors, legal play, SB3 fidelity."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents.arena import run_arena
+from agents.match import play_game
+from agents.ppo_agent import CheckpointError, PPOAgent, checkpoint_paths, layout_fingerprint, save_checkpoint
+from agents.registry import make_agent
+from manni_env.engine import GameState
+from manni_env.observation import ObservationEncoder
+from manni_env.rules import make_rules
+
+RULES = make_rules("hornafjardar")
+
+
+def random_checkpoint(path, variant="hornafjardar", hidden=(32, 16), obs_size=None, seed=0):
+    """A checkpoint with random weights in the documented format."""
+    rng = np.random.default_rng(seed)
+    encoder = ObservationEncoder(make_rules(variant))
+    sizes = [obs_size or encoder.size, *hidden, 63]
+    layers = [(rng.normal(size=(o, i)).astype(np.float32), rng.normal(size=o).astype(np.float32))
+              for i, o in zip(sizes, sizes[1:])]
+    meta = {"variant": variant, "history": "summary", "obs_size": sizes[0], "activation": "tanh",
+            "layout_sha256": layout_fingerprint(encoder)}
+    return save_checkpoint(path, layers, meta)
+
+
+@pytest.fixture
+def checkpoint(tmp_path):
+    return random_checkpoint(tmp_path / "net")
+
+
+def test_round_trip_plays_only_legal_moves_in_whole_games(checkpoint):
+    for spec in (f"ppo:{checkpoint.with_suffix('')}", f"ppo:{checkpoint},sample"):
+        agents = [make_agent(spec), make_agent("random"), make_agent("rule_based")]
+        for seed in range(3):
+            state = GameState(RULES, seed=seed)
+            rngs = [np.random.default_rng([seed, k]) for k in range(3)]
+            play_game(state, agents, rngs)  # an illegal action would raise
+            assert state.finished
+
+
+def test_loading_is_exact_and_argmax_is_deterministic(checkpoint):
+    a, b = PPOAgent(checkpoint), PPOAgent(checkpoint_paths(checkpoint)[1])
+    for x, y in zip(a.layers, b.layers):
+        assert np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1])
+    state = GameState(RULES, seed=4)
+    view = state.view(state.to_move)
+    legal = np.array(view.legal_actions)
+    logits = a.logits(ObservationEncoder(RULES).encode(view))
+    assert a.act(view, np.random.default_rng(0)) == legal[np.argmax(logits[legal])]
+
+
+def test_tampered_weights_are_rejected(checkpoint):
+    data = bytearray(checkpoint.read_bytes())
+    data[-5] ^= 0x01
+    checkpoint.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=rf"{checkpoint.name}: checksum mismatch"):
+        PPOAgent(checkpoint)
+
+
+def test_truncated_weights_are_rejected(checkpoint):
+    checkpoint.write_bytes(checkpoint.read_bytes()[:100])
+    with pytest.raises(CheckpointError, match=rf"{checkpoint.name}: checksum mismatch"):
+        PPOAgent(checkpoint)
+
+
+def test_garbage_with_a_matching_checksum_is_not_a_safetensors_file(checkpoint):
+    import hashlib
+
+    _, meta_path = checkpoint_paths(checkpoint)
+    checkpoint.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not a header}")
+    meta = json.loads(meta_path.read_text())
+    meta["weights_sha256"] = hashlib.sha256(checkpoint.read_bytes()).hexdigest()
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="not a readable safetensors file"):
+        PPOAgent(checkpoint)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda m: m.update(net_arch=[32]), "do not match the metadata's network"),
+        (lambda m: m.update(net_arch=[32, 17]), r"layer pi.1 has shapes"),
+        (lambda m: m.update(format="something/9"), "format is 'something/9'"),
+        (lambda m: m.pop("obs_size"), "metadata lacks 'obs_size'"),
+        (lambda m: m.update(activation="gelu"), "unknown activation 'gelu'"),
+    ],
+)
+def test_inconsistent_metadata_is_rejected(checkpoint, edit, message):
+    _, meta_path = checkpoint_paths(checkpoint)
+    meta = json.loads(meta_path.read_text())
+    edit(meta)
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=message) as err:
+        PPOAgent(checkpoint)
+    assert str(checkpoint.parent) in str(err.value)
+
+
+def test_unreadable_metadata_and_missing_files(checkpoint, tmp_path):
+    _, meta_path = checkpoint_paths(checkpoint)
+    meta_path.write_text("{broken")
+    with pytest.raises(CheckpointError, match=rf"{meta_path.name}: metadata is not valid JSON"):
+        PPOAgent(checkpoint)
+    with pytest.raises(CheckpointError, match="nothing.json: no such checkpoint file"):
+        PPOAgent(tmp_path / "nothing")
+
+
+def test_wrong_variant_and_wrong_observation_size(tmp_path):
+    basic = PPOAgent(random_checkpoint(tmp_path / "basic", variant="basic"))
+    state = GameState(RULES, seed=1)
+    with pytest.raises(CheckpointError, match=r"basic.safetensors: trained for variant 'basic', cannot play 'hornafjardar'"):
+        basic.act(state.view(state.to_move), np.random.default_rng(0))
+    small = PPOAgent(random_checkpoint(tmp_path / "small", obs_size=100))
+    with pytest.raises(CheckpointError, match="expects observations of size 100"):
+        small.act(state.view(state.to_move), np.random.default_rng(0))
+
+
+def test_registry_options(checkpoint):
+    base = checkpoint.with_suffix("")
+    assert make_agent(f"ppo:{base},sample").sample and not make_agent(f"ppo:{base},greedy").sample
+    with pytest.raises(ValueError, match=r"net,fast.json: no such checkpoint file"):
+        make_agent(f"ppo:{base},fast")
+
+
+def test_usable_in_the_arena(checkpoint):
+    spec = f"ppo:{checkpoint.with_suffix('')}"
+    result = run_arena([spec, "random", "rule_based"], RULES, deals=2, seed=0, progress=False)
+    assert {a.spec for a in result.agents} == {spec, "random", "rule_based"}
+    assert sum(a.moves for a in result.agents) > 0
