@@ -62,7 +62,7 @@ class RLlibArgs:
     num_cpus_per_learner: int = 1
     """CPUs reserved by each learner actor"""
     stop_iters: int = 50
-    """stop after this many training iterations"""
+    """stop after this many training iterations (of this run, also when resuming)"""
     stop_timesteps: int | None = None
     """stop after this many env steps sampled (all seats together)"""
     stop_seconds: float | None = None
@@ -147,7 +147,7 @@ def build_config(args: RLlibArgs):
     from manni_env.rllib_env import MAIN, BaselineRLModule, ManniMultiAgentEnv, MaskedPPOTorchRLModule, SeatMapping
 
     cfg = env_config(args)
-    baseline = cfg["baseline"]
+    baseline = cfg["baseline"] and cfg["baseline"].partition(":")[0]  # module id: the agent's name
     modules = {MAIN: RLModuleSpec(
         module_class=MaskedPPOTorchRLModule,
         model_config={"fcnet_hiddens": list(args.hidden), "fcnet_activation": args.activation,
