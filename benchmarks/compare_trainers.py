@@ -1,12 +1,12 @@
 """Arena score against ``rule_based`` over wall time: the fast vector-env trainer vs the SB3 trainer.
 
-    python benchmarks/compare_trainers.py runs/<fast run> runs/<sb3 run> --out trainers.png
+    python benchmarks/compare_trainers.py --fast runs/<fast run> ... --sb3 runs/<sb3 run> ... --out trainers.png
 
 Reads each run's evaluation history (``history.json`` of ``train/ppo_vector.py``; the history inside
 ``checkpoints/latest.pt`` of ``train/ppo_sb3.py``, loaded with ``weights_only=True``), plots the
 mean duplicate-arena deal score against 2 × ``rule_based`` (95% CI bands) against wall time on one
-chart, and prints a Markdown table with, for each run, its best score and the wall time at which
-the fast run first reached the SB3 run's best score.
+chart, and prints a Markdown table with, for each run, its best score and the wall time at which it
+first reached the best score of the SB3 runs.
 """
 
 from __future__ import annotations
@@ -36,11 +36,13 @@ def first_reach(history: list[dict], score: float) -> float | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("fast", type=Path, help="run directory of train/ppo_vector.py")
-    parser.add_argument("sb3", type=Path, help="run directory of train/ppo_sb3.py")
+    parser.add_argument("--fast", type=Path, nargs="+", default=[], help="run directories of train/ppo_vector.py")
+    parser.add_argument("--sb3", type=Path, nargs="+", required=True, help="run directories of train/ppo_sb3.py")
     parser.add_argument("--out", type=Path, default=Path("trainers_vs_rule_based.png"), help="PNG to write")
     args = parser.parse_args(argv)
-    runs = {"fast (ppo_vector)": load_history(args.fast), "SB3 MaskablePPO (ppo_sb3)": load_history(args.sb3)}
+    runs = {f"ppo_vector {d.name}": load_history(d) for d in args.fast}
+    sb3 = {f"SB3 ppo_sb3 {d.name}": load_history(d) for d in args.sb3}
+    runs.update(sb3)
 
     import matplotlib
 
@@ -61,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     fig.tight_layout()
     fig.savefig(args.out, dpi=100)
 
-    sb3_best = max(h["vs_rule_based"]["mean"] for h in runs["SB3 MaskablePPO (ppo_sb3)"])
+    sb3_best = max(h["vs_rule_based"]["mean"] for history in sb3.values() for h in history)
     print("| run | evaluations | last wall time (s) | best score vs rule_based | wall time to reach SB3's best (s) |")
     print("|---|---:|---:|---:|---:|")
     for label, history in runs.items():
