@@ -153,7 +153,7 @@ def encode_kernel(out, off, zero_ranges, horn, full, play_slot, variant_one, man
     offsets in :data:`manni_env.vector_obs.KERNEL_OFFSETS` order, ``zero_ranges`` (k, 2) the
     ``[start, stop)`` ranges not written in full below (zeroed first)."""
     n = out.shape[0]
-    (o_hand, o_variant, o_kind, o_trump, o_cut, o_cut_holder, o_dealer, o_to_move, o_phase, o_discards,
+    (o_hand, _, o_kind, o_trump, o_cut, o_cut_holder, o_dealer, o_to_move, o_phase, o_discards,
      o_drawn, o_counts, o_decided, o_manni_used, o_limit, o_swapper, o_passed, o_trick, o_led, o_leader,
      o_played, o_voids, o_tricks, o_plus, o_minus, o_totals, o_deal, o_history) = (
         off[0], off[1], off[2], off[3], off[4], off[5], off[6], off[7], off[8], off[9], off[10], off[11],
