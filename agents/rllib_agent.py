@@ -46,7 +46,8 @@ def actor_layers(module: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]
     try:
         parts = [*encoder.net.mlp, *module.pi.net.mlp]
     except AttributeError:
-        raise ValueError(f"{type(module).__name__}: not a default-MLP PPO module (encoder.net.mlp + pi.net.mlp)") from None
+        name = type(module).__name__
+        raise ValueError(f"{name}: not a default-MLP PPO module (encoder.net.mlp + pi.net.mlp)") from None
     layers, activations = [], set()
     for i, part in enumerate(parts):
         kind = type(part).__name__

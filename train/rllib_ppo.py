@@ -245,9 +245,10 @@ def train(args: RLlibArgs) -> Path:
             seconds = float(result["time_this_iter_s"])
             if iteration > 1:  # the first iteration pays for warm-up
                 timed_steps, timed_seconds = timed_steps + env_steps - steps_before, timed_seconds + seconds
-            returns = runners.get("module_episode_returns_mean", {})
-            print(f"iter {iteration:4d}  env steps {env_steps:9d}  {(env_steps - steps_before) / seconds:6.0f} steps/s  "
-                  + "  ".join(f"return[{m}] {r:+.3f}" for m, r in sorted(returns.items())), flush=True)
+            returns = "  ".join(f"return[{m}] {r:+.3f}"
+                                for m, r in sorted(runners.get("module_episode_returns_mean", {}).items()))
+            rate = (env_steps - steps_before) / seconds
+            print(f"iter {iteration:4d}  env steps {env_steps:9d}  {rate:6.0f} steps/s  {returns}", flush=True)
             done = (iteration >= args.stop_iters
                     or (args.stop_timesteps is not None and env_steps >= args.stop_timesteps)
                     or (args.stop_seconds is not None and time.perf_counter() - began >= args.stop_seconds))
