@@ -99,6 +99,12 @@ def actor_layers(model: MaskablePPO) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(m.weight.detach().cpu().numpy(), m.bias.detach().cpu().numpy()) for m in linears]
 
 
+def command_line() -> str:
+    """How this process was started, without the interpreter's or the script's location."""
+    program = {"manni": "manni", "ppo_sb3.py": "python -m train.ppo_sb3"}.get(Path(sys.argv[0]).name, Path(sys.argv[0]).name)
+    return " ".join([program, *sys.argv[1:]])
+
+
 def export_agent(model: MaskablePPO, path: Path, args: Args, timesteps: int, wall_time: float) -> Path:
     """Write the playable agent (safetensors + JSON metadata with the training provenance)."""
     rules = make_rules(args.variant)
@@ -115,7 +121,7 @@ def export_agent(model: MaskablePPO, path: Path, args: Args, timesteps: int, wal
         "activation": args.activation,
         "training": {
             "algorithm": "sb3-contrib MaskablePPO, self-play opponent pool",
-            "command": "manni train " + " ".join(sys.argv[1:]) if Path(sys.argv[0]).name == "manni" else " ".join(sys.argv),
+            "command": command_line(),
             "args": dataclasses.asdict(args),
             "timesteps": int(timesteps),
             "wall_time_s": round(wall_time, 1),

@@ -14,7 +14,7 @@ from ..human import HumanPolicy, QuitGame, TableNarrator
 from ..match import play_game
 
 #: The opponents ``manni play`` seats when none are named.
-DEFAULT_OPPONENTS = ("rule_based", "rule_based")
+DEFAULT_OPPONENTS = ("ppo", "ppo")
 
 
 def register(subparsers) -> None:
