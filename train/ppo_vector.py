@@ -1,14 +1,16 @@
 """Fast self-play PPO for Manni on the vector env, in plain torch and one readable file.
 
-    python -m train.ppo_vector --total-steps 3000000 --seed 1
+    python -m train.ppo_vector --total-steps 2000000 --seed 1
 
 CleanRL-style (``cleanrl/ppo.py``): a documented :class:`Args` dataclass, a linear :func:`train`.
-``num_envs`` games run in lockstep in :class:`manni_env.vector.VectorManni`. At the start of every
+Like ``train/ppo_sb3.py`` it starts with an imitation warm start (``bc_samples`` decisions of
+``rule_based`` playing every seat, cloned by the actor with cross-entropy and by the critic with
+the deal scores; counted in the reported wall time). ``num_envs`` games run in lockstep in :class:`manni_env.vector.VectorManni`. At the start of every
 game each seat is given, independently, to a frozen snapshot of the learner (``p_snapshot``, once
 the pool holds one), to ``rule_based`` (``p_rule_based``) or ``random`` (``p_random``, both playing
 through the vector env's seat views), or else to the learner; at least one seat stays with the
-learner. Every step runs one batched forward pass per network that has a seat on turn. Each (game, seat) played
-by the learner is its own trajectory: a seat's deal score is credited to its last decision, the
+learner. Every step runs one batched forward pass per network that has a seat on turn. Each
+(game, seat) played by the learner is its own trajectory: a seat's deal score is credited to its last decision, the
 deal (``episode="deal"``) or the game ends its episode, and a trajectory cut by the end of a
 rollout is bootstrapped with the value of that seat's current observation. Then GAE, the clipped
 PPO objective with masked categorical policies (illegal logits set to -1e8), a clipped value loss
@@ -68,16 +70,17 @@ class Args:
     """observation history: summary or full"""
     episode: str = "deal"
     """what ends a seat's episode for GAE: deal or game"""
-    total_steps: int = 3_000_000
+    total_steps: int = 2_000_000
     """learner decisions to train for"""
     time_limit_s: float = 0.0
     """stop after this many seconds of wall time (0: no limit)"""
-    num_envs: int = 256
+    num_envs: int = 64
     """games stepped in lockstep"""
     backend: str = "auto"
     """vector env backend: numpy, numba, or auto (numba when installed); both play identical games"""
-    num_steps: int = 32
-    """vector steps per rollout (one decision per game per step)"""
+    num_steps: int = 128
+    """vector steps per rollout (one decision per game per step; long enough that most of a seat's
+    deal lies inside one rollout)"""
     learning_rate: float = 3e-4
     """Adam learning rate"""
     anneal_lr: bool = True
@@ -104,17 +107,26 @@ class Args:
     """hidden layer sizes of the actor and of the critic"""
     activation: str = "relu"
     """hidden activation: relu or tanh"""
-    p_snapshot: float = 0.3
+    p_snapshot: float = 0.4
     """probability that a seat is played by a frozen snapshot (once the pool has one)"""
-    p_rule_based: float = 0.3
+    p_rule_based: float = 0.5
     """probability that a seat is played by the rule_based agent (through the vector env's seat views)"""
-    p_random: float = 0.05
-    """probability that a seat is played by the random agent; the other seats are the learner's"""
+    p_random: float = 0.1
+    """probability that a seat is played by the random agent; the other seats are the learner's, and
+    at least one seat of every game (the defaults, like train/ppo_sb3.py's pool, leave it exactly one)"""
     snapshot_every: int = 200_000
     """learner decisions between snapshots added to the pool"""
     pool_size: int = 8
     """most recent snapshots kept in the pool"""
-    eval_every: int = 500_000
+    bc_samples: int = 60_000
+    """imitation warm start: teacher decisions to clone before PPO (0: start from scratch)"""
+    bc_teacher: str = "rule_based"
+    """the agent imitated in the warm start (it plays every seat through the vector env's seat views)"""
+    bc_epochs: int = 6
+    """passes over the imitation data"""
+    bc_learning_rate: float = 1e-3
+    """Adam learning rate of the imitation phase"""
+    eval_every: int = 100_000
     """learner decisions between duplicate-arena evaluations against random and rule_based (0: never)"""
     eval_deals: int = 30
     """duplicate deals (x 6 seatings) per evaluation"""
@@ -140,8 +152,11 @@ def check_args(args: Args) -> None:
     for name in ("p_snapshot", "p_rule_based", "p_random"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise ValueError(f"--{name.replace('_', '-')} must be a probability, got {getattr(args, name)}")
-    if args.p_snapshot + args.p_rule_based + args.p_random >= 1.0:
-        raise ValueError("--p-snapshot + --p-rule-based + --p-random must be below 1 (the rest is the learner's)")
+    if args.p_snapshot + args.p_rule_based + args.p_random > 1.0:
+        raise ValueError("--p-snapshot + --p-rule-based + --p-random must not exceed 1 "
+                         "(the rest, and at least one seat of every game, is the learner's)")
+    if args.bc_samples < 0 or args.bc_epochs < 0:
+        raise ValueError("--bc-samples and --bc-epochs must not be negative")
     if not args.net_arch or min(args.net_arch) < 1:
         raise ValueError(f"--net-arch needs positive layer sizes, got {args.net_arch}")
 
@@ -192,6 +207,56 @@ def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Draw one action per row from masked logits (Gumbel-max, with the run's own generator)."""
     u = torch.rand(logits.shape, generator=generator).clamp_(1e-12, 1.0)
     return (logits - torch.log(-torch.log(u))).argmax(1)
+
+
+def collect_demonstrations(args: Args, rules, samples: int) -> dict[str, torch.Tensor]:
+    """The teacher plays every seat of 64 vector games: observations, masks and actions of its
+    decisions, and each decision's deal score (scaled) as the critic's target. Only decisions of
+    finished deals are kept."""
+    teacher = make_agent(args.bc_teacher)
+    agent_rng = np.random.default_rng([args.seed, 2])
+    venv = VectorManni(rules, 64, history=args.history, backend=args.backend)
+    obs, mask, to_move = venv.reset(seed=args.seed + 1_000_003)
+    data: dict[str, list] = {"obs": [], "masks": [], "actions": []}
+    returns: list[float] = []
+    open_rows = [[[] for _ in range(3)] for _ in range(64)]  # rows of each (game, seat) in the current deal
+    while len(returns) < samples or any(r for game in open_rows for r in game):
+        actions = np.array([teacher.act(venv.view(i, int(to_move[i])), agent_rng) for i in range(64)])
+        if len(returns) < samples:
+            for i in range(64):
+                open_rows[i][int(to_move[i])].append(len(returns))
+                returns.append(0.0)
+            data["obs"].append(obs)
+            data["masks"].append(mask)
+            data["actions"].append(actions)
+        obs, mask, to_move, rewards, _, _, infos = venv.step(actions)
+        for i in np.flatnonzero(infos["deal_over"]).tolist():
+            for s in range(3):
+                for row in open_rows[i][s]:
+                    returns[row] = float(rewards[i, s]) * args.reward_scale
+                open_rows[i][s] = []
+    return {"obs": torch.from_numpy(np.concatenate(data["obs"])), "masks": torch.from_numpy(np.concatenate(data["masks"])),
+            "actions": torch.from_numpy(np.concatenate(data["actions"])), "returns": torch.tensor(returns)}
+
+
+def imitate(actor: Actor, critic: Critic, data: dict[str, torch.Tensor], args: Args, gen: torch.Generator) -> dict:
+    """Behaviour cloning warm start: the actor learns the teacher's moves (cross-entropy under the
+    legal mask), the critic the teacher's deal scores (MSE)."""
+    params = list(actor.parameters()) + list(critic.parameters())
+    optimizer = torch.optim.Adam(params, lr=args.bc_learning_rate)
+    n = len(data["actions"])
+    for _ in range(args.bc_epochs):
+        for idx in torch.randperm(n, generator=gen).split(512):
+            logits = actor(data["obs"][idx], data["masks"][idx])
+            loss = nn.functional.cross_entropy(logits, data["actions"][idx])
+            loss = loss + 0.5 * nn.functional.mse_loss(critic(data["obs"][idx]), data["returns"][idx])
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+    with torch.no_grad():
+        accuracy = (actor(data["obs"], data["masks"]).argmax(1) == data["actions"]).float().mean().item()
+    return {"bc/accuracy": accuracy, "bc/samples": n}
 
 
 def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float) -> Path:
@@ -282,6 +347,10 @@ def train(args: Args) -> Path:
 
     actor = Actor(obs_size, args.net_arch, args.activation)
     critic = Critic(obs_size, args.net_arch, args.activation)
+    steps, update, start = 0, 0, time.time()  # the wall time includes the warm start
+    if args.bc_samples:
+        for name, value in imitate(actor, critic, collect_demonstrations(args, rules, args.bc_samples), args, gen).items():
+            writer.add_scalar(name, value, 0)
     params = list(actor.parameters()) + list(critic.parameters())
     optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     pool: list[Actor] = []
@@ -314,7 +383,6 @@ def train(args: Args) -> Path:
     b_valid = np.zeros((T, n), bool)
     b_seat = np.zeros((T, n), np.int64)
 
-    steps, update, start = 0, 0, time.time()
     next_snapshot, next_eval = args.snapshot_every, args.eval_every
     history: list[dict] = []
     deal_scores: list[float] = []
