@@ -103,9 +103,11 @@ rewards (and, for `"outcome"`, the winners on the totals at the cap) are given t
 
 ### Speed
 
-`env()` runs every step through PettingZoo's three checking wrappers, whose attribute forwarding
-costs more per step than the game itself. `raw_env()` has the same API without them (an illegal
-action then raises `IllegalActionError`); for bulk self-play see `manni_env.vector.VectorManni`.
+`env()` runs every step through PettingZoo's three checking wrappers. Their attribute forwarding
+(`__getattr__` after a failed lookup, through each wrapper) costs more per step than the game itself,
+so `env()` uses subclasses of them with property forwarding of the per-step attributes
+(`manni_env.fast_wrappers`, same behaviour). `raw_env()` has the same API without the wrappers (an
+illegal action then raises `IllegalActionError`); for bulk self-play see `manni_env.vector.VectorManni`.
 
 ### Version History
 
@@ -122,8 +124,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
+from . import fast_wrappers as wrappers
 from .actions import NUM_ACTIONS
 from .cards import SUITS, card_to_str, cards_of, sort_for_display
 from .engine import Deal, GameState, IllegalActionError, Phase
@@ -144,7 +146,10 @@ __all__ = ["AGENTS", "IllegalActionError", "env", "outcome_rewards", "raw_env"]
 
 
 def env(**kwargs) -> AECEnv:
-    """The environment wrapped like PettingZoo's classic games (illegal move → -1 and game over)."""
+    """The environment wrapped like PettingZoo's classic games (illegal move → -1 and game over).
+
+    The wrappers are PettingZoo's, subclassed in :mod:`manni_env.fast_wrappers` only to forward the
+    per-step attributes cheaply."""
     wrapped = raw_env(**kwargs)
     wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
     wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)

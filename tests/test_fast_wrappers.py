@@ -70,3 +70,12 @@ def test_subclasses_and_pickling():
     copy = pickle.loads(pickle.dumps(env))
     assert type(copy) is type(env)
     assert trajectory(copy, 3) == trajectory(env, 3)
+
+
+def test_manni_v0_env_uses_them():
+    from manni_env import manni_v0
+
+    env = manni_v0.env(variant="basic")
+    assert type(env) is fw.OrderEnforcingWrapper
+    assert type(env.env) is fw.AssertOutOfBoundsWrapper
+    assert type(env.env.env) is fw.TerminateIllegalWrapper
