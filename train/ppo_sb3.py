@@ -1,13 +1,18 @@
 """Self-play MaskablePPO for Manni (sb3-contrib), in one readable file.
 
-    python -m train.ppo_sb3 --total-timesteps 400000 --seed 1      # or: manni train ...
+    python -m train.ppo_sb3 --total-timesteps 300000 --seed 1      # or: manni train ...
 
-The learner plays in :class:`manni_env.single_agent.SingleAgentMannEnv` against two opponents
-drawn per episode and per seat from a pool: frozen snapshots of itself (``--p-snapshot``, once one
-exists), ``random`` (``--p-random``) and otherwise ``rule_based``. Everything goes to
-``runs/<run_name>/``:
+1. Warm start (``--bc-samples``): the policy imitates ``rule_based`` self-play (cross-entropy under
+   the legal mask) and the critic fits its returns, so PPO starts near the baseline's level.
+2. PPO: the learner plays in :class:`manni_env.single_agent.SingleAgentMannEnv` (one deal per
+   episode, shaped ``trick`` reward) against two opponents drawn per episode and per seat from a
+   pool: frozen snapshots of itself (``--p-snapshot``, once one exists), ``random``
+   (``--p-random``) and otherwise ``rule_based``.
 
-- ``args.json``; ``tb/`` (TensorBoard: SB3's losses and ``time/fps``, plus ``arena/*`` scores);
+Everything goes to ``runs/<run_name>/``:
+
+- ``args.json``; ``tb/`` (TensorBoard and ``progress.csv``: SB3's losses and ``time/fps``, ``bc/*`` of the
+  warm start, ``arena/*`` scores);
 - ``pool/`` (snapshots, in the safe ``ppo`` checkpoint format of :mod:`agents.ppo_agent`);
 - ``checkpoints/latest.pt`` (resumable with ``--resume``; plain tensors and JSON-like values, read
   back with ``torch.load(weights_only=True)``);
