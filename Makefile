@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q --upgrade pip
 	# a pinned CPU-friendly torch first; any torch the project range accepts otherwise
 	$(PIP) install -q "torch==2.13.0" || $(PIP) install -q "torch>=2.3"
-	$(PIP) install -q -e ".[train,dev]"
+	$(PIP) install -q -e ".[train,dev,rllib,fast]"
 	touch $@
 
 main: setup

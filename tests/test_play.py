@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from agents.commands.play import DEFAULT_OPPONENTS, play_terminal
+from agents.commands.play import DEFAULT_OPPONENTS, default_opponents, play_terminal
+from agents.registry import make_agent
 from agents.human import HumanPolicy, QuitGame, hand_text, parse_move
 from manni_env import Deal, GameState, make_rules
 from manni_env import actions as A
@@ -164,4 +165,9 @@ def test_hand_text_groups_by_suit_high_to_low():
 
 def test_play_command_defaults():
     args = build_parser().parse_args(["play"])
-    assert args.opponents == list(DEFAULT_OPPONENTS) and args.seat == 0 and args.save is None
+    assert args.opponents is None and args.seat == 0 and args.save is None
+    assert default_opponents("hornafjardar") == DEFAULT_OPPONENTS == ("ppo", "ppo")
+    # the shipped agent plays Hornafjarðarmanni only: other variants fall back to rule_based
+    assert default_opponents("basic") == ("rule_based", "rule_based")
+    for spec in default_opponents("trjamann"):
+        make_agent(spec)

@@ -13,8 +13,16 @@ from manni_env.rules import Rules
 from ..human import HumanPolicy, QuitGame, TableNarrator
 from ..match import play_game
 
-#: The opponents ``manni play`` seats when none are named.
+#: The opponents ``manni play`` seats when none are named: the shipped agent where one exists for
+#: the variant, ``rule_based`` otherwise.
 DEFAULT_OPPONENTS = ("ppo", "ppo")
+FALLBACK_OPPONENTS = ("rule_based", "rule_based")
+SHIPPED_VARIANTS = ("hornafjardar",)
+
+
+def default_opponents(variant: str) -> tuple[str, str]:
+    """The opponents for ``variant`` when ``--opponents`` is not given."""
+    return DEFAULT_OPPONENTS if variant in SHIPPED_VARIANTS else FALLBACK_OPPONENTS
 
 
 def register(subparsers) -> None:
@@ -26,8 +34,9 @@ def register(subparsers) -> None:
         description="Play a game of Manni in the terminal against two agents. Type a card (TH, 10h), "
         "the number of a listed move or its name (done, keep, swap, take, pass, spades, ...); ? for help, q to quit.",
     )
-    parser.add_argument("--opponents", nargs=2, default=list(DEFAULT_OPPONENTS), metavar=("A", "B"),
-                        help=f"agent specs of the two opponents (default: {' '.join(DEFAULT_OPPONENTS)})")
+    parser.add_argument("--opponents", nargs=2, default=None, metavar=("A", "B"),
+                        help=f"agent specs of the two opponents (default: {' '.join(DEFAULT_OPPONENTS)} in "
+                        f"{', '.join(SHIPPED_VARIANTS)}, else {' '.join(FALLBACK_OPPONENTS)})")
     parser.add_argument("--seat", type=int, choices=(0, 1, 2), default=0, help="your seat (default 0)")
     add_variant_options(parser)
     parser.add_argument("--seed", type=int, default=None, help="deal seed (default: fresh entropy, shown at the start)")
@@ -38,7 +47,9 @@ def register(subparsers) -> None:
 def _main(args: argparse.Namespace) -> int:
     from manni_env.cli_options import rules_from_args
 
-    play_terminal(rules_from_args(args), args.opponents, args.seat, args.seed, args.save)
+    rules = rules_from_args(args)
+    opponents = args.opponents or default_opponents(rules.variant)
+    play_terminal(rules, opponents, args.seat, args.seed, args.save)
     return 0
 
 
