@@ -79,7 +79,7 @@ def resolve_agent(spec: OpponentSpec):
     raise TypeError(f"an opponent is a registry spec (str) or a Policy with act/reset, got {spec!r}")
 
 
-class SingleAgentMannEnv(gym.Env):
+class SingleAgentManniEnv(gym.Env):
     """One learner against two embedded opponents (see the module docstring)."""
 
     metadata = {"render_modes": ["ansi"]}

@@ -9,7 +9,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from agents.registry import make_agent
 from manni_env.engine import IllegalActionError
-from manni_env.single_agent import SingleAgentMannEnv
+from manni_env.single_agent import SingleAgentManniEnv
 
 
 class CheckedAgent:
@@ -60,16 +60,21 @@ def random_rollout(env, steps: int, seed: int):
 
 @pytest.mark.parametrize("opponents", [("random", "random"), ("rule_based", "rule_based")])
 def test_check_env(opponents):
-    check_env(SingleAgentMannEnv(opponents=opponents, seed=3))
+    check_env(SingleAgentManniEnv(opponents=opponents, seed=3))
 
 
 def test_check_env_game_episodes_other_variant():
-    check_env(SingleAgentMannEnv("basic", opponents=("random", "rule_based"), episode="game", seed=4, target=5))
+    check_env(SingleAgentManniEnv("basic", opponents=("random", "rule_based"), episode="game", seed=4, target=5))
+
+
+@pytest.mark.parametrize("variant", ["trjamann", "laugarvatn"])
+def test_check_env_announcement_variants(variant):
+    check_env(SingleAgentManniEnv(variant, opponents=("rule_based", "random"), seed=5))
 
 
 def test_masks_never_empty_and_opponents_legal():
     a, b = CheckedAgent("rule_based"), CheckedAgent("random")
-    env = SingleAgentMannEnv(opponents=(a, b), seed=11)
+    env = SingleAgentManniEnv(opponents=(a, b), seed=11)
     episodes = sum(term or trunc for _, _, term, trunc in random_rollout(env, 1500, seed=11))
     assert episodes > 50
     assert a.moves > 500 and b.moves > 500
@@ -77,7 +82,7 @@ def test_masks_never_empty_and_opponents_legal():
 
 
 def test_deal_reward_is_the_learners_deal_score_even_when_an_opponent_ends_the_deal():
-    env = SingleAgentMannEnv(opponents=("rule_based", "random"), seed=5)
+    env = SingleAgentManniEnv(opponents=("rule_based", "random"), seed=5)
     env.reset(seed=5)
     rng = np.random.default_rng(5)
     ended_by = {"learner": 0, "opponent": 0}
@@ -105,7 +110,7 @@ def test_deal_reward_is_the_learners_deal_score_even_when_an_opponent_ends_the_d
 
 
 def test_game_episode_rewards_sum_to_the_final_total():
-    env = SingleAgentMannEnv(opponents=("rule_based", "rule_based"), episode="game", seed=8)
+    env = SingleAgentManniEnv(opponents=("rule_based", "rule_based"), episode="game", seed=8)
     total, done = 0.0, False
     for _, reward, terminated, truncated in random_rollout(env, 5000, seed=8):
         total += reward
@@ -118,13 +123,13 @@ def test_game_episode_rewards_sum_to_the_final_total():
 
 
 def test_deal_cap_is_truncation_in_game_episodes():
-    env = SingleAgentMannEnv(opponents=("random", "random"), episode="game", seed=2, max_deals=1)
+    env = SingleAgentManniEnv(opponents=("random", "random"), episode="game", seed=2, max_deals=1)
     outcomes = [(term, trunc) for _, _, term, trunc in random_rollout(env, 200, seed=2) if term or trunc]
     assert outcomes and all(o == (False, True) for o in outcomes)
 
 
 def test_illegal_learner_action_is_a_clear_error_and_changes_nothing():
-    env = SingleAgentMannEnv(opponents=("random", "random"), seed=1)
+    env = SingleAgentManniEnv(opponents=("random", "random"), seed=1)
     env.reset(seed=1)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     before = env.state.to_dict()
@@ -136,14 +141,14 @@ def test_illegal_learner_action_is_a_clear_error_and_changes_nothing():
 
 
 def test_illegal_opponent_action_is_not_accepted():
-    env = SingleAgentMannEnv(opponents=(AlwaysZero(), AlwaysZero()), seed=0)
+    env = SingleAgentManniEnv(opponents=(AlwaysZero(), AlwaysZero()), seed=0)
     with pytest.raises(IllegalActionError):
         for _ in random_rollout(env, 50, seed=0):
             pass
 
 
 def test_sampled_actions_are_legal():
-    env = SingleAgentMannEnv(opponents=("random", "random"), seed=6)
+    env = SingleAgentManniEnv(opponents=("random", "random"), seed=6)
     env.reset(seed=6)
     env.action_space.seed(6)
     for _ in range(300):
@@ -156,7 +161,7 @@ def test_sampled_actions_are_legal():
 
 def test_same_seed_same_trajectory():
     def trajectory():
-        env = SingleAgentMannEnv(opponents=("random", "rule_based"), seed=21)
+        env = SingleAgentManniEnv(opponents=("random", "rule_based"), seed=21)
         return [(o.tobytes(), r, t) for o, r, t, _ in random_rollout(env, 200, seed=21)]
 
     assert trajectory() == trajectory()
@@ -169,7 +174,7 @@ def test_opponent_factory_is_asked_every_episode_with_the_env_generator():
         calls.append(rng)
         return make_agent("random"), make_agent("rule_based")
 
-    env = SingleAgentMannEnv(opponents=pool, seed=9)
+    env = SingleAgentManniEnv(opponents=pool, seed=9)
     episodes = sum(term or trunc for _, _, term, trunc in random_rollout(env, 400, seed=9))
     assert len(calls) == episodes + 1  # every reset, the last one included
     assert all(isinstance(rng, np.random.Generator) for rng in calls)
@@ -177,17 +182,17 @@ def test_opponent_factory_is_asked_every_episode_with_the_env_generator():
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="episode must be one of deal, game"):
-        SingleAgentMannEnv(episode="trick")
+        SingleAgentManniEnv(episode="trick")
     with pytest.raises(ValueError, match="two agents"):
-        SingleAgentMannEnv(opponents=("random",))
+        SingleAgentManniEnv(opponents=("random",))
     with pytest.raises(ValueError, match="unknown agent"):
-        SingleAgentMannEnv(opponents=("random", "nobody"))
+        SingleAgentManniEnv(opponents=("random", "nobody"))
     with pytest.raises(ValueError, match="option 'negative' is not valid"):
-        SingleAgentMannEnv(negative=True)
+        SingleAgentManniEnv(negative=True)
 
 
 def _make_env(rank: int):
-    return lambda: SingleAgentMannEnv(opponents=("rule_based", "random"), seed=100 + rank)
+    return lambda: SingleAgentManniEnv(opponents=("rule_based", "random"), seed=100 + rank)
 
 
 @pytest.mark.parametrize("vec_cls", [DummyVecEnv, SubprocVecEnv])

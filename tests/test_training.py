@@ -11,7 +11,7 @@ import torch
 from agents.arena import run_arena
 from agents.ppo_agent import CheckpointError, PPOAgent
 from manni_env.rules import make_rules
-from manni_env.single_agent import SingleAgentMannEnv
+from manni_env.single_agent import SingleAgentManniEnv
 from train.args import Args, check_args, parse_args
 from train.ppo_sb3 import actor_layers, collect_demonstrations, load_training_checkpoint, train
 
@@ -53,7 +53,7 @@ def test_smoke_run_writes_everything_and_beats_random(smoke_run):
 def test_exported_actor_matches_the_sb3_policy(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    env = SingleAgentMannEnv(opponents=("random", "random"), seed=0)
+    env = SingleAgentManniEnv(opponents=("random", "random"), seed=0)
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [32, 16], "activation_fn": torch.nn.ReLU},
                         seed=0, device="cpu")
     from train.ppo_sb3 import export_agent

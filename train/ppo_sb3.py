@@ -4,7 +4,7 @@
 
 1. Warm start (``--bc-samples``): the policy imitates ``rule_based`` self-play (cross-entropy under
    the legal mask) and the critic fits its returns, so PPO starts near the baseline's level.
-2. PPO: the learner plays in :class:`manni_env.single_agent.SingleAgentMannEnv` (one deal per
+2. PPO: the learner plays in :class:`manni_env.single_agent.SingleAgentManniEnv` (one deal per
    episode, shaped ``trick`` reward) against two opponents drawn per episode and per seat from a
    pool: frozen snapshots of itself (``--p-snapshot``, once one exists), ``random``
    (``--p-random``) and otherwise ``rule_based``.
@@ -45,7 +45,7 @@ from agents.registry import make_agent
 from manni_env.engine import GameState
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import make_rules
-from manni_env.single_agent import SingleAgentMannEnv
+from manni_env.single_agent import SingleAgentManniEnv
 from train.args import Args, check_args, parse_args
 
 TRAIN_FORMAT = "manni-ppo-train/1"
@@ -89,7 +89,7 @@ def make_env(args: Args, rank: int, seed: int, pool: OpponentPool):
     """A thunk building env ``rank`` (for DummyVecEnv / SubprocVecEnv)."""
 
     def thunk():
-        env = SingleAgentMannEnv(
+        env = SingleAgentManniEnv(
             args.variant, opponents=pool, history=args.history, episode=args.episode, seed=seed + rank, reward=args.reward
         )
         return Monitor(env)
