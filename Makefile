@@ -3,6 +3,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
+TORCH ?= torch==2.13.0
 
 .PHONY: setup main test bench
 
@@ -11,8 +12,9 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	# a pinned CPU-friendly torch first; any torch the project range accepts otherwise
-	$(PIP) install -q "torch==2.13.0" || $(PIP) install -q "torch>=2.3"
+	# keep a torch already in the venv (e.g. a CPU-only build you installed); else the pinned
+	# release, else any torch the project accepts
+	$(PY) -c "import torch" 2>/dev/null || $(PIP) install -q "$(TORCH)" || $(PIP) install -q "torch>=2.3"
 	$(PIP) install -q -e ".[train,dev,rllib,fast]"
 	touch $@
 
