@@ -259,18 +259,17 @@ class raw_env(AECEnv, EzPickle):
         deals_before = len(game.rounds)
         game.apply(action)  # raises IllegalActionError, changing nothing, when illegal
         self._cumulative_rewards[agent] = 0.0
-        rewards = dict.fromkeys(AGENTS, 0.0)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
         over = game.finished
         if len(game.rounds) > deals_before:
             self._deal_over = True
             over = over or self.episode == "deal"
             if self.reward_mode == "deal":
                 points = game.rounds[-1].points
-                rewards = {a: float(points[s]) for s, a in enumerate(AGENTS)}
+                self.rewards = {a: float(points[s]) for s, a in enumerate(AGENTS)}
             elif game.finished:
-                rewards = dict(zip(AGENTS, outcome_rewards(game.winners)))
-        self.rewards = rewards
-        self._accumulate_rewards()
+                self.rewards = dict(zip(AGENTS, outcome_rewards(game.winners)))
+            self._accumulate_rewards()  # at the other steps the rewards are all 0: nothing to add
         if over:
             self._over = True
             ends = self.truncations if game.truncated else self.terminations

@@ -259,8 +259,7 @@ class ObservationEncoder:
         """``int8`` mask over the :data:`~manni_env.actions.NUM_ACTIONS` actions; all zeros unless
         it is ``view.seat``'s turn."""
         mask = np.zeros(NUM_ACTIONS, np.int8)
-        if view.legal_actions:
-            mask[list(view.legal_actions)] = 1
+        mask.put(view.legal_actions, 1)
         return mask
 
 

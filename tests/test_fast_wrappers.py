@@ -79,3 +79,20 @@ def test_manni_v0_env_uses_them():
     assert type(env) is fw.OrderEnforcingWrapper
     assert type(env.env) is fw.AssertOutOfBoundsWrapper
     assert type(env.env.env) is fw.TerminateIllegalWrapper
+
+
+def test_forwarding_skips_only_the_plain_layers():
+    """Stacked wrappers read the attributes from the env below the plain forwarding layers; a wrapper
+    around an order-enforcing one still gets its before-reset error."""
+    env = wrap(fw)
+    assert env._source is env.env.env.env  # the raw env, two plain layers skipped
+    outer = fw.AssertOutOfBoundsWrapper(fw.OrderEnforcingWrapper(raw_env()))
+    plain = pz.AssertOutOfBoundsWrapper(pz.OrderEnforcingWrapper(raw_env()))
+    for name in ("agent_selection", "terminations"):
+        with pytest.raises(AttributeError) as expected:
+            getattr(plain, name)
+        with pytest.raises(AttributeError) as got:
+            getattr(outer, name)
+        assert str(got.value) == str(expected.value)
+    outer.env.reset(seed=0)
+    assert outer.agent_selection == outer.env.env.agent_selection
