@@ -14,6 +14,8 @@ straight from the env below the layers that only forward them: one lookup instea
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from pettingzoo.utils import wrappers
 
 #: Attributes of the wrapped env that the AEC loop and the wrappers read on every step.
@@ -23,10 +25,7 @@ _AFTER_RESET = frozenset({"agent_selection", "agents", "rewards", "terminations"
 
 
 def _forward(name: str) -> property:
-    def get(self):
-        return getattr(self._source, name)
-
-    return property(get, doc=f"``{name}`` of the wrapped env.")
+    return property(attrgetter(f"_source.{name}"), doc=f"``{name}`` of the wrapped env.")
 
 
 def _forward_after_reset(name: str) -> property:
