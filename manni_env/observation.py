@@ -50,6 +50,8 @@ SEAT_NAMES = ("me", "left", "right")
 _CARD_BYTES = 7  # 56 bits hold a 52-card mask
 _PLAY_SLOT = NUM_CARDS + 3  # one history slot: card one-hot + relative seat one-hot
 _REL = tuple(tuple((a - s) % 3 for a in range(3)) for s in range(3))  # _REL[seat][abs] = relative
+#: _BYTE_BITS[b]: the 8 bits of byte value b, least significant first, as floats
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float32)
 #: _PLAY_BITS[relative seat][card]: the bits of one history slot
 _PLAY_BITS = tuple(tuple(1 << card | 1 << (NUM_CARDS + r) for card in range(NUM_CARDS)) for r in range(3))
 
@@ -126,7 +128,8 @@ class ObservationEncoder:
     """Encodes a :class:`SeatView` as a ``float32`` vector of :attr:`size` (layout: :attr:`segments`).
 
     The 0/1 segments are assembled as bits of one Python integer (card sets are already bitmasks)
-    and unpacked in a single numpy call; the scaled numbers form one contiguous block written after.
+    and turned into floats by one table lookup of its bytes; the scaled numbers form one contiguous
+    block written after.
     """
 
     def __init__(self, rules: Rules, history: str = "summary"):
@@ -235,13 +238,13 @@ class ObservationEncoder:
                 history = history << _PLAY_SLOT | _PLAY_BITS[rel[s]][card]
             bits |= history << o["history"]
 
-        unpacked = np.unpackbits(
-            np.frombuffer(bits.to_bytes(self._nbytes, "little"), np.uint8), count=self.size, bitorder="little"
-        )
+        # each byte of ``bits`` becomes its 8 floats in one table lookup
+        byte_values = np.frombuffer(bits.to_bytes(self._nbytes, "little"), np.uint8)
+        floats = _BYTE_BITS.take(byte_values, axis=0).reshape(-1)[: self.size]
         if out is None:
-            out = unpacked.astype(np.float32)
+            out = floats
         else:
-            out[:] = unpacked
+            out[:] = floats
         tricks, score = self._tricks, self._score
         won, plus, minus, totals = view.tricks_won, view.plus, view.minus, view.totals
         out[self._scalars : self._scalars_end] = (
