@@ -27,6 +27,7 @@ import safetensors.numpy
 
 from manni_env.actions import NUM_ACTIONS
 from manni_env.observation import ObservationEncoder
+from manni_env.rules import Rules
 from manni_env.view import SeatView
 
 FORMAT = "manni-ppo/1"
@@ -51,6 +52,20 @@ def layout_fingerprint(encoder: ObservationEncoder) -> str:
     the layout it was trained on."""
     text = json.dumps([[s.name, s.offset, s.size] for s in encoder.segments])
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def policy_metadata(rules: Rules, history: str, activation: str) -> dict:
+    """The metadata every exporter writes about what the policy plays and reads: variant, rule
+    options, observation history and size, layout hash, activation."""
+    encoder = ObservationEncoder(rules, history=history)
+    return {
+        "variant": rules.variant,
+        "rule_options": rules.options(),
+        "history": history,
+        "obs_size": encoder.size,
+        "layout_sha256": layout_fingerprint(encoder),
+        "activation": activation,
+    }
 
 
 def save_checkpoint(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]], metadata: dict) -> Path:

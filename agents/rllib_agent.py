@@ -24,7 +24,7 @@ import numpy as np
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import Rules
 
-from .ppo_agent import CheckpointError, PPOAgent, layout_fingerprint, save_checkpoint
+from .ppo_agent import CheckpointError, PPOAgent, policy_metadata, save_checkpoint
 
 #: File stem of the export inside an RLlib checkpoint directory.
 EXPORT_NAME = "manni_policy"
@@ -74,12 +74,7 @@ def export_policy(module: Any, path: str | Path, rules: Rules, history: str, inf
         raise ValueError(f"the module reads {layers[0][0].shape[1]} inputs; {rules.variant} observations "
                          f"(history={history!r}) have {encoder.size}")
     metadata = {
-        "variant": rules.variant,
-        "options": rules.options(),
-        "history": history,
-        "obs_size": encoder.size,
-        "layout_sha256": layout_fingerprint(encoder),
-        "activation": activation,
+        **policy_metadata(rules, history, activation),
         "trained_with": "rllib",
         **(info or {}),
     }

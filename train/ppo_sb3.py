@@ -40,7 +40,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from agents.arena import ArenaResult, run_arena
-from agents.ppo_agent import PPOAgent, layout_fingerprint, save_checkpoint
+from agents.ppo_agent import PPOAgent, policy_metadata, save_checkpoint
 from agents.registry import make_agent
 from manni_env.engine import GameState
 from manni_env.observation import ObservationEncoder
@@ -112,18 +112,11 @@ def command_line() -> str:
 
 def export_agent(model: MaskablePPO, path: Path, args: Args, timesteps: int, wall_time: float) -> Path:
     """Write the playable agent (safetensors + JSON metadata with the training provenance)."""
-    rules = make_rules(args.variant)
-    encoder = ObservationEncoder(rules, history=args.history)
     import sb3_contrib
     import stable_baselines3
 
     metadata = {
-        "variant": args.variant,
-        "rule_options": rules.options(),
-        "history": args.history,
-        "obs_size": encoder.size,
-        "layout_sha256": layout_fingerprint(encoder),
-        "activation": args.activation,
+        **policy_metadata(make_rules(args.variant), args.history, args.activation),
         "training": {
             "algorithm": "sb3-contrib MaskablePPO, self-play opponent pool",
             "command": command_line(),

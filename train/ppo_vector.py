@@ -41,10 +41,9 @@ import torch
 from torch import nn
 
 from agents.arena import run_arena
-from agents.ppo_agent import layout_fingerprint, save_checkpoint
+from agents.ppo_agent import policy_metadata, save_checkpoint
 from agents.registry import make_agent
 from manni_env.actions import NUM_ACTIONS
-from manni_env.observation import ObservationEncoder
 from manni_env.rules import make_rules
 from manni_env.vector import BACKENDS, VectorManni
 from train.args import add_arguments, args_from_namespace
@@ -261,15 +260,8 @@ def imitate(actor: Actor, critic: Critic, data: dict[str, torch.Tensor], args: A
 
 def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float) -> Path:
     """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON)."""
-    rules = make_rules(args.variant)
-    encoder = ObservationEncoder(rules, args.history)
     metadata = {
-        "variant": args.variant,
-        "rule_options": rules.options(),
-        "history": args.history,
-        "obs_size": encoder.size,
-        "layout_sha256": layout_fingerprint(encoder),
-        "activation": args.activation,
+        **policy_metadata(make_rules(args.variant), args.history, args.activation),
         "training": {
             "algorithm": "plain-torch self-play PPO on the vector env (train/ppo_vector.py)",
             "command": " ".join(sys.argv),
