@@ -99,6 +99,11 @@ def check_end(state: GameState) -> None:
     assert state.winners == tuple(s for s in range(3) if state.totals[s] == top)
     if rules.is_announcement:
         assert len(rounds) == rules.max_deals and not state.truncated
+        # each player declared each contract exactly once, as forehand of its own deals
+        for seat in range(3):
+            assert sorted(state.used_contracts[seat]) == sorted(rules.contracts)
+            assert sorted(r.contract.name for r in rounds if r.contract.declarer == seat) == sorted(rules.contracts)
+            assert all(r.contract.declarer == (r.dealer + 1) % 3 for r in rounds)
         return
     reached = [max(r.plus) >= rules.target if rules.variant == "hornafjardar"
                else max(r.totals) >= rules.target and list(r.totals).count(max(r.totals)) == 1 for r in rounds]
@@ -119,6 +124,9 @@ def play_checked(rules, seed: int, deep: bool) -> GameState:
             if step % 401 == seed % 401:  # costly: at one or two steps of the game
                 check_clone_and_serialization(state, rng)
         legal = state.legal_actions()
+        if state.phase == Phase.ANNOUNCE:  # the last unused contract is forced
+            unused = set(rules.contracts) - set(state.used_contracts[state.to_move])
+            assert (len(legal) == 1) == (len(unused) == 1 and "suit" not in unused)
         rounds = len(state.rounds)
         state.apply(legal[int(rng.integers(len(legal)))])
         if len(state.rounds) > rounds:
