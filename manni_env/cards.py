@@ -93,11 +93,6 @@ def mask_to_strs(mask: int) -> list[str]:
     return [card_to_str(c) for c in cards_of(mask)]
 
 
-def strs_to_cards(texts: Iterable[str]) -> list[int]:
-    """Card strings → card indices, in the same order."""
-    return [card_from_str(t) for t in texts]
-
-
 def sort_for_display(cards: Iterable[int]) -> list[int]:
     """Cards grouped by suit (S H D C) and high to low within a suit, as a player holds them."""
     return sorted(cards, key=lambda c: (-(c // 13), -(c % 13)))

@@ -7,7 +7,7 @@ naming the valid choices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from .cards import FULL_PACK, PACK_48
 
@@ -127,8 +127,3 @@ def _validate(rules: Rules) -> None:
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def rules_fields() -> tuple[str, ...]:
-    """Names of the user-settable fields of :class:`Rules`."""
-    return tuple(f.name for f in fields(Rules) if f.init)
