@@ -12,16 +12,18 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from agents.rule_based import ACES
 from manni_env import actions as A
+from manni_env.cards import SUIT_MASKS
 from manni_env.engine import Phase
+from manni_env.vector import GRAND, NULLO, TRUMP
 
-NULLO, TRUMP, GRAND = 0, 1, 2
 PLAY, EXCHANGE, SWAP = int(Phase.PLAY), int(Phase.EXCHANGE), int(Phase.SWAP)
 EXCHANGE_DONE, KEEP_HAND, SWAP_HAND = A.EXCHANGE_DONE, A.KEEP_HAND, A.SWAP_HAND
-_POP13 = np.array([bin(m).count("1") for m in range(8192)], np.int64)
+_POP13 = np.array([m.bit_count() for m in range(8192)], np.int64)
 _HI13 = np.array([m.bit_length() - 1 for m in range(8192)], np.int64)
-_SUIT = np.array([0x1FFF << (13 * s) for s in range(4)], np.int64)
-_ACES = np.array([1 << (13 * s + 12) for s in range(4)], np.int64)
+_SUIT = np.array(SUIT_MASKS, np.int64)
+_ACES = np.array(ACES, np.int64)
 
 
 # ----------------------------------------------------------------------------- bit helpers
@@ -147,19 +149,18 @@ def estimate_tricks(hand, kind, trump, long_len):
 
 
 @numba.njit(cache=True, nogil=True)
-def _exchange(hand, pending, kind, trump, limit, threshold, long_len):
-    """The first card of ``exchange_plan(hand | pending, ...)`` still in ``hand``, else
-    ``EXCHANGE_DONE`` (the plan's earlier cards are the pending discards)."""
-    rest_hand = hand | pending
-    planned = 0
-    while planned < limit and rest_hand:
-        base = estimate_tricks(rest_hand, kind, trump, long_len)
+def exchange_plan(full, kind, trump, limit, threshold, long_len, plan):
+    """``agents.rule_based.exchange_plan`` into ``plan``; returns its length."""
+    hand = full
+    n_plan = 0
+    while n_plan < limit and hand:
+        base = estimate_tricks(hand, kind, trump, long_len)
         best, best_v = -1, 0.0
-        rest = rest_hand
+        rest = hand
         while rest:  # ascending cards, as the Python dict of marginals
             c = _lo(rest)
             rest ^= 1 << c
-            v = base - estimate_tricks(rest_hand ^ (1 << c), kind, trump, long_len)
+            v = base - estimate_tricks(hand ^ (1 << c), kind, trump, long_len)
             if best < 0:
                 best, best_v = c, v
             elif kind == NULLO:  # max by (value, card); cards ascend, so ties go to the later card
@@ -172,10 +173,27 @@ def _exchange(hand, pending, kind, trump, limit, threshold, long_len):
                 break
         elif best_v >= threshold:
             break
-        if (hand >> best) & 1:
-            return best
-        planned += 1
-        rest_hand ^= 1 << best
+        plan[n_plan] = best
+        n_plan += 1
+        hand ^= 1 << best
+    return n_plan
+
+
+@numba.njit(cache=True, nogil=True)
+def _exchange(hand, full, key, memo_key, memo_plan, memo_len, threshold, long_len):
+    """The first card of the exchange plan of ``full`` (hand and pending discards) still in
+    ``hand``, else ``EXCHANGE_DONE``. The plan is a pure function of ``key`` = (full, kind, trump,
+    limit, pack, hand size) and is kept per game in ``memo_*`` (a seat's successive exchange
+    decisions share it)."""
+    same = True
+    for i in range(key.shape[0]):
+        same = same and memo_key[i] == key[i]
+    if not same:
+        memo_key[:] = key
+        memo_len[0] = exchange_plan(full, key[1], key[2], key[3], threshold, long_len, memo_plan)
+    for i in range(memo_len[0]):
+        if (hand >> memo_plan[i]) & 1:
+            return memo_plan[i]
     return EXCHANGE_DONE
 
 
@@ -353,10 +371,13 @@ def _nullo_follow(hand, seat, trick, tl, led, others, voids):
 # ----------------------------------------------------------------------------- the batch
 @numba.njit(cache=True, nogil=True)
 def act_kernel(games, limits, phase, to_move, hands, discards, played, voids, trick, trick_len, led_suit,
-               kind, trump, pending, n_pending, pack, hand_size, means, out):
+               kind, trump, pending, n_pending, pack, hand_size, means, memo_key, memo_plan, memo_len, out):
     """``out[j]``: the rule_based action of the seat on turn in game ``games[j]``; ``limits[j]`` its
-    remaining exchange allowance, ``means[k]`` the mean estimate of contract kind ``k``."""
+    remaining exchange allowance, ``means[k]`` the mean estimate of contract kind ``k``;
+    ``memo_key`` (N, 6), ``memo_plan`` (N, 12), ``memo_len`` (N,): exchange plans by game (see
+    :func:`_exchange`; a key that does not match, such as the initial -1, is recomputed)."""
     long_len = 4 if hand_size <= 12 else 5
+    key = np.empty(6, np.int64)
     for j in range(games.shape[0]):
         g = games[j]
         s = to_move[g]
@@ -372,10 +393,12 @@ def act_kernel(games, limits, phase, to_move, hands, discards, played, voids, tr
                         v |= 1 << (4 * seat + suit)
             out[j] = choose_card(hand, s, trick[g], trick_len[g], led_suit[g], trump[g], k == NULLO, gone, v, pack)
         elif ph == EXCHANGE:
-            pend = 0
+            full = hand
             for i in range(n_pending[g]):
-                pend |= 1 << pending[g, i]
-            out[j] = _exchange(hand, pend, k, trump[g], limits[j] + n_pending[g], means[k] / hand_size, long_len)
+                full |= 1 << pending[g, i]
+            key[0], key[1], key[2], key[3], key[4], key[5] = full, k, trump[g], limits[j] + n_pending[g], pack, hand_size
+            out[j] = _exchange(hand, full, key, memo_key[g], memo_plan[g], memo_len[g:g + 1], means[k] / hand_size,
+                               long_len)
         elif ph == SWAP:
             est = estimate_tricks(hand, TRUMP, trump[g], long_len)
             out[j] = SWAP_HAND if est < means[TRUMP] else KEEP_HAND
