@@ -55,11 +55,11 @@ def test_batched_actions_equal_the_scalar_agent(variant, seed, p_policy):
         assert seen["phases"] == {Phase.SWAP, Phase.PLAY}
 
 
-@needs_numba
-def test_subset_of_games():
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "python"])
+def test_subset_of_games(backend):
     venv = VectorManni(make_rules("hornafjardar"), 8)
     venv.reset(seed=5)
-    policy = VectorRuleBased("numba")
+    policy = VectorRuleBased(backend)
     every = policy.act(venv)
     games = np.array([6, 1, 1])
     assert policy.act(venv, games).tolist() == every[games].tolist()
