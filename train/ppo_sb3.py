@@ -9,6 +9,9 @@
    pool: frozen snapshots of itself (``--p-snapshot``, once one exists), ``random``
    (``--p-random``) and otherwise ``rule_based``.
 
+The reported wall time (``history`` and the agent's metadata) counts the warm start and learning,
+not the periodic arena evaluations.
+
 Everything goes to ``runs/<run_name>/``:
 
 - ``args.json``; ``tb/`` (TensorBoard and ``progress.csv``: SB3's losses and ``time/fps``, ``bc/*`` of the
@@ -216,12 +219,14 @@ class SelfPlayCallback(BaseCallback):
     def __init__(self, args: Args, run_dir: Path, history: list[dict], wall_time: float):
         super().__init__()
         self.args, self.run_dir, self.history = args, run_dir, history
-        self.wall_before = wall_time  # seconds spent in earlier sessions of a resumed run
+        self.wall_before = wall_time  # the warm start, or the earlier sessions of a resumed run
         self.started = time.time()
+        self.eval_seconds = 0.0
         self.last = {"snapshot": 0, "eval": 0, "checkpoint": 0}
 
     def wall_time(self) -> float:
-        return self.wall_before + time.time() - self.started
+        """Training wall time: the warm start and learning, not the periodic evaluations."""
+        return self.wall_before + time.time() - self.started - self.eval_seconds
 
     def _due(self, what: str, every: int) -> bool:
         if every <= 0 or self.num_timesteps - self.last[what] < every:
@@ -243,6 +248,7 @@ class SelfPlayCallback(BaseCallback):
         return True
 
     def evaluate(self) -> None:
+        eval_start = time.time()
         path = export_agent(self.model, self.run_dir / "eval" / "current", self.args, self.num_timesteps, self.wall_time())
         spec = f"ppo:{path.with_suffix('')}"
         results = evaluate(spec, self.args.variant, self.args.eval_deals, self.args.eval_seed)
@@ -252,6 +258,7 @@ class SelfPlayCallback(BaseCallback):
             self.logger.record(f"arena/vs_{baseline}", entry[f"vs_{baseline}"]["mean"])
         self.history.append(entry)
         self.logger.dump(self.num_timesteps)
+        self.eval_seconds += time.time() - eval_start
 
 
 def save_training_checkpoint(model: MaskablePPO, run_dir: Path, args: Args, history: list[dict], wall_time: float) -> Path:
@@ -363,10 +370,12 @@ def train(args: Args) -> TrainResult:
     history: list[dict] = []
     wall_before = 0.0
     if checkpoint is None and args.bc_samples > 0:
+        bc_start = time.time()
         data = collect_demonstrations(args, args.bc_samples, seed=args.seed)
         for key, value in imitate(model, data, args.bc_epochs, args.bc_learning_rate, args.batch_size, args.seed).items():
             model.logger.record(key, value)
         model.logger.dump(0)
+        wall_before = time.time() - bc_start  # the warm start counts in the training wall time
     if checkpoint:
         model.policy.load_state_dict(checkpoint["policy"])
         model.policy.optimizer.load_state_dict(checkpoint["optimizer"])

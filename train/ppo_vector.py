@@ -5,19 +5,25 @@
 CleanRL-style (``cleanrl/ppo.py``): a documented :class:`Args` dataclass, a linear :func:`train`.
 Like ``train/ppo_sb3.py`` it starts with an imitation warm start (``bc_samples`` decisions of
 ``rule_based`` playing every seat, cloned by the actor with cross-entropy and by the critic with
-the deal scores; counted in the reported wall time). ``num_envs`` games run in lockstep in :class:`manni_env.vector.VectorManni`. At the start of every
-game each seat is given, independently, to a frozen snapshot of the learner (``p_snapshot``, once
-the pool holds one), to ``rule_based`` (``p_rule_based``) or ``random`` (``p_random``, both playing
-through the vector env's seat views), or else to the learner; at least one seat stays with the
-learner. Every step runs one batched forward pass per network that has a seat on turn. Each
-(game, seat) played by the learner is its own trajectory: a seat's deal score is credited to its last decision, the
-deal (``episode="deal"``) or the game ends its episode, and a trajectory cut by the end of a
-rollout is bootstrapped with the value of that seat's current observation. Then GAE, the clipped
-PPO objective with masked categorical policies (illegal logits set to -1e8), a clipped value loss
-and an entropy bonus, over ``update_epochs`` epochs of minibatches.
+the return to go; counted in the reported wall time). ``num_envs`` games run in lockstep in
+:class:`manni_env.vector.VectorManni`. At the start of every game each seat is given,
+independently, to a frozen snapshot of the learner (``p_snapshot``, once the pool holds one), to
+``rule_based`` (``p_rule_based``) or ``random`` (``p_random``), or else to the learner; at least one
+seat stays with the learner. Every step runs one batched forward pass per network that has a seat
+on turn, and the baselines act in batches too (:class:`agents.rule_based_vector.VectorRuleBased`,
+compiled with numba when installed; ``random`` draws from the masks). Each (game, seat) played by
+the learner is its own trajectory: with ``reward="trick"`` (the default, as in ``ppo_sb3``) each
+trick a seat wins pays its worth (+1, Nullo −1) to that seat's latest decision and the deal's end
+pays the rest of the deal score; with ``reward="deal"`` the deal score is paid at the end. The deal
+(``episode="deal"``) or the game ends a seat's episode, and a trajectory cut by the end of a rollout
+is bootstrapped with the value of that seat's current observation. Then GAE, the clipped PPO
+objective with masked categorical policies (illegal logits set to -1e8), the value loss (clipped
+with ``--clip-vloss``) and an entropy bonus, over ``update_epochs`` epochs of minibatches.
+
+The reported wall time counts everything but the periodic evaluations (warm start included).
 
 Everything goes to ``runs/<run_name>/``: ``args.json``; ``tb/`` (TensorBoard scalars: losses,
-steps/s, arena scores); ``history.json`` (arena scores over steps and wall time);
+steps/s, arena scores); ``history.json`` (arena scores over learner decisions and training wall time);
 ``agent.safetensors`` + ``agent.json`` (the actor in the ``ppo`` agent's checkpoint format:
 ``manni arena ppo:runs/<run>/agent rule_based rule_based``); ``learning_curve.png``.
 """
@@ -42,10 +48,10 @@ from torch import nn
 
 from agents.arena import run_arena
 from agents.ppo_agent import policy_metadata, save_checkpoint
-from agents.registry import make_agent
+from agents.rule_based_vector import VectorRuleBased
 from manni_env.actions import NUM_ACTIONS
 from manni_env.rules import make_rules
-from manni_env.vector import BACKENDS, VectorManni
+from manni_env.vector import BACKENDS, NULLO, VectorManni
 from train.args import add_arguments, args_from_namespace
 
 BASELINES = ("random", "rule_based")
@@ -69,34 +75,39 @@ class Args:
     """observation history: summary or full"""
     episode: str = "deal"
     """what ends a seat's episode for GAE: deal or game"""
-    total_steps: int = 2_000_000
+    reward: str = "trick"
+    """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
+    its score) or deal (the deal score at the deal's end)"""
+    total_steps: int = 1_000_000
     """learner decisions to train for"""
     time_limit_s: float = 0.0
     """stop after this many seconds of wall time (0: no limit)"""
-    num_envs: int = 64
+    num_envs: int = 128
     """games stepped in lockstep"""
     backend: str = "auto"
     """vector env backend: numpy, numba, or auto (numba when installed); both play identical games"""
     num_steps: int = 128
     """vector steps per rollout (one decision per game per step; long enough that most of a seat's
     deal lies inside one rollout)"""
-    learning_rate: float = 3e-4
+    learning_rate: float = 1e-4
     """Adam learning rate"""
-    anneal_lr: bool = True
+    anneal_lr: bool = False
     """decay the learning rate linearly to 0 over total_steps"""
     gamma: float = 0.995
     """discount factor"""
     gae_lambda: float = 0.95
     """GAE lambda"""
-    reward_scale: float = 0.25
-    """deal scores are multiplied by this before training"""
-    num_minibatches: int = 8
-    """minibatches per epoch"""
+    reward_scale: float = 1.0
+    """rewards are multiplied by this before training"""
+    minibatch_size: int = 512
+    """samples per minibatch (a rollout's learner decisions are split into minibatches of about this size)"""
     update_epochs: int = 4
     """optimisation epochs per rollout"""
     clip_coef: float = 0.2
-    """PPO clipping coefficient (policy and value)"""
-    ent_coef: float = 0.01
+    """PPO clipping coefficient"""
+    clip_vloss: bool = False
+    """clip the value loss with clip_coef as well"""
+    ent_coef: float = 0.003
     """entropy bonus coefficient"""
     vf_coef: float = 0.5
     """value loss coefficient"""
@@ -106,28 +117,29 @@ class Args:
     """hidden layer sizes of the actor and of the critic"""
     activation: str = "relu"
     """hidden activation: relu or tanh"""
-    p_snapshot: float = 0.4
+    p_snapshot: float = 0.2
     """probability that a seat is played by a frozen snapshot (once the pool has one)"""
-    p_rule_based: float = 0.5
+    p_rule_based: float = 0.75
     """probability that a seat is played by the rule_based agent (through the vector env's seat views)"""
-    p_random: float = 0.1
+    p_random: float = 0.05
     """probability that a seat is played by the random agent; the other seats are the learner's, and
     at least one seat of every game (the defaults, like train/ppo_sb3.py's pool, leave it exactly one)"""
-    snapshot_every: int = 200_000
+    snapshot_every: int = 25_000
     """learner decisions between snapshots added to the pool"""
     pool_size: int = 8
     """most recent snapshots kept in the pool"""
-    bc_samples: int = 60_000
-    """imitation warm start: teacher decisions to clone before PPO (0: start from scratch)"""
-    bc_teacher: str = "rule_based"
-    """the agent imitated in the warm start (it plays every seat through the vector env's seat views)"""
-    bc_epochs: int = 6
+    bc_samples: int = 300_000
+    """imitation warm start: rule_based decisions (rule_based playing every seat) to clone before PPO
+    (0: start from scratch)"""
+    bc_epochs: int = 4
     """passes over the imitation data"""
     bc_learning_rate: float = 1e-3
     """Adam learning rate of the imitation phase"""
+    bc_batch_size: int = 512
+    """minibatch size of the imitation phase"""
     eval_every: int = 100_000
     """learner decisions between duplicate-arena evaluations against random and rule_based (0: never)"""
-    eval_deals: int = 30
+    eval_deals: int = 50
     """duplicate deals (x 6 seatings) per evaluation"""
     eval_seed: int = 2024
     """seed of the evaluation deals"""
@@ -140,12 +152,13 @@ class Args:
 def check_args(args: Args) -> None:
     """Raise ``ValueError`` naming the first bad argument."""
     choices = {"variant": ("hornafjardar", "basic"), "history": ("summary", "full"), "episode": ("deal", "game"),
+               "reward": ("trick", "deal"),
                "activation": tuple(ACTIVATIONS), "backend": BACKENDS}
     for name, valid in choices.items():
         if getattr(args, name) not in valid:
             raise ValueError(f"--{name} must be one of {', '.join(valid)}, got {getattr(args, name)!r}")
-    for name in ("total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs", "pool_size",
-                 "eval_deals", "torch_threads", "snapshot_every"):
+    for name in ("total_steps", "num_envs", "num_steps", "minibatch_size", "update_epochs", "pool_size",
+                 "eval_deals", "torch_threads", "snapshot_every", "bc_batch_size"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     for name in ("p_snapshot", "p_rule_based", "p_random"):
@@ -208,34 +221,80 @@ def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     return (logits - torch.log(-torch.log(u))).argmax(1)
 
 
+def trick_rewards(venv: VectorManni, won_before: np.ndarray, deal_over: np.ndarray) -> np.ndarray:
+    """(N, 3) worth of the tricks each seat won in the last step (+1, Nullo −1) in games whose deal
+    goes on (a finished deal's tricks are settled with its score)."""
+    worth = (venv.tricks_won - won_before).astype(np.float32)
+    worth[venv.kind == NULLO] *= -1.0
+    worth[deal_over] = 0.0
+    return worth
+
+
+class RewardBook:
+    """Training rewards per (game, seat): ``trick`` pays each trick at once and the deal's end the
+    rest of the deal score; ``deal`` pays the deal score at the end."""
+
+    def __init__(self, venv: VectorManni, reward: str):
+        self.venv, self.trick = venv, reward == "trick"
+        self.paid = np.zeros((venv.num_envs, 3), np.float32)  # shaping paid in each deal under way
+        self.won_before = venv.tricks_won.copy()
+
+    def before_step(self) -> None:
+        if self.trick:
+            self.won_before = self.venv.tricks_won.copy()
+
+    def after_step(self, rewards: np.ndarray, deal_over: np.ndarray) -> np.ndarray:
+        """(N, 3) training rewards of this step (``rewards``: the vector env's deal scores)."""
+        if not self.trick:
+            return rewards
+        worth = trick_rewards(self.venv, self.won_before, deal_over)
+        out = worth.copy()
+        out[deal_over] = rewards[deal_over] - self.paid[deal_over]
+        self.paid += worth
+        self.paid[deal_over] = 0.0
+        return out
+
+
 def collect_demonstrations(args: Args, rules, samples: int) -> dict[str, torch.Tensor]:
-    """The teacher plays every seat of 64 vector games: observations, masks and actions of its
-    decisions, and each decision's deal score (scaled) as the critic's target. Only decisions of
-    finished deals are kept."""
-    teacher = make_agent(args.bc_teacher)
-    agent_rng = np.random.default_rng([args.seed, 2])
-    venv = VectorManni(rules, 64, history=args.history, backend=args.backend)
+    """``rule_based`` plays every seat of up to 1024 vector games: observations, masks and actions
+    of at least ``samples`` of its decisions, and each decision's return to go under the training
+    reward (scaled) as the critic's target. The games play on until every recorded deal is over."""
+    n = min(1024, samples)
+    venv = VectorManni(rules, n, history=args.history, backend=args.backend)
+    teacher = VectorRuleBased()
+    book = RewardBook(venv, args.reward)
     obs, mask, to_move = venv.reset(seed=args.seed + 1_000_003)
-    data: dict[str, list] = {"obs": [], "masks": [], "actions": []}
-    returns: list[float] = []
-    open_rows = [[[] for _ in range(3)] for _ in range(64)]  # rows of each (game, seat) in the current deal
-    while len(returns) < samples or any(r for game in open_rows for r in game):
-        actions = np.array([teacher.act(venv.view(i, int(to_move[i])), agent_rng) for i in range(64)])
-        if len(returns) < samples:
-            for i in range(64):
-                open_rows[i][int(to_move[i])].append(len(returns))
-                returns.append(0.0)
-            data["obs"].append(obs)
-            data["masks"].append(mask)
-            data["actions"].append(actions)
+    steps = -(-samples // n)
+    b_obs = np.zeros((steps, n, venv.obs_size), np.float32)
+    b_mask = np.zeros((steps, n, NUM_ACTIONS), bool)
+    b_act = np.zeros((steps, n), np.int64)
+    b_seat = np.zeros((steps, n), np.int64)
+    step_rewards: list[np.ndarray] = []  # (n, 3) rewards of each step
+    deal_end: list[np.ndarray] = []  # (n,) deals over in each step
+    closed = np.zeros(n, bool)  # the deal under way at the last recorded step is over
+    t = 0
+    while t < steps or not closed.all():
+        actions = teacher.act(venv)
+        if t < steps:
+            b_obs[t], b_mask[t], b_act[t], b_seat[t] = obs, mask, actions, to_move
+        book.before_step()
         obs, mask, to_move, rewards, _, _, infos = venv.step(actions)
-        for i in np.flatnonzero(infos["deal_over"]).tolist():
-            for s in range(3):
-                for row in open_rows[i][s]:
-                    returns[row] = float(rewards[i, s]) * args.reward_scale
-                open_rows[i][s] = []
-    return {"obs": torch.from_numpy(np.concatenate(data["obs"])), "masks": torch.from_numpy(np.concatenate(data["masks"])),
-            "actions": torch.from_numpy(np.concatenate(data["actions"])), "returns": torch.tensor(returns)}
+        step_rewards.append(book.after_step(rewards, infos["deal_over"]) * args.reward_scale)
+        deal_end.append(infos["deal_over"])
+        if t >= steps - 1:
+            closed |= infos["deal_over"]
+        t += 1
+    # return to go of each decision: its seat's rewards from that step to the end of the deal
+    togo = np.zeros((n, 3), np.float32)
+    returns = np.zeros((steps, n), np.float32)
+    ar = np.arange(n)
+    for t in reversed(range(len(step_rewards))):
+        togo[deal_end[t]] = 0.0
+        togo += step_rewards[t]
+        if t < steps:
+            returns[t] = togo[ar, b_seat[t]]
+    return {"obs": torch.from_numpy(b_obs.reshape(steps * n, -1)), "masks": torch.from_numpy(b_mask.reshape(steps * n, -1)),
+            "actions": torch.from_numpy(b_act.reshape(-1)), "returns": torch.from_numpy(returns.reshape(-1))}
 
 
 def imitate(actor: Actor, critic: Critic, data: dict[str, torch.Tensor], args: Args, gen: torch.Generator) -> dict:
@@ -245,7 +304,7 @@ def imitate(actor: Actor, critic: Critic, data: dict[str, torch.Tensor], args: A
     optimizer = torch.optim.Adam(params, lr=args.bc_learning_rate)
     n = len(data["actions"])
     for _ in range(args.bc_epochs):
-        for idx in torch.randperm(n, generator=gen).split(512):
+        for idx in torch.randperm(n, generator=gen).split(args.bc_batch_size):
             logits = actor(data["obs"][idx], data["masks"][idx])
             loss = nn.functional.cross_entropy(logits, data["actions"][idx])
             loss = loss + 0.5 * nn.functional.mse_loss(critic(data["obs"][idx]), data["returns"][idx])
@@ -339,7 +398,11 @@ def train(args: Args) -> Path:
 
     actor = Actor(obs_size, args.net_arch, args.activation)
     critic = Critic(obs_size, args.net_arch, args.activation)
-    steps, update, start = 0, 0, time.time()  # the wall time includes the warm start
+    steps, update, start = 0, 0, time.time()
+    eval_seconds = 0.0  # the training wall time counts the warm start but not the evaluations
+
+    def wall_time() -> float:
+        return time.time() - start - eval_seconds
     if args.bc_samples:
         for name, value in imitate(actor, critic, collect_demonstrations(args, rules, args.bc_samples), args, gen).items():
             writer.add_scalar(name, value, 0)
@@ -347,8 +410,8 @@ def train(args: Args) -> Path:
     optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     pool: list[Actor] = []
 
-    scalar_agents = {RULE_BASED: make_agent("rule_based"), RANDOM: make_agent("random")}
-    agent_rng = np.random.default_rng([args.seed, 1])
+    rule_based = VectorRuleBased()
+    book = RewardBook(venv, args.reward)
 
     def assign_seats(games: np.ndarray) -> None:
         """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0."""
@@ -381,15 +444,18 @@ def train(args: Args) -> Path:
     bar = tqdm(total=args.total_steps, unit="step", disable=not args.progress_bar)
 
     def record_eval() -> None:
-        path = export(actor, run_dir / "eval" / "current", args, steps, time.time() - start)
-        entry = {"timesteps": steps, "wall_time_s": round(time.time() - start, 1),
+        nonlocal eval_seconds
+        eval_start = time.time()
+        path = export(actor, run_dir / "eval" / "current", args, steps, wall_time())
+        entry = {"timesteps": steps, "wall_time_s": round(wall_time(), 1),
                  **evaluate(f"ppo:{path.with_suffix('')}", args)}
         history.append(entry)
         for key in (f"vs_{b}" for b in BASELINES):
             writer.add_scalar(f"arena/{key}", entry[key]["mean"], steps)
         (run_dir / "history.json").write_text(json.dumps(history, indent=1) + "\n")
+        eval_seconds += time.time() - eval_start
 
-    while steps < args.total_steps and not (args.time_limit_s and time.time() - start > args.time_limit_s):
+    while steps < args.total_steps and not (args.time_limit_s and wall_time() > args.time_limit_s):
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - steps / args.total_steps)
         last_t = np.full((n, 3), -1, np.int64)  # each (game, seat)'s latest learner decision in this rollout
@@ -412,33 +478,36 @@ def train(args: Args) -> Path:
                 for k in np.unique(ctrl[ctrl >= 0]).tolist():
                     r = torch.from_numpy(np.flatnonzero(ctrl == k))
                     actions[r] = sample(pool[k](obs_t[r], mask_t[r]), gen)
-            for code, agent in scalar_agents.items():
-                for i in np.flatnonzero(ctrl == code).tolist():
-                    actions[i] = agent.act(venv.view(i, int(to_move[i])), agent_rng)
+            rows = np.flatnonzero(ctrl == RULE_BASED)
+            if rows.size:
+                actions[rows] = torch.from_numpy(rule_based.act(venv, rows))
+            rows = np.flatnonzero(ctrl == RANDOM)
+            if rows.size:
+                actions[rows] = torch.from_numpy((rng.random((rows.size, NUM_ACTIONS)) * mask[rows]).argmax(1))
             b_obs[t] = obs_t
             b_mask[t] = mask_t
             b_act[t] = actions
             b_valid[t] = learner
             b_seat[t] = to_move
             last_t[learner, to_move[learner]] = t
+            book.before_step()
             obs, mask, to_move, rewards, terminated, truncated, infos = venv.step(actions.numpy())
             steps += int(learner.sum())
-            # credit each learner seat's deal score to its latest decision; end episodes
+            # credit each learner seat's reward to its latest decision in this rollout
+            paid = book.after_step(rewards, infos["deal_over"]) * args.reward_scale
+            g, s = np.nonzero((paid != 0) & (last_t >= 0) & (controller == LEARNER))
+            b_rew[last_t[g, s], g] += paid[g, s]
+            # end the episodes of finished deals (or games)
             over = np.flatnonzero(infos["deal_over"])
             if over.size:
                 deal_scores += rewards[over][controller[over] == LEARNER].tolist()
                 ended = terminated | truncated
-                for s in range(3):
-                    lt = last_t[over, s]
-                    mine = (lt >= 0) & (controller[over, s] == LEARNER)
-                    g, lt = over[mine], lt[mine]
-                    b_rew[lt, g] += rewards[g, s] * args.reward_scale
-                    closes = ended[g] if args.episode == "game" else np.ones(g.size, bool)
-                    b_done[lt[closes], g[closes]] = True
-                    last_t[g[closes], s] = -1
+                closing = over[ended[over]] if args.episode == "game" else over
+                g, s = np.nonzero(last_t[closing] >= 0)
+                b_done[last_t[closing[g], s], closing[g]] = True
+                last_t[closing] = -1
                 games = np.flatnonzero(ended)
                 if games.size:
-                    last_t[games] = -1
                     assign_seats(games)
         rollout_time = time.time() - rollout_start
 
@@ -471,7 +540,7 @@ def train(args: Args) -> Path:
         size = f_obs.shape[0]
         clipfracs = []
         for _ in range(args.update_epochs):
-            for idx in torch.randperm(size, generator=gen).tensor_split(args.num_minibatches):
+            for idx in torch.randperm(size, generator=gen).tensor_split(max(1, round(size / args.minibatch_size))):
                 logits = actor(f_obs[idx], f_mask[idx])
                 logp_all = torch.log_softmax(logits, 1)
                 logp = logp_all.gather(1, f_act[idx, None]).squeeze(1)
@@ -482,8 +551,11 @@ def train(args: Args) -> Path:
                 probs = logp_all.exp()
                 entropy = -(probs * logp_all.masked_fill(~f_mask[idx], 0.0)).sum(1).mean()
                 v = critic(f_obs[idx])
-                v_clipped = f_val[idx] + (v - f_val[idx]).clamp(-args.clip_coef, args.clip_coef)
-                v_loss = 0.5 * torch.max((v - f_ret[idx]) ** 2, (v_clipped - f_ret[idx]) ** 2).mean()
+                v_loss = (v - f_ret[idx]) ** 2
+                if args.clip_vloss:
+                    v_clipped = f_val[idx] + (v - f_val[idx]).clamp(-args.clip_coef, args.clip_coef)
+                    v_loss = torch.max(v_loss, (v_clipped - f_ret[idx]) ** 2)
+                v_loss = 0.5 * v_loss.mean()
                 loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
                 optimizer.zero_grad()
                 loss.backward()
@@ -491,7 +563,7 @@ def train(args: Args) -> Path:
                 optimizer.step()
                 clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
         update += 1
-        elapsed = time.time() - start
+        elapsed = wall_time()
         bar.update(min(size, bar.total - bar.n))
         for name, value in (("losses/policy", pg_loss.item()), ("losses/value", v_loss.item()),
                             ("losses/entropy", entropy.item()), ("losses/clipfrac", float(np.mean(clipfracs))),
@@ -521,7 +593,7 @@ def train(args: Args) -> Path:
     bar.close()
     if not history or history[-1]["timesteps"] != steps:
         record_eval()
-    wall = time.time() - start
+    wall = wall_time()
     export(actor, run_dir / "agent", args, steps, wall)
     plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: arena score while training")
     writer.close()
