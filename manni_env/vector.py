@@ -196,6 +196,8 @@ class VectorManni:
         self._decks = np.zeros((n, DEAL_BLOCK, len(self._pack)), np.int8)
         self._deck_ptr = np.zeros(n, np.int64)
         self._seeded = False
+        if self._kernels is not None:
+            self._observe_args = self._kernel_observe_args()
 
     # ------------------------------------------------------------------ public API
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -207,8 +209,8 @@ class VectorManni:
         self.logs = [GameLog(i, 0) for i in range(self.num_envs)]
         self.finished_logs = []
         self._new_game(self._ar)
-        self._mask = self._compute_mask()
-        return self._observe(), self._mask, self.to_move.copy()
+        obs = self._observe_and_mask()
+        return obs, self._mask, self.to_move.copy()
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Apply one action per game for its seat on turn. Raises ``ValueError`` (and changes
@@ -256,34 +258,47 @@ class VectorManni:
                 self._exchange(ex, a[ex])
             if sw.size:
                 self._swap(sw, a[sw])
-        self._mask = self._compute_mask()
-        return self._observe(), self._mask, self.to_move.copy(), rewards, terminated, truncated, infos
+        obs = self._observe_and_mask()
+        return obs, self._mask, self.to_move.copy(), rewards, terminated, truncated, infos
 
     def action_mask(self) -> np.ndarray:
         """(N, 63) bool legal-action masks of the seats on turn (a copy)."""
         return self._mask.copy()
 
+    def _observe_and_mask(self) -> np.ndarray:
+        """Observations of the seats on turn, (N, obs_size) float32; sets ``self._mask`` to their
+        legal-action masks. Both are new arrays."""
+        if self._kernels is None:
+            self._mask = self._compute_mask()
+            return self.encoder.encode(self, self._ar)
+        obs = np.empty((self.num_envs, self.obs_size), np.float32)
+        mask = np.empty((self.num_envs, A.NUM_ACTIONS), bool)
+        self._kernels.observe_kernel(obs, mask.view(np.uint8), *self._observe_args)
+        self._mask = mask
+        return obs
+
     def _observe(self) -> np.ndarray:
-        """Observations of the seats on turn, (N, obs_size) float32."""
+        """Observations of the seats on turn, (N, obs_size) float32 (a new array)."""
         if self._kernels is None:
             return self.encoder.encode(self, self._ar)
-        e = self.encoder
-        out = np.empty((self.num_envs, e.size), np.float32)
-        self._kernels.encode_kernel(
-            out, e.kernel_offsets, e.kernel_zero_ranges, e.horn, e.full, e.play_slot, e.variant_one, self.rules.manni_size,
-            float(self.rules.tricks_per_deal), e.score, self.rules.max_deals, self.rules.hand_size,
-            self.phase, self.hands, self.discards, self.drawn, self.played, self.voids, self.cut_card, self.kind,
-            self.trump, self.to_move, self.dealer, self.exchange_counts, self.manni_pos, self.decision,
-            self.n_pending, self.swapper, self.passed, self.leader, self.led_suit, self.trick, self.trick_len,
-            self.tricks_won, self.plus, self.minus, self.totals, self.deal_index, self.plays, self.n_plays)
-        return out
+        obs = np.empty((self.num_envs, self.obs_size), np.float32)
+        self._kernels.observe_kernel(obs, np.empty((self.num_envs, A.NUM_ACTIONS), np.uint8), *self._observe_args)
+        return obs
+
+    def _kernel_observe_args(self) -> tuple:
+        """The arguments of :func:`~manni_env.vector_numba.observe_kernel` after ``out`` and ``mask``
+        (the card arrays as uint8 views; all are views of this env's state, so they stay current)."""
+        e, rules = self.encoder, self.rules
+        u8 = [a.view(np.uint8) for a in (self.hands, self.discards, self.drawn, self.played, self.voids)]
+        return (e.kernel_offsets, e.horn, e.full, e.play_slot, e.variant_one, rules.manni_size,
+                float(rules.tricks_per_deal), e.score, rules.max_deals, rules.hand_size, self.phase, *u8,
+                self.cut_card, self.kind, self.trump, self.to_move, self.dealer, self.exchange_counts,
+                self.manni_pos, self.decision, self.n_pending, self.swapper, self.passed, self.leader,
+                self.led_suit, self.trick, self.trick_len, self.tricks_won, self.plus, self.minus, self.totals,
+                self.deal_index, self.plays, self.n_plays)
 
     def _compute_mask(self) -> np.ndarray:
         n = self.num_envs
-        if self._kernels is not None:
-            mask = np.empty((n, A.NUM_ACTIONS), bool)
-            self._kernels.mask_kernel(self.phase, self.hands, self.to_move, self.led_suit, self.trick_len, mask)
-            return mask
         mask = np.zeros((n, A.NUM_ACTIONS), bool)
         hand = self.hands[self._ar, self.to_move]  # (N, 52)
         phase = self.phase

@@ -2,11 +2,11 @@
 
 The same state arrays, the same rules, one compiled loop over the games instead of numpy array
 operations: :func:`step_kernel` applies one action per game up to the end of a trick (the deal's
-scoring, the end of the game and the next deal stay in numpy, in ``VectorManni._end_deal``),
-:func:`mask_kernel` writes the legal-action masks and :func:`encode_kernel` the observations of
-the seats on turn, byte-identical to :class:`manni_env.vector_obs.VectorEncoder` (the
-equivalence test runs both backends against the engine). Install with ``pip install numba``
-(the ``fast`` extra); without it the numpy backend is used.
+scoring, the end of the game and the next deal stay in numpy, in ``VectorManni._end_deal``) and
+:func:`observe_kernel` writes the observations and legal-action masks of the seats on turn, the
+observations byte-identical to :class:`manni_env.vector_obs.VectorEncoder` (the equivalence test
+runs both backends against the engine). Install with ``pip install numba`` (the ``fast`` extra);
+without it the numpy backend is used.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 PLAY, EXCHANGE, SWAP = 5, 0, 1
 EXCHANGE_DONE, KEEP_HAND, SWAP_HAND = 52, 53, 54
 LIMITS = np.array([7, 5, 12], np.int64)
-
+_OPTS = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 
 
 @numba.njit(cache=True, nogil=True)
@@ -117,112 +117,129 @@ def _start_play(i, phase, to_move, dealer, leader):
     to_move[i] = f
 
 
-@numba.njit(cache=True, nogil=True)
-def mask_kernel(phase, hands, to_move, led_suit, trick_len, mask):
-    """Legal-action masks of the seats on turn into ``mask`` (N, 63)."""
-    n = phase.shape[0]
-    mask[:] = False
-    for i in range(n):
-        ph = phase[i]
-        s = to_move[i]
-        if ph == PLAY:
-            lo, hi = 0, 52
-            if trick_len[i] > 0:
-                led = led_suit[i]
-                for c in range(13 * led, 13 * led + 13):
-                    if hands[i, s, c]:
-                        lo, hi = 13 * led, 13 * led + 13
-                        break
-            for c in range(lo, hi):
-                mask[i, c] = hands[i, s, c]
-        elif ph == EXCHANGE:
-            for c in range(52):
-                mask[i, c] = hands[i, s, c]
-            mask[i, EXCHANGE_DONE] = True
-        elif ph == SWAP:
-            mask[i, KEEP_HAND] = True
-            mask[i, SWAP_HAND] = True
+@numba.njit(**_OPTS)
+def _copy(dst, d0, src, s0, k):
+    """``dst[d0 : d0 + k] = src[s0 : s0 + k]`` on flat arrays, without creating views (each view
+    costs two reference-count updates) and with unsigned indices (signed ones make numba check for
+    negative indices, which keeps LLVM from vectorizing the loop)."""
+    d, s = np.uint64(d0), np.uint64(s0)  # k must not be a compile-time constant either (or LLVM
+    # unrolls the loop into scalar code instead of vectorizing it)
+    for c in range(np.uint64(k)):
+        dst[d + c] = src[s + c]
 
 
-@numba.njit(cache=True, nogil=True)
-def encode_kernel(out, off, zero_ranges, horn, full, play_slot, variant_one, manni_size, tricks, score, max_deals, hand_size,
-                  phase, hands, discards, drawn, played, voids, cut_card, kind, trump, to_move, dealer,
-                  exchange_counts, manni_pos, decision, n_pending, swapper, passed, leader, led_suit, trick,
-                  trick_len, tricks_won, plus, minus, totals, deal_index, plays, n_plays):
-    """Observations of every game's seat on turn into ``out`` (N, size); ``off`` holds the segment
-    offsets in :data:`manni_env.vector_obs.KERNEL_OFFSETS` order, ``zero_ranges`` (k, 2) the
-    ``[start, stop)`` ranges not written in full below (zeroed first)."""
-    n = out.shape[0]
+@numba.njit(inline="always", **_OPTS)
+def _rel(seat, me):
+    """Seat ``seat`` relative to seat ``me`` (0 me, 1 left, 2 right), both in 0..2."""
+    r = seat - me
+    return r + 3 if r < 0 else r
+
+
+@numba.njit(**_OPTS)
+def observe_kernel(out, mask, off, horn, full, play_slot, variant_one, manni_size, tricks, score, max_deals,
+                   hand_size, phase, hands, discards, drawn, played, voids, cut_card, kind, trump, to_move, dealer,
+                   exchange_counts, manni_pos, decision, n_pending, swapper, passed, leader, led_suit, trick,
+                   trick_len, tricks_won, plus, minus, totals, deal_index, plays, n_plays):
+    """Observations (into ``out``, (N, size) float32) and legal-action masks (into ``mask``, (N, 63)
+    bool viewed as uint8) of every game's seat on turn; ``off`` holds the segment offsets in
+    :data:`manni_env.vector_obs.KERNEL_OFFSETS` order; the card arrays ``hands`` ... ``voids`` come
+    as uint8 views. Each row is zeroed, then written while it is in the cache."""
+    n, size = out.shape
     (o_hand, _, o_kind, o_trump, o_cut, o_cut_holder, o_dealer, o_to_move, o_phase, o_discards,
      o_drawn, o_counts, o_decided, o_manni_used, o_limit, o_swapper, o_passed, o_trick, o_led, o_leader,
      o_played, o_voids, o_tricks, o_plus, o_minus, o_totals, o_deal, o_history) = (
         off[0], off[1], off[2], off[3], off[4], off[5], off[6], off[7], off[8], off[9], off[10], off[11],
         off[12], off[13], off[14], off[15], off[16], off[17], off[18], off[19], off[20], off[21], off[22],
         off[23], off[24], off[25], off[26], off[27])
+    nc, nv = hands.shape[2], voids.shape[2]  # 52 cards, 4 suits (as runtime values: see _copy)
+    flat, m = out.reshape(-1), mask.reshape(-1)
+    hands, discards, drawn = hands.reshape(-1), discards.reshape(-1), drawn.reshape(-1)
+    played, voids = played.reshape(-1), voids.reshape(-1)
+    nm = mask.shape[1]
     for i in range(n):
-        row = out[i]
-        for z in range(zero_ranges.shape[0]):
-            row[zero_ranges[z, 0] : zero_ranges[z, 1]] = 0.0
+        row = i * size
+        flat[row : row + size] = 0.0
         s = to_move[i]
-        for c in range(52):
-            row[o_hand + c] = hands[i, s, c]
-            row[o_discards + c] = discards[i, s, c]
-            row[o_drawn + c] = drawn[i, s, c]
-        for r in range(3):
-            a = (s + r) % 3
-            for c in range(52):
-                row[o_played + 52 * r + c] = played[i, a, c]
-            for u in range(4):
-                row[o_voids + 4 * r + u] = voids[i, a, u]
-            row[o_tricks + r] = tricks_won[i, a] / tricks
-            row[o_plus + r] = plus[i, a] / score
-            row[o_minus + r] = minus[i, a] / score
-            row[o_totals + r] = totals[i, a] / score
-        row[variant_one] = 1.0
-        d = (dealer[i] - s) % 3
-        row[o_dealer + d] = 1.0
-        row[o_to_move] = 1.0
         ph = phase[i]
-        row[o_phase + ph] = 1.0
-        row[o_kind + kind[i]] = 1.0
+        own = (3 * i + s) * nc  # this seat's row in the flat card arrays
+        mrow = i * nm
+        m[mrow : mrow + nm] = 0
+        if ph == PLAY:
+            lo, hi = 0, 52
+            if trick_len[i] > 0:
+                led = led_suit[i]
+                for c in range(13 * led, 13 * led + 13):
+                    if hands[own + c]:
+                        lo, hi = 13 * led, 13 * led + 13
+                        break
+            _copy(m, mrow + lo, hands, own + lo, hi - lo)
+        elif ph == EXCHANGE:
+            _copy(m, mrow, hands, own, nc)
+            m[mrow + EXCHANGE_DONE] = 1
+        elif ph == SWAP:
+            m[mrow + KEEP_HAND] = 1
+            m[mrow + SWAP_HAND] = 1
+        _copy(flat, row + o_hand, hands, own, nc)
+        _copy(flat, row + o_discards, discards, own, nc)
+        _copy(flat, row + o_drawn, drawn, own, nc)
+        for r in range(3):
+            a = s + r
+            if a >= 3:
+                a -= 3
+            _copy(flat, row + o_played + nc * r, played, (3 * i + a) * nc, nc)
+            _copy(flat, row + o_voids + nv * r, voids, (3 * i + a) * nv, nv)
+            flat[row + o_tricks + r] = tricks_won[i, a] / tricks
+            flat[row + o_plus + r] = plus[i, a] / score
+            flat[row + o_minus + r] = minus[i, a] / score
+            flat[row + o_totals + r] = totals[i, a] / score
+        flat[row + variant_one] = 1.0
+        d = _rel(dealer[i], s)
+        flat[row + o_dealer + d] = 1.0
+        flat[row + o_to_move] = 1.0
+        flat[row + o_phase + ph] = 1.0
+        flat[row + o_kind + kind[i]] = 1.0
         if trump[i] >= 0:
-            row[o_trump + trump[i]] = 1.0
+            flat[row + o_trump + trump[i]] = 1.0
         if horn:
-            row[o_cut + cut_card[i]] = 1.0
-            row[o_cut_holder + d] = 1.0
+            flat[row + o_cut + cut_card[i]] = 1.0
+            flat[row + o_cut_holder + d] = 1.0
             for r in range(3):
-                cnt = exchange_counts[i, (s + r) % 3]
+                a = s + r
+                if a >= 3:
+                    a -= 3
+                cnt = exchange_counts[i, a]
                 if cnt >= 0:
-                    row[o_decided + r] = 1.0
-                    row[o_counts + r] = cnt / 12.0
-            row[o_manni_used] = manni_pos[i] / manni_size
+                    flat[row + o_decided + r] = 1.0
+                    flat[row + o_counts + r] = cnt / 12.0
+            flat[row + o_manni_used] = manni_pos[i] / manni_size
             if ph == EXCHANGE:
                 left = min(LIMITS[decision[i]], manni_size - manni_pos[i]) - n_pending[i]
-                row[o_limit] = left / 12.0
+                flat[row + o_limit] = left / 12.0
         else:
             for k in range(3):
-                p = passed[i, k]
-                if p >= 0:
-                    r = (p - s) % 3
-                    row[o_passed + r] = 1.0
-                    row[o_decided + r] = 1.0
+                if passed[i, k] >= 0:
+                    r = _rel(passed[i, k], s)
+                    flat[row + o_passed + r] = 1.0
+                    flat[row + o_decided + r] = 1.0
             if swapper[i] >= 0:
-                r = (swapper[i] - s) % 3
-                row[o_decided + r] = 1.0
-                row[o_swapper + r] = 1.0
-                row[o_manni_used] = 1.0
-                row[o_counts + r] = hand_size / 12.0
+                r = _rel(swapper[i], s)
+                flat[row + o_decided + r] = 1.0
+                flat[row + o_swapper + r] = 1.0
+                flat[row + o_manni_used] = 1.0
+                flat[row + o_counts + r] = hand_size / 12.0
         if ph == PLAY:
             ld = leader[i]
-            row[o_leader + (ld - s) % 3] = 1.0
+            flat[row + o_leader + _rel(ld, s)] = 1.0
             if led_suit[i] >= 0:
-                row[o_led + led_suit[i]] = 1.0
+                flat[row + o_led + led_suit[i]] = 1.0
             for k in range(trick_len[i]):
-                r = (ld + k - s) % 3
-                row[o_trick + 52 * r + trick[i, k]] = 1.0
-        row[o_deal] = deal_index[i] / max_deals
+                p = ld + k
+                if p >= 3:
+                    p -= 3
+                flat[row + o_trick + 52 * _rel(p, s) + trick[i, k]] = 1.0
+        flat[row + o_deal] = deal_index[i] / max_deals
         if full:
             for k in range(n_plays[i]):
-                base = o_history + play_slot * k
-                row[base + plays[i, k, 1]] = 1.0
-                row[base + 52 + (plays[i, k, 0] - s) % 3] = 1.0
+                base = row + o_history + play_slot * k
+                flat[base + plays[i, k, 1]] = 1.0
+                flat[base + 52 + _rel(plays[i, k, 0], s)] = 1.0

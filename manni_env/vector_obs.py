@@ -20,27 +20,11 @@ if TYPE_CHECKING:
     from .vector import VectorManni
 
 _REL = np.arange(3)
-#: Segment offsets in the order :func:`manni_env.vector_numba.encode_kernel` unpacks them.
+#: Segment offsets in the order :func:`manni_env.vector_numba.observe_kernel` unpacks them.
 KERNEL_OFFSETS = ("hand", "variant", "contract_kind", "trump", "cut_card", "cut_holder", "dealer", "to_move",
                   "phase", "discards", "drawn", "exchange_counts", "exchange_decided", "manni_used",
                   "exchange_limit", "swapper", "passed", "trick", "led_suit", "leader", "played", "voids",
                   "tricks_won", "plus", "minus", "totals", "deal_index", "history")
-
-
-#: Segments the numba kernel writes completely for every game (the others are zeroed first).
-_WRITTEN_IN_FULL = ("hand", "discards", "drawn", "played", "voids", "tricks_won", "plus", "minus", "totals",
-                    "deal_index")
-
-
-def _merge(ranges: list[tuple[int, int]]) -> np.ndarray:
-    """Adjacent ``[start, stop)`` ranges joined, as a (k, 2) int64 array."""
-    merged: list[list[int]] = []
-    for start, stop in ranges:
-        if merged and merged[-1][1] == start:
-            merged[-1][1] = stop
-        else:
-            merged.append([start, stop])
-    return np.array(merged, np.int64).reshape(-1, 2)
 
 
 class VectorEncoder:
@@ -58,10 +42,8 @@ class VectorEncoder:
         self._horn = rules.variant == "hornafjardar"
         self._full = history == "full"
         self._score = float(score_scale(rules))
-        # for the numba kernel (manni_env.vector_numba.encode_kernel)
+        # for the numba kernel (manni_env.vector_numba.observe_kernel)
         self.kernel_offsets = np.array([self.o.get(name, 0) for name in KERNEL_OFFSETS], np.int64)
-        self.kernel_zero_ranges = _merge([(seg.offset, seg.offset + seg.size) for seg in self.segments
-                                          if seg.name not in _WRITTEN_IN_FULL])
         self.horn, self.full, self.play_slot = self._horn, self._full, _PLAY_SLOT
         self.variant_one, self.score = self._variant, self._score
         self._tricks = float(rules.tricks_per_deal)
