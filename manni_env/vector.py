@@ -60,6 +60,7 @@ NULLO, TRUMP, GRAND = 0, 1, 2
 _SUIT_OF = np.arange(52) // 13
 _RANK_OF = np.arange(52) % 13
 _SUIT_CARDS = _SUIT_OF[None, :] == np.arange(4)[:, None]  # (4, 52)
+_TRUMP_ROTATION = np.array(BASIC_TRUMP_ROTATION)
 
 
 def _deal_positions(variant: str) -> tuple[np.ndarray, np.ndarray]:
@@ -465,6 +466,9 @@ class VectorManni:
 
     # ------------------------------------------------------------------ deals and games
     def _end_deal(self, g, rewards, terminated, truncated, infos) -> None:
+        if self._kernels is not None:
+            self._end_deal_numba(g, rewards, terminated, truncated, infos)
+            return
         rules = self.rules
         t = self.tricks_won[g]
         if self.horn:
@@ -513,6 +517,27 @@ class VectorManni:
             self._start_deal(cont)
         infos["new_deal"][g] = True
 
+    def _end_deal_numba(self, g, rewards, terminated, truncated, infos) -> None:
+        """``_end_deal`` with the scoring in :func:`~manni_env.vector_numba.end_deal_kernel`."""
+        n, rules = self.num_envs, self.rules
+        arrays = {name: np.zeros((n, 3), np.int64) for name in ("tricks_won", "points", "plus", "minus", "totals")}
+        winners = np.zeros((n, 3), bool)
+        new_game = infos["new_game"]
+        self._kernels.end_deal_kernel(
+            g, self.horn, rules.negative, rules.target, rules.max_deals, self.reward_mode == "outcome",
+            self.tricks_won, self.kind, self.plus, self.minus, self.totals, self.deal_index, self.dealer, rewards,
+            terminated, truncated, *arrays.values(), winners, infos["deal_over"], infos["new_deal"], new_game)
+        infos.update(arrays)
+        ended = new_game[g]
+        if ended.any():
+            infos["winners"] = winners
+            if self.log_games:
+                self.finished_logs += [self.logs[i] for i in g[ended].tolist()]
+            self._new_game(g[ended])
+            g = g[~ended]
+        if g.size:
+            self._start_deal(g)
+
     def _new_game(self, g) -> None:
         first = self.rules.first_dealer
         for i in g.tolist():
@@ -533,6 +558,15 @@ class VectorManni:
             for i in empty.tolist():
                 self._decks[i] = self._rngs[i].permuted(block, axis=1)
             self._deck_ptr[empty] = 0
+        if self._kernels is not None:
+            self._kernels.start_deal_kernel(
+                g, self._decks, self._deck_ptr, self._hand_pos, self._manni_pos, self.horn, _TRUMP_ROTATION,
+                self.hands, self.dealt, self.discards, self.drawn, self.played, self.voids, self.manni,
+                self.manni_pos, self.cut_card, self.kind, self.trump, self.phase, self.to_move, self.leader,
+                self.dealer, self.deal_index, self.decision, self.n_pending, self.exchange_counts, self.swapper,
+                self.passed, self.n_passed, self.led_suit, self.trick_len, self.n_plays, self.tricks_won)
+            self._log_deals(g)
+            return
         deck = self._decks[g, self._deck_ptr[g]].astype(np.int64)  # (k, 52 or 48)
         self._deck_ptr[g] += 1
         d = self.dealer[g]
@@ -552,7 +586,7 @@ class VectorManni:
             self.phase[g] = Phase.EXCHANGE
         else:
             self.kind[g] = TRUMP
-            self.trump[g] = np.array(BASIC_TRUMP_ROTATION)[self.deal_index[g] % 4]
+            self.trump[g] = _TRUMP_ROTATION[self.deal_index[g] % 4]
             self.phase[g] = Phase.SWAP
         self.discards[g] = False
         self.drawn[g] = False
@@ -571,6 +605,9 @@ class VectorManni:
         self.trick_len[g] = 0
         self.n_plays[g] = 0
         self.tricks_won[g] = 0
+        self._log_deals(g)
+
+    def _log_deals(self, g) -> None:
         if self.log_games:
             for i in g.tolist():
                 self.logs[i].deals.append(self.deal(i))

@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 PLAY, EXCHANGE, SWAP = 5, 0, 1
+NULLO, TRUMP, GRAND = 0, 1, 2
 EXCHANGE_DONE, KEEP_HAND, SWAP_HAND = 52, 53, 54
 LIMITS = np.array([7, 5, 12], np.int64)
 _OPTS = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
@@ -115,6 +116,116 @@ def _start_play(i, phase, to_move, dealer, leader):
     f = (dealer[i] + 1) % 3
     leader[i] = f
     to_move[i] = f
+
+
+@numba.njit(**_OPTS)
+def end_deal_kernel(g, horn, negative, target, max_deals, outcome, tricks_won, kind, plus, minus, totals,
+                    deal_index, dealer, rewards, terminated, truncated, info_tricks, info_points, info_plus,
+                    info_minus, info_totals, winners, deal_over, new_deal, new_game):
+    """Score the deals that ended in games ``g`` (as ``VectorManni._end_deal`` does in numpy):
+    tallies, ``infos`` arrays, rewards, the end of the game (``new_game[i]`` set; the caller starts
+    the next game) or the next dealer and deal index (the caller deals)."""
+    for i in g:
+        top, n_top, top_plus = -1 << 30, 0, -1 << 30
+        for a in range(3):
+            t = tricks_won[i, a]
+            if horn:
+                p = 4 - t if kind[i] == NULLO else t - 4
+            elif negative:
+                p = t - 4
+            else:
+                p = max(0, t - 4)
+            totals[i, a] += p
+            plus[i, a] += max(p, 0)
+            minus[i, a] += max(-p, 0)
+            info_tricks[i, a] = t
+            info_points[i, a] = p
+            info_plus[i, a] = plus[i, a]
+            info_minus[i, a] = minus[i, a]
+            info_totals[i, a] = totals[i, a]
+            if not outcome:
+                rewards[i, a] = p
+            top_plus = max(top_plus, plus[i, a])
+            if totals[i, a] > top:
+                top, n_top = totals[i, a], 1
+            elif totals[i, a] == top:
+                n_top += 1
+        done = top_plus >= target if horn else top >= target and n_top == 1
+        cap = not done and deal_index[i] + 1 >= max_deals
+        deal_over[i] = True
+        new_deal[i] = True
+        if done or cap:
+            terminated[i] = not cap
+            truncated[i] = cap
+            new_game[i] = True
+            for a in range(3):
+                winners[i, a] = totals[i, a] == top
+            if outcome:
+                for a in range(3):
+                    if n_top == 3:
+                        rewards[i, a] = 0.0
+                    elif winners[i, a]:
+                        rewards[i, a] = 1.0 / n_top
+                    else:
+                        rewards[i, a] = -1.0 / (3 - n_top)
+        else:
+            deal_index[i] += 1
+            dealer[i] = (dealer[i] + 1) % 3
+
+
+@numba.njit(**_OPTS)
+def start_deal_kernel(g, decks, deck_ptr, hand_pos, manni_cards, horn, trump_rotation, hands, dealt, discards,
+                      drawn, played, voids, manni, manni_pos, cut_card, kind, trump, phase, to_move, leader, dealer,
+                      deal_index, decision, n_pending, exchange_counts, swapper, passed, n_passed, led_suit,
+                      trick_len, n_plays, tricks_won):
+    """Deal the next deal of games ``g`` from their shuffled packs (``decks[i, deck_ptr[i]]``, the
+    caller refills exhausted blocks first), as ``VectorManni._start_deal`` does in numpy."""
+    for i in g:
+        deck = decks[i, deck_ptr[i]]
+        deck_ptr[i] += 1
+        d = dealer[i]
+        f = (d + 1) % 3
+        for a in range(3):
+            for c in range(52):
+                hands[i, a, c] = False
+                discards[i, a, c] = False
+                drawn[i, a, c] = False
+                played[i, a, c] = False
+            for u in range(4):
+                voids[i, a, u] = False
+            exchange_counts[i, a] = -1
+            passed[i, a] = -1
+            tricks_won[i, a] = 0
+        for j in range(3):
+            seat = (d + 1 + j) % 3
+            for k in range(hand_pos.shape[1]):
+                hands[i, seat, deck[hand_pos[j, k]]] = True
+        for a in range(3):
+            for c in range(52):
+                dealt[i, a, c] = hands[i, a, c]
+        for k in range(manni_cards.shape[0]):
+            manni[i, k] = deck[manni_cards[k]]
+        if horn:
+            cut = deck[deck.shape[0] - 1]
+            rank = cut % 13
+            cut_card[i] = cut
+            kind[i] = NULLO if rank <= 3 else (TRUMP if rank <= 7 else GRAND)
+            trump[i] = cut // 13 if kind[i] == TRUMP else -1
+            phase[i] = EXCHANGE
+        else:
+            kind[i] = TRUMP
+            trump[i] = trump_rotation[deal_index[i] % 4]
+            phase[i] = SWAP
+        manni_pos[i] = 0
+        to_move[i] = f
+        leader[i] = f
+        decision[i] = 0
+        n_pending[i] = 0
+        swapper[i] = -1
+        n_passed[i] = 0
+        led_suit[i] = -1
+        trick_len[i] = 0
+        n_plays[i] = 0
 
 
 @numba.njit(**_OPTS)

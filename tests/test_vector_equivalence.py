@@ -95,6 +95,27 @@ def _fresh(rules, log) -> GameState:
                      deals=list(log.deals))
 
 
+@pytest.mark.skipif("numba" not in BACKENDS, reason="numba not installed")
+@pytest.mark.parametrize("rules,history,reward", [(make_rules("hornafjardar", target=3), "full", "deal"),
+                                                  (make_rules("basic", target=2, max_deals=3), "summary", "outcome")],
+                         ids=["hornafjardar", "basic"])
+def test_numba_backend_plays_the_numpy_backends_games(rules, history, reward):
+    """Same seed, same actions: identical outputs of every step, ``infos`` included."""
+    envs = [VectorManni(rules, 32, history=history, reward=reward, backend=b) for b in ("numpy", "numba")]
+    outs = [env.reset(seed=7) for env in envs]
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        for a, b in zip(outs[0], outs[1]):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+        actions = (rng.random(outs[0][1].shape) * outs[0][1]).argmax(1)
+        steps = [env.step(actions) for env in envs]
+        infos = [step[-1] for step in steps]
+        assert list(infos[0]) == list(infos[1])
+        for key in infos[0]:
+            assert infos[0][key].dtype == infos[1][key].dtype and np.array_equal(infos[0][key], infos[1][key])
+        outs = [step[:-1] for step in steps]
+
+
 def test_same_seed_same_games_and_slots_independent_of_batch_size():
     rules = make_rules("hornafjardar")
     runs = []
