@@ -219,36 +219,29 @@ class VectorManni:
         if not self._seeded:
             raise RuntimeError("call reset(seed) before step()")
         a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
+        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got {a.dtype} {a.shape}")
-        a = a.astype(np.int64)
-        bad = (a < 0) | (a >= A.NUM_ACTIONS)
-        if not bad.any():
-            bad = ~self._mask[self._ar, a]
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"illegal action {int(a[i])} in game {i} (phase {Phase(int(self.phase[i])).name}, "
-                             f"seat {int(self.to_move[i])}); {int(bad.sum())} illegal action(s) in all, nothing applied")
-        if self.log_games:
-            for i in range(self.num_envs):
-                self.logs[i].actions.append(int(a[i]))
+        a = a.astype(np.int64, copy=False)
         n = self.num_envs
         rewards = np.zeros((n, 3), np.float32)
         terminated = np.zeros(n, bool)
         truncated = np.zeros(n, bool)
         infos = {"deal_over": np.zeros(n, bool), "new_deal": np.zeros(n, bool), "new_game": np.zeros(n, bool)}
         if self._kernels is not None:
-            deal_over = np.zeros(n, bool)
-            self._kernels.step_kernel(
-                a, self.phase, self.hands, self.discards, self.drawn, self.played, self.voids, self.manni,
-                self.manni_pos, self.kind, self.trump, self.to_move, self.dealer, self.decision, self.pending,
-                self.n_pending, self.exchange_counts, self.swapper, self.passed, self.n_passed, self.leader,
-                self.led_suit, self.trick, self.trick_len, self.plays, self.n_plays, self.tricks_won,
-                self.rules.tricks_per_deal, deal_over)
-            over = np.flatnonzero(deal_over)
-            if over.size:
-                self._end_deal(over, rewards, terminated, truncated, infos)
+            illegal, deals_over = self._kernels.step_kernel(
+                a, self._mask.view(np.uint8), self.phase, self.hands, self.discards, self.drawn, self.played,
+                self.voids, self.manni, self.manni_pos, self.kind, self.trump, self.to_move, self.dealer,
+                self.decision, self.pending, self.n_pending, self.exchange_counts, self.swapper, self.passed,
+                self.n_passed, self.leader, self.led_suit, self.trick, self.trick_len, self.plays, self.n_plays,
+                self.tricks_won, self.rules.tricks_per_deal, infos["deal_over"])
+            if illegal:
+                self._check_actions(a)
+            self._log_actions(a)
+            if deals_over:
+                self._end_deal(np.flatnonzero(infos["deal_over"]), rewards, terminated, truncated, infos)
         else:
+            self._check_actions(a)
+            self._log_actions(a)
             phase = self.phase
             play = np.flatnonzero(phase == Phase.PLAY)
             ex = np.flatnonzero(phase == Phase.EXCHANGE)
@@ -261,6 +254,21 @@ class VectorManni:
                 self._swap(sw, a[sw])
         obs = self._observe_and_mask()
         return obs, self._mask, self.to_move.copy(), rewards, terminated, truncated, infos
+
+    def _check_actions(self, a: np.ndarray) -> None:
+        """Raise ``ValueError`` naming the first illegal action in ``a`` (int64), if any."""
+        bad = (a < 0) | (a >= A.NUM_ACTIONS)
+        if not bad.any():
+            bad = ~self._mask[self._ar, a]
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"illegal action {int(a[i])} in game {i} (phase {Phase(int(self.phase[i])).name}, "
+                             f"seat {int(self.to_move[i])}); {int(bad.sum())} illegal action(s) in all, nothing applied")
+
+    def _log_actions(self, a: np.ndarray) -> None:
+        if self.log_games:
+            for i, action in enumerate(a.tolist()):
+                self.logs[i].actions.append(action)
 
     def action_mask(self) -> np.ndarray:
         """(N, 63) bool legal-action masks of the seats on turn (a copy)."""

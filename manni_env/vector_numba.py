@@ -21,14 +21,20 @@ LIMITS = np.array([7, 5, 12], np.int64)
 _OPTS = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 
 
-@numba.njit(cache=True, nogil=True)
-def step_kernel(actions, phase, hands, discards, drawn, played, voids, manni, manni_pos, kind, trump,
+@numba.njit(**_OPTS)
+def step_kernel(actions, mask, phase, hands, discards, drawn, played, voids, manni, manni_pos, kind, trump,
                 to_move, dealer, decision, pending, n_pending, exchange_counts, swapper, passed, n_passed,
                 leader, led_suit, trick, trick_len, plays, n_plays, tricks_won, tricks_per_deal, deal_over):
-    """Apply ``actions`` (already checked legal) to every game; set ``deal_over[i]`` when game
-    ``i``'s last trick is complete."""
+    """Apply ``actions`` to every game if all are legal under ``mask`` (the (N, 63) masks as uint8);
+    set ``deal_over[i]`` when game ``i``'s last trick is complete. Returns (any action illegal,
+    so nothing was applied; the number of deals that ended)."""
     n = actions.shape[0]
+    for i in range(n):
+        a = actions[i]
+        if a < 0 or a >= mask.shape[1] or not mask[i, a]:
+            return True, 0
     manni_size = manni.shape[1]
+    deals_over = 0
     for i in range(n):
         a = actions[i]
         s = to_move[i]
@@ -68,6 +74,7 @@ def step_kernel(actions, phase, hands, discards, drawn, played, voids, manni, ma
             to_move[i] = w
             if tricks_won[i, 0] + tricks_won[i, 1] + tricks_won[i, 2] == tricks_per_deal:
                 deal_over[i] = True
+                deals_over += 1
         elif ph == EXCHANGE:
             finish = a == EXCHANGE_DONE
             if not finish:
@@ -99,9 +106,10 @@ def step_kernel(actions, phase, hands, discards, drawn, played, voids, manni, ma
                 passed[i, n_passed[i]] = s
                 n_passed[i] += 1
                 _next_decision(i, phase, to_move, dealer, decision, leader)
+    return False, deals_over
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**_OPTS)
 def _next_decision(i, phase, to_move, dealer, decision, leader):
     decision[i] += 1
     if decision[i] < 3:
@@ -110,7 +118,7 @@ def _next_decision(i, phase, to_move, dealer, decision, leader):
         _start_play(i, phase, to_move, dealer, leader)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**_OPTS)
 def _start_play(i, phase, to_move, dealer, leader):
     phase[i] = PLAY
     f = (dealer[i] + 1) % 3
