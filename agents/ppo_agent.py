@@ -172,7 +172,7 @@ class PPOAgent:
         return x @ w.T + b
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
-        encoder = self._encoder_for(view)
+        encoder = self.encoder_for(view.rules)
         legal = np.fromiter(view.legal_actions, dtype=np.int64)
         if legal.size == 0:
             raise ValueError(f"{self.name}: seat {view.seat} has no legal action (not its turn)")
@@ -182,15 +182,16 @@ class PPOAgent:
         p = np.exp(scores - scores.max())
         return int(rng.choice(legal, p=p / p.sum()))
 
-    def _encoder_for(self, view: SeatView) -> ObservationEncoder:
-        """The encoder of the checkpoint's layout; the first view checks that the game fits it."""
-        if self._encoder is None or self._encoder.rules != view.rules:
-            variant = view.rules.variant
+    def encoder_for(self, rules: Rules) -> ObservationEncoder:
+        """The encoder of the checkpoint's layout for ``rules``; :class:`CheckpointError` if the
+        checkpoint cannot play them (another variant, observation size or layout)."""
+        if self._encoder is None or self._encoder.rules != rules:
+            variant = rules.variant
             if variant != self.meta["variant"]:
                 raise CheckpointError(
                     f"{self.path}: trained for variant {self.meta['variant']!r}, cannot play {variant!r}"
                 )
-            encoder = ObservationEncoder(view.rules, history=self.meta["history"])
+            encoder = ObservationEncoder(rules, history=self.meta["history"])
             if encoder.size != self.meta["obs_size"]:
                 raise CheckpointError(
                     f"{self.path}: expects observations of size {self.meta['obs_size']}, "

@@ -2,10 +2,13 @@
 
     python benchmarks/compare_trainers.py --fast runs/<fast run> ... --sb3 runs/<sb3 run> ... --out trainers.png
 
-Reads each run's evaluation history (``history.json`` of ``train/ppo_vector.py``; the history inside
-``checkpoints/latest.pt`` of ``train/ppo_sb3.py``, loaded with ``weights_only=True``) and plots the
-mean duplicate-arena deal score against 2 × ``rule_based`` (95% CI bands) over training wall time
-(both trainers count their warm start and not their periodic evaluations) on one chart.
+Plots the mean duplicate deal score against 2 × ``rule_based`` (95% CI bands) over training wall
+time (both trainers count their warm start and not their periodic evaluations) on one chart, every
+point measured the same way, by :func:`agents.vector_arena.duplicate_score` (``--deals`` deals,
+``--seed``): ``train/ppo_vector.py`` runs are read from their ``history.json`` (the trainer
+evaluates with it while training, same defaults); for ``train/ppo_sb3.py`` runs the pool snapshots
+(every ``--every`` learner decisions) and the final agent are evaluated here, with the wall time
+recorded in each checkpoint's metadata (cached in ``<run>/vector_eval.json``).
 
 The target is the shipped SB3 agent's score: its mean deal score against 2 × ``rule_based`` in
 ``agents/models/evidence/ppo_vs_rule_based.json`` and its training wall time in
@@ -18,23 +21,49 @@ run's final agent with a large ``manni arena``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
 MODELS = Path(__file__).resolve().parent.parent / "agents" / "models"
 
 
-def load_history(run_dir: Path) -> list[dict]:
-    """Evaluation history of a run directory of either trainer."""
-    if (run_dir / "history.json").is_file():
-        return json.loads((run_dir / "history.json").read_text())
-    checkpoint = run_dir / "checkpoints" / "latest.pt"
-    if checkpoint.is_file():
-        import torch
+def fast_history(run_dir: Path) -> list[dict]:
+    """The evaluation history a ``train/ppo_vector.py`` run wrote."""
+    if not (run_dir / "history.json").is_file():
+        raise SystemExit(f"{run_dir}: no history.json (not a train/ppo_vector.py run?)")
+    return json.loads((run_dir / "history.json").read_text())
 
-        return json.loads(torch.load(checkpoint, map_location="cpu", weights_only=True)["history"])
-    raise SystemExit(f"{run_dir}: no history.json or checkpoints/latest.pt")
+
+def sb3_history(run_dir: Path, every: int, deals: int, seed: int) -> list[dict]:
+    """Vector-env evaluations of a ``train/ppo_sb3.py`` run's snapshots and final agent."""
+    from agents.vector_arena import checkpoint_policy, duplicate_score
+    from manni_env.rules import make_rules
+
+    cache = run_dir / "vector_eval.json"
+    key = {"every": every, "deals": deals, "seed": seed}
+    if cache.is_file() and json.loads(cache.read_text())["key"] == key:
+        return json.loads(cache.read_text())["history"]
+    checkpoints = sorted((run_dir / "pool").glob("snapshot_*.json")) + [run_dir / "agent.json"]
+    if not checkpoints[-1].is_file():
+        raise SystemExit(f"{run_dir}: no agent.json (not a finished train/ppo_sb3.py run?)")
+    history, due = [], 0
+    for path in tqdm(checkpoints, desc=run_dir.name, unit="checkpoint"):
+        meta = json.loads(path.read_text())
+        steps = meta["training"]["timesteps"]
+        if steps < due and path.name != "agent.json":
+            continue
+        due = steps + every
+        rules = make_rules(meta["variant"])
+        score = duplicate_score(checkpoint_policy(path.with_suffix(""), rules), rules, deals, seed,
+                                history=meta["history"])
+        history.append({"timesteps": steps, "wall_time_s": meta["training"]["wall_time_s"],
+                        "vs_rule_based": dataclasses.asdict(score)})
+    cache.write_text(json.dumps({"key": key, "history": history}, indent=1) + "\n")
+    return history
 
 
 def shipped_reference() -> tuple[float, float]:
@@ -55,11 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fast", type=Path, nargs="+", default=[], help="run directories of train/ppo_vector.py")
     parser.add_argument("--sb3", type=Path, nargs="+", default=[], help="run directories of train/ppo_sb3.py")
     parser.add_argument("--out", type=Path, default=Path("trainers_vs_rule_based.png"), help="PNG to write")
+    parser.add_argument("--every", type=int, default=100_000, help="SB3 snapshots: learner decisions between evaluations")
+    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation (as ppo_vector's default)")
+    parser.add_argument("--seed", type=int, default=2024, help="seed of the deals (as ppo_vector's --eval-seed)")
     args = parser.parse_args(argv)
     if not args.fast and not args.sb3:
         parser.error("give at least one run directory (--fast and/or --sb3)")
-    runs = {f"ppo_vector {d.name}": load_history(d) for d in args.fast}
-    runs.update({f"SB3 ppo_sb3 {d.name}": load_history(d) for d in args.sb3})
+    runs = {f"ppo_vector {d.name}": fast_history(d) for d in args.fast}
+    runs.update({f"SB3 ppo_sb3 {d.name}": sb3_history(d, args.every, args.deals, args.seed) for d in args.sb3})
     target, sb3_wall = shipped_reference()
 
     import matplotlib

@@ -46,9 +46,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.arena import run_arena
 from agents.ppo_agent import policy_metadata, save_checkpoint
 from agents.rule_based_vector import VectorRuleBased
+from agents.vector_arena import duplicate_score
 from manni_env.actions import NUM_ACTIONS
 from manni_env.rules import make_rules
 from manni_env.vector import BACKENDS, NULLO, VectorManni
@@ -139,8 +139,8 @@ class Args:
     """minibatch size of the imitation phase"""
     eval_every: int = 100_000
     """learner decisions between duplicate-arena evaluations against random and rule_based (0: never)"""
-    eval_deals: int = 50
-    """duplicate deals (x 6 seatings) per evaluation"""
+    eval_deals: int = 2000
+    """duplicate deals per evaluation (each played with the learner in every seat; vector env, seconds)"""
     eval_seed: int = 2024
     """seed of the evaluation deals"""
     torch_threads: int = 1
@@ -336,15 +336,17 @@ def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float) -
     return save_checkpoint(path, actor.layers(), metadata)
 
 
-def evaluate(spec: str, args: Args) -> dict:
-    """Mean deal score (95% CI) of ``spec`` against two copies of each baseline (duplicate arena)."""
+def evaluate(actor: Actor, args: Args) -> dict:
+    """Mean deal score (95% CI) of the greedy actor against two copies of each baseline over
+    ``eval_deals`` duplicate deals on the vector env (:func:`agents.vector_arena.duplicate_score`)."""
+
+    def policy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return actor(torch.from_numpy(obs), torch.from_numpy(mask)).argmax(1).numpy()
+
     rules = make_rules(args.variant)
-    scores = {}
-    for baseline in BASELINES:
-        result = run_arena([spec, baseline, baseline], rules, args.eval_deals, args.eval_seed, progress=False)
-        stats = next(a for a in result.agents if a.spec == spec)
-        scores[f"vs_{baseline}"] = dataclasses.asdict(stats.deal_score)
-    return scores
+    return {f"vs_{b}": dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, b,
+                                                          args.history, args.backend)) for b in BASELINES}
 
 
 def plot_learning_curve(history: list[dict], path: Path, title: str) -> None:
@@ -446,9 +448,7 @@ def train(args: Args) -> Path:
     def record_eval() -> None:
         nonlocal eval_seconds
         eval_start = time.time()
-        path = export(actor, run_dir / "eval" / "current", args, steps, wall_time())
-        entry = {"timesteps": steps, "wall_time_s": round(wall_time(), 1),
-                 **evaluate(f"ppo:{path.with_suffix('')}", args)}
+        entry = {"timesteps": steps, "wall_time_s": round(wall_time(), 1), **evaluate(actor, args)}
         history.append(entry)
         for key in (f"vs_{b}" for b in BASELINES):
             writer.add_scalar(f"arena/{key}", entry[key]["mean"], steps)
