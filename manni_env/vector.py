@@ -25,12 +25,15 @@ API (all arrays have the batch dimension first)::
   ``deal_over`` (N,) bool, ``tricks_won`` / ``points`` / ``plus`` / ``minus`` / ``totals`` (N, 3)
   of the deal that ended in this step, ``winners`` (N, 3) bool for games that ended, and
   ``new_deal`` / ``new_game`` (N,) bool for slots whose next deal / game started in this step.
+- Every step returns new arrays, so callers may keep them across steps (but should not modify
+  ``mask`` in place: the next ``step`` checks the actions against it).
 
 ``backend="numpy"`` (default) runs array operations over the batch; ``backend="numba"`` (needs the
 ``fast`` extra) runs compiled per-game loops from :mod:`manni_env.vector_numba` on the same arrays,
-about twice as fast; ``"auto"`` picks numba when it is installed. Both play identical games. For
-Gymnasium's vector API see :mod:`manni_env.vector_gym`; :meth:`VectorManni.view` gives any seat's
-engine :class:`~manni_env.view.SeatView` so scalar policies (``rule_based``) can play a seat.
+3–4 times as fast from N = 1024 (see ``benchmarks/bench_vector.py``); ``"auto"`` picks numba when
+it is installed. Both play identical games (tested). For Gymnasium's vector API see
+:mod:`manni_env.vector_gym`; :meth:`VectorManni.view` gives any seat's engine
+:class:`~manni_env.view.SeatView` so scalar policies (``rule_based``) can play a seat.
 
 Seeding: ``reset(seed)`` gives slot ``i`` its own generator
 ``np.random.default_rng(np.random.SeedSequence(seed).spawn(N)[i])``. It draws each game's first

@@ -1,13 +1,17 @@
 """Optional numba kernels for :class:`manni_env.vector.VectorManni` (``backend="numba"``).
 
-The same state arrays, the same rules, one compiled loop over the games instead of numpy array
-operations: :func:`step_kernel` applies one action per game up to the end of a trick (the deal's
-scoring, the end of the game and the next deal stay in numpy, in ``VectorManni._end_deal``) and
-:func:`observe_kernel` writes the observations and legal-action masks of the seats on turn, the
-observations byte-identical to :class:`manni_env.vector_obs.VectorEncoder` (the equivalence test
-runs both backends against the engine). Install with ``pip install numba`` (the ``fast`` extra);
-without it the numpy backend is used.
-"""
+The same state arrays, the same rules, compiled loops over the games instead of numpy array
+operations: :func:`step_kernel` checks and applies one action per game up to the end of a trick,
+:func:`end_deal_kernel` scores the deals that ended, :func:`start_deal_kernel` deals the next ones
+(the per-slot random generators, the first dealer of a new game and the game logs stay in
+``VectorManni``), and :func:`observe_kernel` writes the observations and legal-action masks of the
+seats on turn, the observations byte-identical to :class:`manni_env.vector_obs.VectorEncoder` (the
+equivalence tests run both backends against the engine and against each other). Install with
+``pip install numba`` (the ``fast`` extra); without it the numpy backend is used.
+
+Writing the observations dominates a step (616 float32 per game for the summary history), so
+:func:`observe_kernel` zeroes each row once and then fills it while it is in the cache, copying the
+card segments with :func:`_copy` (a loop LLVM turns into SIMD byte-to-float conversions)."""
 
 from __future__ import annotations
 
