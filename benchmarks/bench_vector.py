@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib.metadata
 import io
 import json
 import os
@@ -55,9 +56,9 @@ class VectorRow:
         self.venv = VectorManni(make_rules(variant), n, backend=backend)
         self.rng = np.random.default_rng(seed)
         _, self.mask, _ = self.venv.reset(seed)
-        self.measure(0.0)  # warm-up: JIT compilation, first deal blocks, allocations
+        self.measure(0.0, 100)  # warm-up past the first deal ends: JIT compilation, deal blocks, allocations
 
-    def measure(self, seconds: float) -> tuple[float, float]:
+    def measure(self, seconds: float, min_steps: int = 20) -> tuple[float, float]:
         steps, in_step = 0, 0.0
         start = time.process_time()
         while True:
@@ -66,7 +67,7 @@ class VectorRow:
             _, self.mask, *_ = self.venv.step(actions)
             in_step += time.process_time() - t
             steps += self.n
-            if time.process_time() - start >= seconds and steps >= 20 * self.n:
+            if time.process_time() - start >= seconds and steps >= min_steps * self.n:
                 return steps / in_step, steps / (time.process_time() - start)
 
 
@@ -74,11 +75,12 @@ def profile_vector(variant: str, n: int, steps: int, backend: str, top: int = 12
     """cProfile of ``steps`` vector steps; the functions with the most own time, as text."""
     venv = VectorManni(make_rules(variant), n, backend=backend)
     rng = np.random.default_rng(0)
-    obs, mask, _ = venv.reset(0)
+    _, mask, _ = venv.reset(0)
     profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(steps):
-        obs, mask, *_ = venv.step((rng.random(mask.shape, np.float32) * mask).argmax(1))
+    for step in range(100 + steps):  # the first 100 steps warm up (JIT compilation, allocations)
+        if step == 100:
+            profiler.enable()
+        _, mask, *_ = venv.step((rng.random(mask.shape, np.float32) * mask).argmax(1))
     profiler.disable()
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
@@ -95,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
 
+    load_before = os.getloadavg()[0]
     backends = ["numpy"] + (["numba"] if resolve_backend("auto") == "numba" else [])
     # name -> (measure(seconds) -> (rate, loop rate or None), notes); rows take turns in each round
     rows: dict[str, tuple] = {}
@@ -132,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
 
     ref = next((r for name, r, _ in rows if name == "OpenSpiel skat + obs"), None)
     env = environment()
+    numba = f", numba {importlib.metadata.version('numba')}" if "numba" in backends else ""
     print(f"Agent-steps per CPU-second (median of {args.repeats} x {args.seconds:g} CPU-s, rows taking turns), "
-          f"one process, CPU: {env['cpu']}, Python {env['python']}, numpy {env['numpy']}\n")
+          f"one process, CPU: {env['cpu']}, Python {env['python']}, numpy {env['numpy']}{numba}; "
+          f"1-minute load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after the measurements\n")
     print("| row | agent-steps/s | × OpenSpiel skat + obs | notes |\n|---|---:|---:|---|")
     for name, rate, notes in rows:
         ratio = f"{rate / ref:.1f}" if rate and ref else "-"
