@@ -242,11 +242,11 @@ def start_deal_kernel(g, decks, deck_ptr, hand_pos, manni_cards, horn, trump_rot
 
 @numba.njit(**_OPTS)
 def _copy(dst, d0, src, s0, k):
-    """``dst[d0 : d0 + k] = src[s0 : s0 + k]`` on flat arrays, without creating views (each view
-    costs two reference-count updates) and with unsigned indices (signed ones make numba check for
-    negative indices, which keeps LLVM from vectorizing the loop)."""
-    d, s = np.uint64(d0), np.uint64(s0)  # k must not be a compile-time constant either (or LLVM
-    # unrolls the loop into scalar code instead of vectorizing it)
+    """``dst[d0 : d0 + k] = src[s0 : s0 + k]`` on flat arrays, written so that LLVM vectorizes it:
+    no views (each costs two atomic reference-count updates), unsigned indices (numba checks signed
+    ones for negative values) and ``k`` a runtime value (a constant trip count is unrolled into
+    scalar code instead)."""
+    d, s = np.uint64(d0), np.uint64(s0)
     for c in range(np.uint64(k)):
         dst[d + c] = src[s + c]
 
