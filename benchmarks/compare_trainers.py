@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     ax.axvline(sb3_wall / 5 / 60, color="black", linestyle=":", linewidth=1,
                label=f"1/5 of its training time ({sb3_wall / 5:.0f} s)")
     ax.set(xlabel="training wall time (minutes; evaluations excluded)",
-           ylabel="mean deal score vs 2 × rule_based (95% CI)", title="Arena score while training")
+           ylabel="mean deal score vs 2 × rule_based (95% CI)",
+           title=f"Score against 2 × rule_based while training ({args.deals:,} duplicate deals per point)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(args.out, dpi=100)
