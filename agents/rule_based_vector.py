@@ -36,25 +36,9 @@ from __future__ import annotations
 import numpy as np
 
 from agents.rule_based import RuleBasedAgent, mean_estimate
-from manni_env.vector import GRAND, NULLO, TRUMP, VectorManni
+from manni_env.vector import GRAND, NULLO, TRUMP, VectorManni, resolve_backend
 
-BACKENDS = ("auto", "numba", "python")
 _KIND_NAMES = {NULLO: "nullo", TRUMP: "trump", GRAND: "grand"}  # the env's contract kind indices
-
-
-def resolve_backend(backend: str) -> str:
-    """``numba`` (raises if numba is not installed), ``python``, or ``auto`` (numba when installed)."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if backend == "python":
-        return backend
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        if backend == "numba":
-            raise ValueError("backend 'numba' needs numba: pip install numba (the 'fast' extra)") from None
-        return "python"
-    return "numba"
 
 
 class VectorRuleBased:
@@ -62,7 +46,7 @@ class VectorRuleBased:
 
     def __init__(self, backend: str = "auto") -> None:
         self.name = "rule_based"
-        self.backend = resolve_backend(backend)
+        self.backend = resolve_backend(backend, fallback="python")
         self._agent = RuleBasedAgent()
         self._means: dict[str, np.ndarray] = {}
         self._kernel = None

@@ -96,18 +96,20 @@ def _bits(row: np.ndarray) -> int:
     return int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
 
 
-def resolve_backend(backend: str) -> str:
-    """``numpy``, ``numba`` (raises if numba is not installed) or ``auto`` (numba when installed)."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if backend == "numpy":
+def resolve_backend(backend: str, fallback: str = "numpy") -> str:
+    """``fallback`` (the uncompiled code), ``numba`` (raises if numba is not installed) or ``auto``
+    (numba when installed, else ``fallback``)."""
+    choices = ("auto", "numba", fallback)
+    if backend not in choices:
+        raise ValueError(f"backend must be one of {', '.join(choices)}, got {backend!r}")
+    if backend == fallback:
         return backend
     try:
         import numba  # noqa: F401
     except ImportError:
         if backend == "numba":
             raise ValueError("backend 'numba' needs numba: pip install numba (the 'fast' extra)") from None
-        return "numpy"
+        return fallback
     return "numba"
 
 

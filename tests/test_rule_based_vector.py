@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from agents.rule_based import RuleBasedAgent
-from agents.rule_based_vector import VectorRuleBased, resolve_backend
+from agents.rule_based_vector import VectorRuleBased
 from manni_env.engine import Phase
 from manni_env.rules import make_rules
-from manni_env.vector import VectorManni
+from manni_env.vector import VectorManni, resolve_backend
 
 N = 64
 needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba not installed")
@@ -78,7 +78,7 @@ def test_python_fallback_decides_the_same(variant):
 
 def test_backend_choice_without_numba(monkeypatch):
     monkeypatch.setitem(sys.modules, "numba", None)  # makes `import numba` fail
-    assert resolve_backend("auto") == "python"
+    assert resolve_backend("auto", fallback="python") == "python"
     assert VectorRuleBased().backend == "python"
     with pytest.raises(ValueError, match="needs numba"):
         VectorRuleBased("numba")
