@@ -36,7 +36,7 @@ def test_fast_trainer_writes_a_loadable_ppo_agent(tmp_path):
     args = Args(runs_dir=str(tmp_path), run_name="tiny", total_steps=3000, num_envs=16, num_steps=16,
                 net_arch=[32], snapshot_every=1000, eval_every=0, eval_deals=1, backend="numpy",
                 bc_samples=300, bc_epochs=1, p_snapshot=0.3, p_rule_based=0.3, p_random=0.1,
-                torch_threads=1, progress_bar=False)
+                final_eval_deals=2, torch_threads=1, progress_bar=False)
     run_dir = train(args)
     torch.set_num_threads(1)
     agent = make_agent(f"ppo:{run_dir / 'agent'}")
@@ -48,3 +48,4 @@ def test_fast_trainer_writes_a_loadable_ppo_agent(tmp_path):
         assert action in view.legal_actions
         state.apply(action)
     assert (run_dir / "learning_curve.png").is_file() and (run_dir / "history.json").is_file()
+    assert "vs 2 × rule_based" in (run_dir / "arena_final.md").read_text()

@@ -27,7 +27,8 @@ steps/s, evaluation scores); ``history.json`` (every ``eval_every`` learner deci
 policy's mean deal score against 2 × ``random`` and 2 × ``rule_based`` over ``eval_deals`` duplicate
 deals, :func:`agents.vector_arena.duplicate_score`, with the training wall time);
 ``agent.safetensors`` + ``agent.json`` (the actor in the ``ppo`` agent's checkpoint format:
-``manni arena ppo:runs/<run>/agent rule_based rule_based``); ``learning_curve.png``.
+``manni arena ppo:runs/<run>/agent rule_based rule_based``); ``learning_curve.png``; and
+``arena_final.md`` / ``.json``, the final agent's duplicate arena against both baselines (printed).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.arena import run_arena
 from agents.ppo_agent import policy_metadata, save_checkpoint
 from agents.rule_based_vector import VectorRuleBased
 from agents.vector_arena import duplicate_score
@@ -145,6 +147,11 @@ class Args:
     """duplicate deals per evaluation (each played with the learner in every seat; vector env, seconds)"""
     eval_seed: int = 2024
     """seed of the evaluation deals"""
+    final_eval_deals: int = 150
+    """duplicate deals (x 6 seatings) of the final arena (``manni arena``) against 2 × random and
+    2 × rule_based, seed eval_seed + 1 (0: none)"""
+    eval_workers: int = 1
+    """processes for the final arena"""
     torch_threads: int = 0
     """torch CPU threads (0: torch's default, one per core)"""
     progress_bar: bool = True
@@ -160,7 +167,7 @@ def check_args(args: Args) -> None:
         if getattr(args, name) not in valid:
             raise ValueError(f"--{name} must be one of {', '.join(valid)}, got {getattr(args, name)!r}")
     for name in ("total_steps", "num_envs", "num_steps", "minibatch_size", "update_epochs", "pool_size",
-                 "eval_deals", "snapshot_every", "bc_batch_size"):
+                 "eval_deals", "snapshot_every", "bc_batch_size", "eval_workers"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     for name in ("p_snapshot", "p_rule_based", "p_random"):
@@ -169,8 +176,9 @@ def check_args(args: Args) -> None:
     if args.p_snapshot + args.p_rule_based + args.p_random > 1.0:
         raise ValueError("--p-snapshot + --p-rule-based + --p-random must not exceed 1 "
                          "(the rest, and at least one seat of every game, is the learner's)")
-    if args.torch_threads < 0:
-        raise ValueError(f"--torch-threads must not be negative, got {args.torch_threads}")
+    for name in ("torch_threads", "final_eval_deals"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"--{name.replace('_', '-')} must not be negative, got {getattr(args, name)}")
     if args.bc_samples < 0 or args.bc_epochs < 0:
         raise ValueError("--bc-samples and --bc-epochs must not be negative")
     if not args.net_arch or min(args.net_arch) < 1:
@@ -602,12 +610,26 @@ def train(args: Args) -> Path:
     if not history or history[-1]["timesteps"] != steps:
         record_eval()
     wall = wall_time()
-    export(actor, run_dir / "agent", args, steps, wall)
-    plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: arena score while training")
+    agent = export(actor, run_dir / "agent", args, steps, wall).with_suffix("")
+    plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: score while training")
     writer.close()
-    print(f"{steps} learner decisions in {wall:.0f} s ({steps / wall:.0f}/s); agent: {run_dir / 'agent'}")
-    print(json.dumps(history[-1], indent=1))
+    print(f"Trained in {wall / 60:.1f} min ({steps:,} learner decisions, {steps / wall:,.0f}/s); agent: {agent}")
+    print(f"Learning curve: {run_dir / 'learning_curve.png'}; TensorBoard: tensorboard --logdir {run_dir / 'tb'}")
+    if args.final_eval_deals:
+        print(final_arena(f"ppo:{agent}", args, run_dir))
     return run_dir
+
+
+def final_arena(spec: str, args: Args, run_dir: Path) -> str:
+    """``manni arena`` of ``spec`` against two copies of each baseline; writes ``arena_final.md`` /
+    ``.json`` and returns the Markdown."""
+    rules = make_rules(args.variant)
+    results = {b: run_arena([spec, b, b], rules, args.final_eval_deals, args.eval_seed + 1, workers=args.eval_workers,
+                            progress=args.progress_bar) for b in BASELINES}
+    text = "\n".join(f"### vs 2 × {b}\n\n{r.to_markdown()}" for b, r in results.items())
+    (run_dir / "arena_final.md").write_text(text)
+    (run_dir / "arena_final.json").write_text(json.dumps({b: r.to_dict() for b, r in results.items()}, indent=2) + "\n")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
