@@ -147,7 +147,7 @@ class Args:
     """duplicate deals per evaluation (each played with the learner in every seat; vector env, seconds)"""
     eval_seed: int = 2024
     """seed of the evaluation deals"""
-    final_eval_deals: int = 150
+    final_eval_deals: int = 500
     """duplicate deals (x 6 seatings) of the final arena (``manni arena``) against 2 × random and
     2 × rule_based, seed eval_seed + 1 (0: none)"""
     eval_workers: int = 1
@@ -311,11 +311,14 @@ def collect_demonstrations(args: Args, rules, samples: int) -> dict[str, torch.T
 
 def imitate(actor: Actor, critic: Critic, data: dict[str, torch.Tensor], args: Args, gen: torch.Generator) -> dict:
     """Behaviour cloning warm start: the actor learns the teacher's moves (cross-entropy under the
-    legal mask), the critic the teacher's deal scores (MSE)."""
+    legal mask), the critic the returns to go (MSE)."""
+    from tqdm import tqdm
+
     params = list(actor.parameters()) + list(critic.parameters())
     optimizer = torch.optim.Adam(params, lr=args.bc_learning_rate)
     n = len(data["actions"])
-    for _ in range(args.bc_epochs):
+    for _ in tqdm(range(args.bc_epochs), desc="warm start (imitating rule_based)", unit="epoch",
+                  disable=not args.progress_bar):
         for idx in torch.randperm(n, generator=gen).split(args.bc_batch_size):
             logits = actor(data["obs"][idx], data["masks"][idx])
             loss = nn.functional.cross_entropy(logits, data["actions"][idx])
@@ -457,7 +460,7 @@ def train(args: Args) -> Path:
     next_snapshot, next_eval = args.snapshot_every, args.eval_every
     history: list[dict] = []
     deal_scores: list[float] = []
-    bar = tqdm(total=args.total_steps, unit="step", disable=not args.progress_bar)
+    bar = tqdm(total=args.total_steps, desc="PPO", unit="step", disable=not args.progress_bar)
 
     def record_eval() -> None:
         nonlocal eval_seconds
