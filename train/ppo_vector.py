@@ -218,6 +218,8 @@ class Actor(nn.Module):
 
 
 class Critic(nn.Module):
+    """Observation → value (used in training only; not part of the checkpoint)."""
+
     def __init__(self, obs_size: int, net_arch: list[int], activation: str):
         super().__init__()
         self.vf = mlp([obs_size, *net_arch], ACTIVATIONS[activation])
