@@ -45,6 +45,8 @@ from .match import play_game
 SEATINGS: tuple[tuple[int, int, int], ...] = tuple(itertools.permutations(range(3)))  # type: ignore[assignment]
 MODES = ("deals", "games")
 Z95 = 1.959963984540054  # standard normal 97.5% quantile
+#: the baseline agents trained policies are measured against
+BASELINES = ("random", "rule_based")
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,12 @@ def unit_seed(seed: int, unit: int) -> int:
 def agent_rng(seed: int, unit: int, seating: int, seat: int) -> np.random.Generator:
     """The owned generator of the agent in ``seat`` of ``seating`` for unit ``unit``."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(unit, 1 + 3 * seating + seat)))
+
+
+def against_baselines(spec: str, rules: Rules, deals: int, seed: int, workers: int = 1,
+                      progress: bool = False) -> dict[str, ArenaResult]:
+    """Duplicate arena (deals mode) of ``spec`` against two copies of each of :data:`BASELINES`."""
+    return {b: run_arena([spec, b, b], rules, deals, seed, workers=workers, progress=progress) for b in BASELINES}
 
 
 def run_arena(

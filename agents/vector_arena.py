@@ -21,15 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.arena import Interval
+from agents.arena import BASELINES, Interval
 from agents.ppo_agent import PPOAgent
 from agents.rule_based_vector import VectorRuleBased
 from manni_env.rules import Rules
-from manni_env.vector import VectorManni
+from manni_env.vector import VectorManni, random_legal_actions
 
 #: ``policy(obs, mask) -> actions``: (k, obs_size) float32 and (k, 63) bool → (k,) int
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
-BASELINES = ("rule_based", "random")
 
 
 def duplicate_score(policy: BatchPolicy, rules: Rules, deals: int, seed: int, baseline: str = "rule_based",
@@ -63,7 +62,7 @@ def duplicate_scores(policy: BatchPolicy, rules: Rules, deals: int, seed: int, b
                 if baseline == "rule_based":
                     actions[others] = opponent.act(venv, others)
                 else:
-                    actions[others] = (rng.random((others.size, mask.shape[1])) * mask[others]).argmax(1)
+                    actions[others] = random_legal_actions(mask[others], rng)
             obs, mask, to_move, rewards, _, _, infos = venv.step(actions)
             first = infos["deal_over"] & ~done
             scores[seat, first] = rewards[first, seat]

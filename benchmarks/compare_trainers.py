@@ -45,8 +45,9 @@ def sb3_history(run_dir: Path, every: int, deals: int, seed: int) -> list[dict]:
 
     cache = run_dir / "vector_eval.json"
     key = {"every": every, "deals": deals, "seed": seed}
-    if cache.is_file() and json.loads(cache.read_text())["key"] == key:
-        return json.loads(cache.read_text())["history"]
+    cached = json.loads(cache.read_text()) if cache.is_file() else None
+    if cached and cached["key"] == key:
+        return cached["history"]
     checkpoints = sorted((run_dir / "pool").glob("snapshot_*.json")) + [run_dir / "agent.json"]
     if not checkpoints[-1].is_file():
         raise SystemExit(f"{run_dir}: no agent.json (not a finished train/ppo_sb3.py run?)")

@@ -131,6 +131,11 @@ class GameLog:
         return state
 
 
+def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of ``mask`` ((k, 63) bool), drawn from ``rng``."""
+    return (rng.random(mask.shape) * mask).argmax(1)
+
+
 class VectorManni:
     """``num_envs`` Manni games in lockstep (see the module docstring for the API)."""
 

@@ -42,7 +42,7 @@ from stable_baselines3.common.logger import configure
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from agents.arena import ArenaResult, run_arena
+from agents.arena import BASELINES, ArenaResult, against_baselines
 from agents.ppo_agent import PPOAgent, policy_metadata, save_checkpoint
 from agents.registry import make_agent
 from manni_env.engine import GameState
@@ -52,7 +52,6 @@ from manni_env.single_agent import SingleAgentManniEnv
 from train.args import Args, check_args, parse_args
 
 TRAIN_FORMAT = "manni-ppo-train/1"
-BASELINES = ("random", "rule_based")
 ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}
 
 
@@ -142,8 +141,7 @@ def export_agent(model: MaskablePPO, path: Path, args: Args, timesteps: int, wal
 
 def evaluate(agent: str, variant: str, deals: int, seed: int, workers: int = 1, progress: bool = False) -> dict[str, ArenaResult]:
     """Duplicate arena of ``agent`` against two copies of each baseline."""
-    rules = make_rules(variant)
-    return {b: run_arena([agent, b, b], rules, deals, seed, workers=workers, progress=progress, mode="deals") for b in BASELINES}
+    return against_baselines(agent, make_rules(variant), deals, seed, workers, progress)
 
 
 def score_of(result: ArenaResult, spec: str) -> dict:

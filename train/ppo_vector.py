@@ -49,16 +49,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.arena import run_arena
+from agents.arena import BASELINES, against_baselines
 from agents.ppo_agent import policy_metadata, save_checkpoint
 from agents.rule_based_vector import VectorRuleBased
 from agents.vector_arena import duplicate_score
 from manni_env.actions import NUM_ACTIONS
 from manni_env.rules import make_rules
-from manni_env.vector import BACKENDS, NULLO, VectorManni
+from manni_env.vector import BACKENDS, NULLO, VectorManni, random_legal_actions
 from train.args import add_arguments, args_from_namespace
 
-BASELINES = ("random", "rule_based")
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
@@ -504,7 +503,7 @@ def train(args: Args) -> Path:
                 actions[rows] = torch.from_numpy(rule_based.act(venv, rows))
             rows = np.flatnonzero(ctrl == RANDOM)
             if rows.size:
-                actions[rows] = torch.from_numpy((rng.random((rows.size, NUM_ACTIONS)) * mask[rows]).argmax(1))
+                actions[rows] = torch.from_numpy(random_legal_actions(mask[rows], rng))
             b_obs[t] = obs_t
             b_mask[t] = mask_t
             b_act[t] = actions
@@ -628,9 +627,8 @@ def train(args: Args) -> Path:
 def final_arena(spec: str, args: Args, run_dir: Path) -> str:
     """``manni arena`` of ``spec`` against two copies of each baseline; writes ``arena_final.md`` /
     ``.json`` and returns the Markdown."""
-    rules = make_rules(args.variant)
-    results = {b: run_arena([spec, b, b], rules, args.final_eval_deals, args.eval_seed + 1, workers=args.eval_workers,
-                            progress=args.progress_bar) for b in BASELINES}
+    results = against_baselines(spec, make_rules(args.variant), args.final_eval_deals, args.eval_seed + 1,
+                                args.eval_workers, args.progress_bar)
     text = "\n".join(f"### vs 2 × {b}\n\n{r.to_markdown()}" for b, r in results.items())
     (run_dir / "arena_final.md").write_text(text)
     (run_dir / "arena_final.json").write_text(json.dumps({b: r.to_dict() for b, r in results.items()}, indent=2) + "\n")
