@@ -18,6 +18,7 @@ import numpy as np
 from manni_env import actions as A
 from manni_env.cards import SUITS, card_to_str, cards_of, sort_for_display
 from manni_env.engine import Contract, GameState, Phase
+from manni_env.rules import ContractKind, ExchangeScheme
 from manni_env.view import SeatView
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
@@ -112,8 +113,8 @@ def hand_text(mask: int) -> str:
 
 def contract_name(contract: Contract) -> str:
     """``"Trump hearts"``, ``"Trump hearts (Suit)"`` (Trjámann), ``"Grand"``, ``"Nullo"``."""
-    if contract.kind != "trump":
-        return contract.kind.capitalize()
+    if contract.kind != ContractKind.TRUMP:
+        return contract.kind.label.capitalize()
     return f"Trump {SUIT_NAMES[contract.trump]}" + (" (Suit)" if contract.name == "suit" else "")
 
 
@@ -149,7 +150,10 @@ def _decision_text(view: SeatView, names: Sequence[str]) -> str:
         return f"Discard: you took the Manni; discard four cards, one at a time ({len(view.pending)} of 4 chosen)."
     if phase == Phase.ANNOUNCE:
         used = ", ".join(view.used_contracts[view.seat]) or "none"
-        suit = " ('hearts' or 'diamonds' names the Suit contract)" if view.rules.variant == "trjamann" else ""
+        rows = view.rules.spec.announcements
+        shared = [a for a in rows if sum(b.name == a.name for b in rows) > 1]  # Trjámann's "suit"
+        suit = (f" ({' or '.join(repr(SUIT_NAMES[a.trump]) for a in shared)} names the "
+                f"{shared[0].name.capitalize()} contract)" if shared else "")
         return f"Announce a contract you have not played yet{suit}. Already played: {used}."
     if view.trick:
         return f"Play: follow suit ({SUIT_NAMES[view.led_suit]}) if you can."
@@ -179,7 +183,7 @@ def describe_view(view: SeatView, names: Sequence[str]) -> str:
     if view.drawn:
         lines.append(f"You took from the Manni: {' '.join(card_to_str(c) for c in cards_of(view.drawn))}")
     exchanged = [f"{names[s]} {n}" for s, n in enumerate(view.exchange_counts) if n >= 0]
-    if view.rules.variant == "hornafjardar" and exchanged:
+    if view.rules.spec.exchange == ExchangeScheme.EXCHANGE and exchanged:
         lines.append("Cards exchanged: " + ", ".join(exchanged))
     if view.phase == Phase.PLAY:
         lines.append("Tricks won: " + ", ".join(f"{names[s]} {view.tricks_won[s]}" for s in range(3)))

@@ -28,10 +28,10 @@ import time
 
 import numpy as np
 
-from manni_env.engine import GameState, Phase, trick_winner
+from manni_env.engine import GameState, Phase
 from manni_env.view import SeatView
 
-from .registry import parse_options
+from .spec_options import parse_options
 from .rule_based import RuleBasedAgent, choose_card
 from .sampler import sample_worlds
 
@@ -121,32 +121,26 @@ class PIMCAgent:
         last_trick = rules.hand_size - 1
         pack = rules.pack
         use_rules = self.rollout == "rule_based"
-        d = state.d
         while True:
-            if d.phase != Phase.PLAY:  # a rollout through the exchange / announcement
-                v = state.view(d.to_move)
+            phase = state.phase
+            if phase != Phase.PLAY:  # a rollout through the exchange / announcement
+                v = state.view(state.to_move)
                 state.apply(self._rule_based.act(v, rng) if use_rules else _random_action(v.legal_actions, rng))
-                d = state.d
                 continue
-            if len(d.tricks) == last_trick:
+            if sum(state.tricks_won) == last_trick:
                 break
-            s = d.to_move
-            hand = d.hands[s]
             if use_rules:
-                played = d.played
-                gone = played[0] | played[1] | played[2] | d.discards[s]
-                c = d.contract
-                card = choose_card(hand, s, d.trick, d.led_suit, c.trump, c.nullo, gone, d.voids, pack)
+                s = state.to_move
+                played = state.played
+                gone = played[0] | played[1] | played[2] | state.discards_mask(s)
+                c = state.contract
+                card = choose_card(state.hand_mask(s), s, state.trick, state.led_suit, c.trump, c.nullo, gone,
+                                   state.voids, pack)
             else:
                 card = _random_action(state.legal_actions(), rng)
             state.apply(card)
         # the last trick is forced: each seat still to play holds exactly one card
-        trick = list(d.trick)
-        for i in range(len(trick), 3):
-            trick.append(d.hands[(d.leader + i) % 3].bit_length() - 1)
-        c = d.contract
-        d.tricks_won[(d.leader + trick_winner(trick, c.trump, c.nullo)) % 3] += 1
-        points = state.deal_points()
+        points = state.last_trick_points()
         return points[seat] - (sum(points) - points[seat]) / 2
 
 

@@ -23,6 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .base import Policy
+from .spec_options import parse_options
+
+__all__ = ["available_agents", "make_agent", "no_arg", "parse_options", "register_agent"]
 
 Factory = Callable[[str | None], Policy]
 
@@ -68,27 +71,6 @@ def no_arg(name: str, build: Callable[[], Policy]) -> Factory:
         return build()
 
     return factory
-
-
-def parse_options(arg: str | None, types: dict[str, Callable[[str], object]]) -> dict[str, object]:
-    """``"worlds=16,rollout=random"`` → ``{"worlds": 16, "rollout": "random"}`` using ``types``
-    (name → converter raising ``ValueError``); unknown or repeated names are errors."""
-    options: dict[str, object] = {}
-    if arg is None or not arg.strip():
-        return options
-    for item in arg.split(","):
-        key, eq, value = (part.strip() for part in item.partition("="))
-        if not eq or not key or not value:
-            raise ValueError(f"options are 'name=value' separated by commas, got {item!r}")
-        if key not in types:
-            raise ValueError(f"unknown option {key!r}; valid options: {', '.join(types)}")
-        if key in options:
-            raise ValueError(f"option {key!r} given twice")
-        try:
-            options[key] = types[key](value)
-        except ValueError as err:
-            raise ValueError(f"option {key}={value!r}: {err}") from None
-    return options
 
 
 def _make_random(arg: str | None) -> Policy:

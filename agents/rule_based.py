@@ -62,23 +62,11 @@ import numpy as np
 
 from manni_env import actions as A
 from manni_env.cards import ACE, FULL_PACK, PACK_48, SUIT_MASKS
-from manni_env.engine import ANNOUNCE_DISCARDS, Phase, trick_winner
+from manni_env.engine import trick_winner
+from manni_env.rules import ContractKind, Phase
 from manni_env.view import SeatView
 
 ACES = tuple(1 << (13 * s + ACE) for s in range(4))
-
-#: announced contract name → (action, kind, trump suit) options
-_CONTRACT_OPTIONS = {
-    "spades": ((A.ANNOUNCE_SPADES, "trump", 3),),
-    "hearts": ((A.ANNOUNCE_HEARTS, "trump", 2),),
-    "diamonds": ((A.ANNOUNCE_DIAMONDS, "trump", 1),),
-    "clubs": ((A.ANNOUNCE_CLUBS, "trump", 0),),
-    "suit": ((A.ANNOUNCE_HEARTS, "trump", 2), (A.ANNOUNCE_DIAMONDS, "trump", 1)),
-    "grand": ((A.ANNOUNCE_GRAND, "grand", None),),
-    "nullo": ((A.ANNOUNCE_NULLO, "nullo", None),),
-}
-_ACTION_CONTRACT = {a: (k, t) for opts in _CONTRACT_OPTIONS.values() for a, k, t in opts}
-
 
 # ----------------------------------------------------------------------------- bit helpers
 def _hi(mask: int) -> int:
@@ -121,11 +109,11 @@ def _nullo_lo(cards: int) -> int:
 
 
 # ----------------------------------------------------------------------------- hand strength
-def estimate_tricks(hand: int, kind: str, trump: int | None, hand_size: int) -> float:
+def estimate_tricks(hand: int, kind: ContractKind, trump: int | None, hand_size: int) -> float:
     """Expected tricks taken by ``hand`` (see the module docstring); ``hand_size`` 12 or 16."""
     long_len = 4 if hand_size <= 12 else 5
     total = 0.0
-    if kind == "nullo":
+    if kind == ContractKind.NULLO:
         for s in range(4):
             cards = hand & SUIT_MASKS[s]
             if not cards:
@@ -145,7 +133,7 @@ def estimate_tricks(hand: int, kind: str, trump: int | None, hand_size: int) -> 
         return total
     trumps = hand & SUIT_MASKS[trump] if trump is not None else 0
     n_trumps = trumps.bit_count()
-    length_bonus = 0.6 if kind == "grand" else 0.3
+    length_bonus = 0.6 if kind == ContractKind.GRAND else 0.3
     for s in range(4):
         cards = hand & SUIT_MASKS[s]
         if s == trump:
@@ -176,17 +164,17 @@ def estimate_tricks(hand: int, kind: str, trump: int | None, hand_size: int) -> 
 #: :func:`monte_carlo_mean` precomputed for every (kind, pack, hand size) the variants use
 #: (a test checks the table against the computation).
 _MEAN_ESTIMATES = {
-    ("nullo", FULL_PACK, 12): 2.8573,
-    ("trump", FULL_PACK, 12): 3.9063,
-    ("grand", FULL_PACK, 12): 2.4154,
-    ("trump", PACK_48, 12): 4.1007,
-    ("nullo", FULL_PACK, 16): 3.8289,
-    ("trump", FULL_PACK, 16): 5.3451,
-    ("grand", FULL_PACK, 16): 3.3583,
+    (ContractKind.NULLO, FULL_PACK, 12): 2.8573,
+    (ContractKind.TRUMP, FULL_PACK, 12): 3.9063,
+    (ContractKind.GRAND, FULL_PACK, 12): 2.4154,
+    (ContractKind.TRUMP, PACK_48, 12): 4.1007,
+    (ContractKind.NULLO, FULL_PACK, 16): 3.8289,
+    (ContractKind.TRUMP, FULL_PACK, 16): 5.3451,
+    (ContractKind.GRAND, FULL_PACK, 16): 3.3583,
 }
 
 
-def mean_estimate(kind: str, pack: int, hand_size: int) -> float:
+def mean_estimate(kind: ContractKind, pack: int, hand_size: int) -> float:
     """Mean :func:`estimate_tricks` of a random ``hand_size``-card hand of ``pack`` for this
     contract kind (precomputed; see :func:`monte_carlo_mean`)."""
     key = (kind, pack, hand_size)
@@ -195,12 +183,12 @@ def mean_estimate(kind: str, pack: int, hand_size: int) -> float:
     return _MEAN_ESTIMATES[key]
 
 
-def monte_carlo_mean(kind: str, pack: int, hand_size: int) -> float:
-    """Mean :func:`estimate_tricks` over 2,000 random hands (fixed seed); ``kind="trump"`` uses
+def monte_carlo_mean(kind: ContractKind, pack: int, hand_size: int) -> float:
+    """Mean :func:`estimate_tricks` over 2,000 random hands (fixed seed); ``kind=ContractKind.TRUMP`` uses
     spades as trump — the mean is the same for every suit by symmetry."""
     rng = np.random.default_rng(20240601)
     cards = np.array([c for c in range(52) if pack >> c & 1])
-    trump = 3 if kind == "trump" else None
+    trump = 3 if kind == ContractKind.TRUMP else None
     total = 0.0
     n = 2000
     for _ in range(n):
@@ -211,7 +199,7 @@ def monte_carlo_mean(kind: str, pack: int, hand_size: int) -> float:
     return total / n
 
 
-def _marginals(hand: int, kind: str, trump: int | None, hand_size: int) -> dict[int, float]:
+def _marginals(hand: int, kind: ContractKind, trump: int | None, hand_size: int) -> dict[int, float]:
     """Each card's marginal trick value in ``hand``."""
     base = estimate_tricks(hand, kind, trump, hand_size)
     out = {}
@@ -224,13 +212,13 @@ def _marginals(hand: int, kind: str, trump: int | None, hand_size: int) -> dict[
 
 
 @functools.lru_cache(maxsize=4096)
-def exchange_plan(full: int, kind: str, trump: int | None, limit: int, pack: int, hand_size: int) -> tuple[int, ...]:
+def exchange_plan(full: int, kind: ContractKind, trump: int | None, limit: int, pack: int, hand_size: int) -> tuple[int, ...]:
     """Hornafjarðarmanni discards for the hand ``full``, in order (see the module docstring)."""
     threshold = mean_estimate(kind, pack, hand_size) / hand_size
     hand, plan = full, []
     while len(plan) < limit and hand:
         values = _marginals(hand, kind, trump, hand_size)
-        if kind == "nullo":  # most tricks taken first
+        if kind == ContractKind.NULLO:  # most tricks taken first
             card = max(values, key=lambda c: (values[c], c))
             if values[card] <= threshold:
                 break
@@ -243,18 +231,18 @@ def exchange_plan(full: int, kind: str, trump: int | None, limit: int, pack: int
     return tuple(plan)
 
 
-def _utility(hand: int, contracts: tuple[tuple[str, int | None], ...], hand_size: int) -> dict[int, float]:
+def _utility(hand: int, contracts: tuple[tuple[ContractKind, int | None], ...], hand_size: int) -> dict[int, float]:
     """Mean over ``contracts`` of each card's contribution to the score (Nullo counts negatively)."""
     total = dict.fromkeys(range(52), 0.0)
     for kind, trump in contracts:
-        sign = -1.0 if kind == "nullo" else 1.0
+        sign = -1.0 if kind == ContractKind.NULLO else 1.0
         for c, v in _marginals(hand, kind, trump, hand_size).items():
             total[c] += sign * v
     return {c: total[c] / len(contracts) for c in range(52) if hand >> c & 1}
 
 
 @functools.lru_cache(maxsize=4096)
-def discard_plan(full: int, contracts: tuple[tuple[str, int | None], ...], hand_size: int, count: int) -> tuple[int, ...]:
+def discard_plan(full: int, contracts: tuple[tuple[ContractKind, int | None], ...], hand_size: int, count: int) -> tuple[int, ...]:
     """Announcement variants: ``count`` discards of lowest mean utility over ``contracts``."""
     hand, plan = full, []
     for _ in range(count):
@@ -265,11 +253,11 @@ def discard_plan(full: int, contracts: tuple[tuple[str, int | None], ...], hand_
     return tuple(plan)
 
 
-def contract_gain(hand: int, kind: str, trump: int | None, pack: int, hand_size: int) -> float:
+def contract_gain(hand: int, kind: ContractKind, trump: int | None, pack: int, hand_size: int) -> float:
     """How much better than average ``hand`` is as a declarer for this contract, in tricks."""
     est = estimate_tricks(hand, kind, trump, hand_size)
     mean = mean_estimate(kind, pack, hand_size)
-    return mean - est if kind == "nullo" else est - mean
+    return mean - est if kind == ContractKind.NULLO else est - mean
 
 
 # ----------------------------------------------------------------------------- card play
@@ -473,8 +461,8 @@ class RuleBasedAgent:
     def _swap(view: SeatView) -> int:
         rules = view.rules
         trump = view.contract.trump
-        est = estimate_tricks(view.hand, "trump", trump, rules.hand_size)
-        return A.SWAP_HAND if est < mean_estimate("trump", rules.pack, rules.hand_size) else A.KEEP_HAND
+        est = estimate_tricks(view.hand, ContractKind.TRUMP, trump, rules.hand_size)
+        return A.SWAP_HAND if est < mean_estimate(ContractKind.TRUMP, rules.pack, rules.hand_size) else A.KEEP_HAND
 
     @staticmethod
     def _discard(view: SeatView) -> int:
@@ -484,17 +472,17 @@ class RuleBasedAgent:
             pending |= 1 << c
         full = view.hand | pending
         unused = [n for n in rules.contracts if n not in view.used_contracts[view.forehand]]
-        options = [(k, t) for n in unused for _, k, t in _CONTRACT_OPTIONS[n]]
+        options = [(a.kind, a.trump) for n in unused for a in rules.spec.announcements if a.name == n]
         if view.seat == view.forehand:  # we announce: discard for the contract we will choose
             best = None
             for kind, trump in options:
-                plan = discard_plan(full, ((kind, trump),), rules.hand_size, ANNOUNCE_DISCARDS)
+                plan = discard_plan(full, ((kind, trump),), rules.hand_size, rules.spec.pickup_discards)
                 gain = contract_gain(full & ~_mask(plan), kind, trump, rules.pack, rules.hand_size)
                 if best is None or gain > best[0]:
                     best = (gain, plan)
             plan = best[1]
         else:
-            plan = discard_plan(full, tuple(options), rules.hand_size, ANNOUNCE_DISCARDS)
+            plan = discard_plan(full, tuple(options), rules.hand_size, rules.spec.pickup_discards)
         for card in plan:
             if view.hand >> card & 1:
                 return card
@@ -505,7 +493,8 @@ class RuleBasedAgent:
         rules = view.rules
         best_action, best_gain = None, None
         for action in view.legal_actions:
-            kind, trump = _ACTION_CONTRACT[action]
+            row = rules.spec.announcement(action)
+            kind, trump = row.kind, row.trump
             gain = contract_gain(view.hand, kind, trump, rules.pack, rules.hand_size)
             if best_gain is None or gain > best_gain:
                 best_action, best_gain = action, gain

@@ -36,9 +36,9 @@ from __future__ import annotations
 import numpy as np
 
 from agents.rule_based import RuleBasedAgent, mean_estimate
-from manni_env.vector import GRAND, NULLO, TRUMP, VectorManni, resolve_backend
+from manni_env.rules import ContractKind
+from manni_env.vector import VectorManni, resolve_backend
 
-_KIND_NAMES = {NULLO: "nullo", TRUMP: "trump", GRAND: "grand"}  # the env's contract kind indices
 
 
 class VectorRuleBased:
@@ -83,8 +83,7 @@ class VectorRuleBased:
         """``mean_estimate`` by the env's contract kind index (NaN for kinds the variant never plays)."""
         rules = venv.rules
         if rules.variant not in self._means:
-            kinds = _KIND_NAMES.values() if venv.horn else ("trump",)
+            kinds = ContractKind if venv.horn else (ContractKind.TRUMP,)
             self._means[rules.variant] = np.array(
-                [mean_estimate(_KIND_NAMES[k], rules.pack, rules.hand_size) if _KIND_NAMES[k] in kinds else np.nan
-                 for k in range(3)])
+                [mean_estimate(k, rules.pack, rules.hand_size) if k in kinds else np.nan for k in ContractKind])
         return self._means[rules.variant]

@@ -44,15 +44,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from manni_env.cards import SUIT_MASKS, cards_of
-from manni_env.engine import (
-    ANNOUNCE_DISCARDS,
-    Exchange,
-    GameState,
-    Phase,
-    _DealState,
-    Deal,
-    trick_winner,
-)
+from manni_env.engine import Deal, Exchange, GameState
+from manni_env.rules import ExchangeScheme, Phase
 from manni_env.view import SeatView
 
 REJECTION_TRIES = 64
@@ -106,14 +99,15 @@ class _Problem:
             hand_size[o] = rules.hand_size - played[o].bit_count()
             extra[o] = drawn_count[o] = 0
         unseen, cut = 0, None
-        if rules.variant == "hornafjardar":
+        scheme = rules.spec.exchange
+        if scheme == ExchangeScheme.EXCHANGE:
             for o in opps:
                 k = view.exchange_counts[o]
                 extra[o] = drawn_count[o] = max(k, 0)
             unseen = rules.manni_size - view.manni_used
-            if view.dealer != seat and not all_played >> view.cut_card & 1:
+            if view.cut_card is not None and view.dealer != seat and not all_played >> view.cut_card & 1:
                 cut = view.cut_card
-        elif rules.variant == "basic":
+        elif scheme == ExchangeScheme.SWAP:
             if view.swapper is None:
                 unseen = rules.manni_size
             elif view.swapper != seat:
@@ -127,7 +121,7 @@ class _Problem:
                 if view.phase == Phase.DISCARD:
                     hand_size[taker] += rules.manni_size
                 else:
-                    extra[taker] = ANNOUNCE_DISCARDS
+                    extra[taker] = rules.spec.pickup_discards
         unknown = rules.pack & ~known
         if cut is not None:
             unknown &= ~(1 << cut)
@@ -258,68 +252,32 @@ class _Problem:
         for o in self.opps:
             dealt[o] = (hands[o] | view.played[o] | discards[o]) & ~drawn[o]
         manni, exchanges = self._manni_and_exchanges(discards, drawn, unseen)
-        order = (view.forehand, (view.dealer + 2) % 3, view.dealer)
         deal = Deal(tuple(tuple(cards_of(dealt[s])) for s in range(3)), tuple(manni), view.cut_card)
-        d = _DealState(
-            deal=deal,
-            hands=[hands[s] for s in range(3)],
-            contract=view.contract,
-            phase=view.phase,
-            to_move=view.to_move,
-            order=order,
-            manni_pos=view.manni_used,
-            decision=self._decision(order),
-            pending=list(view.pending) if view.to_move == seat else [],
-            discards=[discards[s] for s in range(3)],
-            drawn=[drawn[s] for s in range(3)],
-            exchange_counts=list(view.exchange_counts),
-            swapper=view.swapper,
-            taker=view.taker,
-            exchanges=exchanges,
-            leader=view.leader,
-            led_suit=view.led_suit,
-            trick=list(view.trick),
-            plays=list(view.plays),
-            tricks=_tricks_of(view),
-            played=list(view.played),
-            voids=list(view.voids),
-            tricks_won=list(view.tricks_won),
-        )
-        state = GameState.__new__(GameState)
-        state.rules = rules
-        state.seed = None
-        state.rng = np.random.default_rng(int(rng.integers(2**63)))
-        state.deal_queue = []
-        state.deal_index = view.deal_index
-        state.dealer = view.dealer
-        state.plus, state.minus, state.totals = list(view.plus), list(view.minus), list(view.totals)
-        state.used_contracts = [list(u) for u in view.used_contracts]
-        state.rounds = []
-        state.finished = state.truncated = False
-        state.winners = ()
-        state.d = d
-        return state
+        return GameState.from_position(view, deal, tuple(hands[s] for s in range(3)),
+                                       tuple(discards[s] for s in range(3)), tuple(drawn[s] for s in range(3)),
+                                       exchanges, rng)
 
     def _label_drawn(self, o: int, hand: int, rng: np.random.Generator) -> int:
         """Which of opponent ``o``'s cards came from the Manni."""
         view = self.view
-        if view.rules.variant == "basic":
+        scheme = view.rules.spec.exchange
+        if scheme == ExchangeScheme.SWAP:
             return hand | view.played[o] if view.swapper == o else 0
         k = self.drawn_count[o]
         if not k:
             return 0
         candidates = hand | view.played[o]
-        if view.rules.variant == "hornafjardar" and o == view.dealer:
+        if view.cut_card is not None and o == view.dealer:
             candidates &= ~(1 << view.cut_card)
         cards = cards_of(candidates)
         return _mask(rng.choice(cards, k, replace=False).tolist())
 
     def _manni_and_exchanges(self, discards, drawn, unseen) -> tuple[list[int], list[Exchange]]:
         view = self.view
-        variant = view.rules.variant
+        scheme = view.rules.spec.exchange
         manni: list[int] = []
         exchanges: list[Exchange] = []
-        if variant == "hornafjardar":
+        if scheme == ExchangeScheme.EXCHANGE:
             for s in (view.forehand, (view.dealer + 2) % 3, view.dealer):
                 if view.exchange_counts[s] < 0:
                     break
@@ -327,8 +285,9 @@ class _Problem:
                 manni += segment
                 exchanges.append(Exchange(s, discards=tuple(cards_of(discards[s])), drawn=tuple(segment)))
             return manni + unseen, exchanges
-        exchanges = [Exchange(p, **{"swap" if variant == "basic" else "take": False}) for p in view.passed]
-        if variant == "basic":
+        swap = scheme == ExchangeScheme.SWAP
+        exchanges = [Exchange(p, **{"swap" if swap else "take": False}) for p in view.passed]
+        if swap:
             if view.swapper is None:
                 return unseen, exchanges
             exchanges.append(Exchange(view.swapper, swap=True))
@@ -339,27 +298,6 @@ class _Problem:
         if view.phase != Phase.DISCARD:  # the taker's record is written once its four discards are made
             exchanges.append(Exchange(taker, discards=tuple(cards_of(discards[taker])), take=True))
         return cards_of(drawn[taker]), exchanges
-
-    def _decision(self, order: tuple[int, int, int]) -> int:
-        """Index (in f, m, dealer order) of the exchange decision under way, or 3 when done."""
-        view = self.view
-        if view.rules.variant == "hornafjardar":
-            return order.index(view.to_move) if view.phase == Phase.EXCHANGE else 3
-        owner = view.swapper if view.rules.variant == "basic" else view.taker
-        return order.index(owner) if owner is not None else len(view.passed)
-
-
-def _tricks_of(view: SeatView) -> list[tuple[int, tuple[int, ...], int]]:
-    """The completed tricks of the deal, rebuilt from the public play sequence."""
-    contract = view.contract
-    plays = view.plays
-    done = len(plays) - len(view.trick)
-    tricks = []
-    for i in range(0, done, 3):
-        leader = plays[i][0]
-        cards = tuple(p[1] for p in plays[i : i + 3])
-        tricks.append((leader, cards, (leader + trick_winner(cards, contract.trump, contract.nullo)) % 3))
-    return tricks
 
 
 def _weighted_index(weights: list[int], rng: np.random.Generator) -> int:

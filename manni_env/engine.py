@@ -29,27 +29,16 @@ from . import actions as A
 from .cards import (
     ACE, SUIT_MASKS, SUITS, card_to_str, cards_of, mask_of, mask_to_strs, rank_of, suit_cards, suit_of,
 )
-from .rules import Rules, make_rules
+from .rules import (
+    VARIANT_TABLE, Contract, ContractKind, ContractSource, EndRule, ExchangeScheme, Phase, Rules, VariantSpec,
+    make_rules,
+)
+from .view import SeatView
 
-HEARTS, SPADES, DIAMONDS, CLUBS = 2, 3, 1, 0
-#: Basic Manni's trump by deal number ``k``: hearts, spades, diamonds, clubs, ...
-BASIC_TRUMP_ROTATION = (HEARTS, SPADES, DIAMONDS, CLUBS)
-#: Hornafjarðarmanni's exchange limits in decision order (forehand, middlehand, dealer).
-EXCHANGE_LIMITS = (7, 5, 12)
-ANNOUNCE_DISCARDS = 4
-
-
-class Phase(IntEnum):
-    """What kind of decision the player on turn makes."""
-
-    EXCHANGE = 0  # Hornafjarðarmanni: choose discards one by one, then EXCHANGE_DONE
-    SWAP = 1  # Basic Manni: keep the hand or swap it for the Manni
-    PICKUP = 2  # announcement variants: take the Manni or pass
-    DISCARD = 3  # announcement variants: the taker discards four cards
-    ANNOUNCE = 4  # announcement variants: forehand names the contract
-    PLAY = 5  # trick play
-    GAME_OVER = 6
-
+__all__ = [
+    "Contract", "ContractKind", "Deal", "Exchange", "GameState", "IllegalActionError", "Phase", "RoundResult",
+    "contract_from_cut", "trick_winner",
+]
 
 _EXCHANGE, _SWAP, _PICKUP, _DISCARD, _ANNOUNCE, _PLAY = (
     Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD, Phase.ANNOUNCE, Phase.PLAY
@@ -60,53 +49,10 @@ class IllegalActionError(ValueError):
     """An action that is not legal in the current state; the state is left unchanged."""
 
 
-# action -> (contract name, kind, trump suit) for each announcement variant
-_ANNOUNCEMENTS = {
-    "trjamann": {
-        A.ANNOUNCE_SPADES: ("spades", "trump", SPADES),
-        A.ANNOUNCE_HEARTS: ("suit", "trump", HEARTS),
-        A.ANNOUNCE_DIAMONDS: ("suit", "trump", DIAMONDS),
-        A.ANNOUNCE_GRAND: ("grand", "grand", None),
-        A.ANNOUNCE_NULLO: ("nullo", "nullo", None),
-    },
-    "laugarvatn": {
-        A.ANNOUNCE_SPADES: ("spades", "trump", SPADES),
-        A.ANNOUNCE_HEARTS: ("hearts", "trump", HEARTS),
-        A.ANNOUNCE_DIAMONDS: ("diamonds", "trump", DIAMONDS),
-        A.ANNOUNCE_CLUBS: ("clubs", "trump", CLUBS),
-        A.ANNOUNCE_GRAND: ("grand", "grand", None),
-        A.ANNOUNCE_NULLO: ("nullo", "nullo", None),
-    },
-}
-
-
-@dataclass(frozen=True)
-class Contract:
-    """The contract of a deal: ``kind`` nullo | trump | grand, the trump suit, the declarer."""
-
-    kind: str
-    trump: int | None = None
-    declarer: int | None = None
-    name: str | None = None  # announcement variants: the contract used up ("suit", "spades", ...)
-
-    @property
-    def nullo(self) -> bool:
-        return self.kind == "nullo"
-
-    def describe(self) -> str:
-        if self.kind == "trump":
-            return f"Trump {SUITS[self.trump]}"
-        return self.kind.capitalize()
-
-
-def contract_from_cut(cut_card: int) -> Contract:
-    """Hornafjarðarmanni: 2–5 Nullo, 6–9 trump of the cut suit, T–A Grand."""
-    rank = rank_of(cut_card)
-    if rank <= 3:
-        return Contract("nullo")
-    if rank <= 7:
-        return Contract("trump", suit_of(cut_card))
-    return Contract("grand")
+def contract_from_cut(cut_card: int, spec: VariantSpec = VARIANT_TABLE["hornafjardar"]) -> Contract:
+    """The contract a cut card sets (Hornafjarðarmanni: 2–5 Nullo, 6–9 trump of the cut suit, T–A Grand)."""
+    kind = spec.cut_kinds[rank_of(cut_card)]
+    return Contract(kind, suit_of(cut_card) if kind == ContractKind.TRUMP else None)
 
 
 def trick_winner(cards: list[int] | tuple[int, ...], trump: int | None, nullo: bool) -> int:
@@ -163,9 +109,9 @@ class Deal:
         if len(set(everything)) != len(everything):
             dup = sorted({card_to_str(c) for c in everything if everything.count(c) > 1})
             raise ValueError(f"cards dealt twice: {', '.join(dup)}")
-        if rules.variant == "hornafjardar":
+        if rules.spec.cut:
             if self.cut_card is None:
-                raise ValueError("a Hornafjarðarmanni deal needs its cut card")
+                raise ValueError(f"a {rules.variant} deal needs its cut card")
             if self.cut_card not in self.hands[dealer]:
                 raise ValueError(
                     f"the cut card {card_to_str(self.cut_card)} must be in the dealer's (seat {dealer}) hand"
@@ -287,22 +233,22 @@ class GameState:
         self.finished = False
         self.truncated = False
         self.winners: tuple[int, ...] = ()
-        self.d: _DealState
+        self._d: _DealState
         self._start_deal()
 
     # ----------------------------------------------------------------- public queries
     @property
     def phase(self) -> Phase:
-        return self.d.phase
+        return self._d.phase
 
     @property
     def to_move(self) -> int:
         """Seat on turn (-1 once the game is over)."""
-        return self.d.to_move
+        return self._d.to_move
 
     @property
     def contract(self) -> Contract | None:
-        return self.d.contract
+        return self._d.contract
 
     @property
     def forehand(self) -> int:
@@ -310,19 +256,102 @@ class GameState:
 
     def hand(self, seat: int) -> list[int]:
         """Cards seat holds now, ascending."""
-        return cards_of(self.d.hands[seat])
+        return cards_of(self._d.hands[seat])
+
+    def hand_mask(self, seat: int) -> int:
+        """Cards ``seat`` holds now as a bitmask (privileged: any seat's hand)."""
+        return self._d.hands[seat]
+
+    @property
+    def deal(self) -> Deal:
+        """The current deal as dealt (privileged: every hand and the Manni)."""
+        return self._d.deal
+
+    @property
+    def trick(self) -> tuple[int, ...]:
+        """Cards of the trick under way, in play order from its leader."""
+        return tuple(self._d.trick)
+
+    @property
+    def leader(self) -> int:
+        """Seat that leads (led) the trick under way."""
+        return self._d.leader
+
+    @property
+    def led_suit(self) -> int:
+        """Suit led to the trick under way (-1 before its first card)."""
+        return self._d.led_suit
+
+    @property
+    def played(self) -> tuple[int, int, int]:
+        """Cards each seat has played in the current deal (bitmasks)."""
+        return tuple(self._d.played)
+
+    @property
+    def voids(self) -> tuple[int, int, int]:
+        """Suits (bit s) each seat has shown void in during the current deal."""
+        return tuple(self._d.voids)
+
+    def drawn_mask(self, seat: int) -> int:
+        """Cards ``seat`` took from the Manni this deal (privileged unless ``seat`` is the viewer)."""
+        return self._d.drawn[seat]
+
+    def unseen_manni(self) -> int:
+        """Manni cards nobody has taken (privileged), as a bitmask."""
+        d = self._d
+        return mask_of(d.deal.manni) & ~(d.drawn[0] | d.drawn[1] | d.drawn[2])
+
+    def discards_left(self) -> int:
+        """Cards the seat on turn may still discard: its exchange allowance, or what a Manni taker still owes."""
+        d = self._d
+        if d.phase is _DISCARD:
+            return self.rules.spec.pickup_discards - len(d.pending)
+        return self.exchange_limit()
+
+    def discards_mask(self, seat: int) -> int:
+        """Cards ``seat`` has discarded this deal (privileged unless ``seat`` is the viewer)."""
+        return self._d.discards[seat]
+
+    @property
+    def tricks_won(self) -> tuple[int, int, int]:
+        """Tricks each seat has won in the current deal."""
+        return tuple(self._d.tricks_won)
+
+    @property
+    def deal_tricks(self) -> list[tuple[int, tuple[int, ...], int]]:
+        """The current deal's finished tricks: (leader, cards in play order, winner)."""
+        return list(self._d.tricks)
+
+    @property
+    def deal_exchanges(self) -> list[Exchange]:
+        """The current deal's finished exchange decisions, in decision order."""
+        return [_copy_exchange(e) for e in self._d.exchanges]
+
+    def last_trick_points(self) -> tuple[int, int, int]:
+        """The deal's points once its last trick is in, when each seat still to play that trick
+        holds one card (so the trick is forced); the state is not changed (for fast rollouts)."""
+        d = self._d
+        if d.phase is not _PLAY or len(d.tricks) != self.rules.hand_size - 1:
+            raise ValueError("last_trick_points needs the last trick of a deal under way")
+        trick = list(d.trick)
+        for i in range(len(trick), 3):
+            trick.append(d.hands[(d.leader + i) % 3].bit_length() - 1)
+        c = d.contract
+        won = list(d.tricks_won)
+        won[(d.leader + trick_winner(trick, c.trump, c.nullo)) % 3] += 1
+        return self.rules.deal_points(won, c.kind, c.declarer)
 
     def exchange_limit(self) -> int:
         """Hornafjarðarmanni: how many cards the player on turn may still choose to discard."""
-        d = self.d
+        d = self._d
         if d.phase != Phase.EXCHANGE:
             return 0
-        limit = min(EXCHANGE_LIMITS[d.decision], self.rules.manni_size - d.manni_pos)
+        limit = min(self.rules.spec.exchange_limits[d.decision], self.rules.manni_size - d.manni_pos)
         return limit - len(d.pending)
 
     def legal_actions(self) -> list[int]:
         """Legal actions of the player on turn, ascending (empty once the game is over)."""
-        d = self.d
+        d = self._d
         phase = d.phase
         if phase is _PLAY:
             hand = d.hands[d.to_move]
@@ -343,13 +372,12 @@ class GameState:
             return cards_of(d.hands[d.to_move])
         if phase is _ANNOUNCE:
             used = self.used_contracts[d.to_move]
-            table = _ANNOUNCEMENTS[self.rules.variant]
-            return [a for a, (name, _, _) in table.items() if name not in used]
+            return [a.action for a in self.rules.spec.announcements if a.name not in used]
         return []
 
     def is_legal(self, action: int) -> bool:
         """Whether ``action`` is legal for the player on turn."""
-        d = self.d
+        d = self._d
         phase = d.phase
         if phase is _PLAY:
             if not 0 <= action < 52:
@@ -369,7 +397,7 @@ class GameState:
     # ----------------------------------------------------------------- applying actions
     def apply(self, action: int) -> None:
         """Play ``action`` for the seat on turn; raise :class:`IllegalActionError` if illegal."""
-        d = self.d
+        d = self._d
         if type(action) is int and 0 <= action < 52 and d.hands[d.to_move] >> action & 1:
             # a card in hand, the common case: checked here rather than by is_legal
             phase = d.phase
@@ -392,7 +420,7 @@ class GameState:
                 ) from None
         if not self.is_legal(action):
             raise IllegalActionError(self._illegal_message(action))
-        phase = self.d.phase
+        phase = self._d.phase
         if phase is _PLAY:
             self._play(action)
         elif phase is _EXCHANGE:
@@ -407,7 +435,7 @@ class GameState:
             self._announce(action)
 
     def _illegal_message(self, action: int) -> str:
-        d = self.d
+        d = self._d
         if d.phase == Phase.GAME_OVER:
             return "the game is over: no action is legal"
         what = A.action_to_str(action) if 0 <= action < A.NUM_ACTIONS else "out of range"
@@ -421,7 +449,7 @@ class GameState:
         return f"illegal action {action} ({what}) in phase {d.phase.name}{reason}; legal: {legal}"
 
     def _play(self, card: int) -> None:
-        d = self.d
+        d = self._d
         seat = d.to_move
         bit = 1 << card
         d.hands[seat] ^= bit
@@ -437,7 +465,7 @@ class GameState:
             d.to_move = (seat + 1) % 3
             return
         contract = d.contract
-        winner = (d.leader + trick_winner(trick, contract.trump, contract.kind == "nullo")) % 3
+        winner = (d.leader + trick_winner(trick, contract.trump, contract.kind == ContractKind.NULLO)) % 3
         d.tricks.append((d.leader, tuple(trick), winner))
         d.tricks_won[winner] += 1
         d.trick = []
@@ -447,7 +475,7 @@ class GameState:
             self._end_deal()
 
     def _exchange(self, action: int) -> None:
-        d = self.d
+        d = self._d
         if action != A.EXCHANGE_DONE:
             d.hands[d.to_move] ^= 1 << action
             d.discards[d.to_move] |= 1 << action
@@ -465,7 +493,7 @@ class GameState:
         self._next_decision()
 
     def _swap(self, action: int) -> None:
-        d = self.d
+        d = self._d
         seat = d.to_move
         if action == A.SWAP_HAND:
             d.discards[seat] = d.hands[seat]
@@ -478,7 +506,7 @@ class GameState:
             self._next_decision()
 
     def _pickup(self, action: int) -> None:
-        d = self.d
+        d = self._d
         seat = d.to_move
         if action == A.TAKE_MANNI:
             d.hands[seat] |= mask_of(d.deal.manni)
@@ -490,39 +518,39 @@ class GameState:
             self._next_decision()
 
     def _discard(self, card: int) -> None:
-        d = self.d
+        d = self._d
         seat = d.to_move
         d.hands[seat] ^= 1 << card
         d.discards[seat] |= 1 << card
         d.pending.append(card)
-        if len(d.pending) == ANNOUNCE_DISCARDS:
+        if len(d.pending) == self.rules.spec.pickup_discards:
             d.exchanges.append(Exchange(seat, discards=tuple(d.pending), take=True))
             d.pending = []
             self._begin_announce()
 
     def _announce(self, action: int) -> None:
-        d = self.d
-        name, kind, trump = _ANNOUNCEMENTS[self.rules.variant][action]
-        self.used_contracts[d.to_move].append(name)
-        d.contract = Contract(kind, trump, d.to_move, name)
+        d = self._d
+        row = self.rules.spec.announcement(action)
+        self.used_contracts[d.to_move].append(row.name)
+        d.contract = Contract(row.kind, row.trump, d.to_move, row.name)
         self._start_play()
 
     def _next_decision(self) -> None:
-        d = self.d
+        d = self._d
         d.decision += 1
         if d.decision < 3:
             d.to_move = d.order[d.decision]
-        elif self.rules.is_announcement:
+        elif self.rules.spec.contract_source == ContractSource.ANNOUNCE:
             self._begin_announce()
         else:
             self._start_play()
 
     def _begin_announce(self) -> None:
-        self.d.phase = Phase.ANNOUNCE
-        self.d.to_move = self.forehand
+        self._d.phase = Phase.ANNOUNCE
+        self._d.to_move = self.forehand
 
     def _start_play(self) -> None:
-        d = self.d
+        d = self._d
         d.phase = Phase.PLAY
         d.leader = d.to_move = self.forehand
 
@@ -536,57 +564,32 @@ class GameState:
             deal.check(rules, self.dealer)
         else:
             deal = self._random_deal(order)
-        if rules.variant == "hornafjardar":
-            contract, phase = contract_from_cut(deal.cut_card), Phase.EXCHANGE
-        elif rules.variant == "basic":
-            contract, phase = Contract("trump", BASIC_TRUMP_ROTATION[self.deal_index % 4]), Phase.SWAP
+        spec = rules.spec
+        if spec.contract_source == ContractSource.CUT:
+            contract = contract_from_cut(deal.cut_card, spec)
+        elif spec.contract_source == ContractSource.ROTATION:
+            contract = Contract(ContractKind.TRUMP, spec.trump_rotation[self.deal_index % len(spec.trump_rotation)])
         else:
-            contract, phase = None, Phase.PICKUP
-        self.d = _DealState(deal, [mask_of(h) for h in deal.hands], contract, phase, f, order, leader=f)
+            contract = None
+        phase = Phase(spec.exchange)
+        self._d = _DealState(deal, [mask_of(h) for h in deal.hands], contract, phase, f, order, leader=f)
 
     def _random_deal(self, order: tuple[int, int, int]) -> Deal:
-        """Shuffle the variant's pack and deal it in the order RULES.md describes."""
-        rules = self.rules
-        deck = self.rng.permutation(_pack_cards(rules.pack)).tolist()
-        hands: list[list[int]] = [[], [], []]
-        manni: list[int] = []
-        if rules.variant == "hornafjardar":
-            # rounds of 13 cards [4 Manni, 3 f, 3 m, 3 dealer] four times; the bottom card (the cut)
-            # to the dealer
-            for r in range(0, 52, 13):
-                manni += deck[r : r + 4]
-                for i, seat in enumerate(order):
-                    hands[seat] += deck[r + 4 + 3 * i : r + 7 + 3 * i]
-            return Deal(tuple(map(tuple, hands)), tuple(manni), deck[-1])
-        if rules.variant == "basic":
-            # packets of four: f, m, dealer, Manni, three times
-            for r in range(3):
-                chunk = deck[16 * r : 16 * r + 16]
-                for i, seat in enumerate(order):
-                    hands[seat] += chunk[4 * i : 4 * i + 4]
-                manni += chunk[12:16]
-            return Deal(tuple(map(tuple, hands)), tuple(manni))
-        # announcement variants: one at a time to f, m, dealer; the last four form the Manni
-        for i, seat in enumerate(order):
-            hands[seat] = deck[i:48:3]
-        return Deal(tuple(map(tuple, hands)), tuple(deck[48:]))
+        """Shuffle the variant's pack and deal it by the variant table's positions (RULES.md's order)."""
+        spec = self.rules.spec
+        deck = self.rng.permutation(_pack_cards(spec.pack)).tolist()
+        hands: list[tuple[int, ...]] = [(), (), ()]
+        for positions, seat in zip(spec.hand_positions, order):
+            hands[seat] = tuple(deck[p] for p in positions)
+        return Deal(tuple(hands), tuple(deck[p] for p in spec.manni_positions), deck[-1] if spec.cut else None)
 
     def deal_points(self) -> tuple[int, int, int]:
         """This deal's score per seat from the tricks won so far (final once 12/16 tricks are in)."""
-        d, rules = self.d, self.rules
-        t = d.tricks_won
-        nullo = d.contract.kind == "nullo"
-        if rules.variant == "hornafjardar":
-            return tuple(4 - x if nullo else x - 4 for x in t)
-        if rules.variant == "basic":
-            return tuple(x - 4 if rules.negative else max(0, x - 4) for x in t)
-        decl = d.contract.declarer
-        if nullo:
-            return tuple((4 if s == decl else 6) - t[s] for s in range(3))
-        return tuple(t[s] - (8 if s == decl else 4) for s in range(3))
+        d = self._d
+        return self.rules.deal_points(d.tricks_won, d.contract.kind, d.contract.declarer)
 
     def _end_deal(self) -> None:
-        d = self.d
+        d = self._d
         points = self.deal_points()
         for s in range(3):
             p = points[s]
@@ -603,10 +606,10 @@ class GameState:
             )
         )
         rules = self.rules
-        done = False
-        if rules.variant == "hornafjardar":
+        end_rule = rules.spec.end_rule
+        if end_rule == EndRule.PLUS_TARGET:
             done = max(self.plus) >= rules.target
-        elif rules.variant == "basic":
+        elif end_rule == EndRule.UNIQUE_TOTAL_TARGET:
             top = max(self.totals)
             done = top >= rules.target and self.totals.count(top) == 1
         else:
@@ -638,12 +641,95 @@ class GameState:
         new.plus, new.minus, new.totals = self.plus[:], self.minus[:], self.totals[:]
         new.used_contracts = [u[:] for u in self.used_contracts]
         new.rounds = self.rounds[:]
-        new.d = self.d.copy()
+        new._d = self._d.copy()
         return new
 
-    def view(self, seat: int):
-        """What ``seat`` may know now: a :class:`manni_env.view.SeatView`."""
-        return _seat_view_class().of(self, seat)
+    def view(self, seat: int) -> SeatView:
+        """What ``seat`` may know now (see :class:`manni_env.view.SeatView`)."""
+        if seat not in (0, 1, 2):
+            raise ValueError(f"seat must be 0, 1 or 2, got {seat!r}")
+        d = self._d
+        on_turn = d.to_move == seat
+        # Filling the instance dict directly gives the same object as ``SeatView(**fields)``; the frozen
+        # dataclass __init__ (one object.__setattr__ per field) would cost more than the rest of a view.
+        view = object.__new__(SeatView)
+        view.__dict__.update({
+            "rules": self.rules,
+            "seat": seat,
+            "phase": d.phase,
+            "to_move": d.to_move,
+            "deal_index": self.deal_index,
+            "dealer": self.dealer,
+            "cut_card": d.deal.cut_card,
+            "contract": d.contract,
+            "hand": d.hands[seat],
+            "dealt_hand": _hand_mask(tuple(d.deal.hands[seat])),
+            "discards": d.discards[seat],
+            "drawn": d.drawn[seat],
+            "pending": tuple(d.pending) if on_turn else (),
+            "exchange_limit": self.exchange_limit() if on_turn else 0,
+            "exchange_counts": tuple(d.exchange_counts),
+            "manni_used": d.manni_pos,
+            "swapper": d.swapper,
+            "taker": d.taker,
+            "passed": tuple([e.seat for e in d.exchanges if e.swap is False or e.take is False]),
+            "used_contracts": tuple(map(tuple, self.used_contracts)),
+            "leader": d.leader,
+            "led_suit": d.led_suit,
+            "trick": tuple(d.trick),
+            "plays": tuple(d.plays),
+            "played": tuple(d.played),
+            "voids": tuple(d.voids),
+            "tricks_won": tuple(d.tricks_won),
+            "plus": tuple(self.plus),
+            "minus": tuple(self.minus),
+            "totals": tuple(self.totals),
+            "legal_actions": tuple(self.legal_actions()) if on_turn else (),
+        })
+        return view
+
+    @classmethod
+    def from_position(cls, view: SeatView, deal: Deal, hands: tuple[int, int, int], discards: tuple[int, int, int],
+                      drawn: tuple[int, int, int], exchanges: list[Exchange], rng: np.random.Generator) -> GameState:
+        """A state at ``view``'s position whose hidden cards are as given (for search agents).
+
+        ``deal`` is the deal as dealt; ``hands``, ``discards`` and ``drawn`` are every seat's card
+        sets now (the viewer's own must match ``view``); ``exchanges`` are the deal's finished
+        exchange decisions. Everything public comes from ``view``. Earlier deals are not recreated,
+        so play such a state to the end of its deal only. ``rng`` seeds the new state's generator.
+        """
+        spec = view.rules.spec
+        order = (view.forehand, (view.dealer + 2) % 3, view.dealer)
+        if spec.exchange == ExchangeScheme.EXCHANGE:
+            decision = order.index(view.to_move) if view.phase == Phase.EXCHANGE else 3
+        else:
+            owner = view.swapper if spec.exchange == ExchangeScheme.SWAP else view.taker
+            decision = order.index(owner) if owner is not None else len(view.passed)
+        contract = view.contract
+        plays = view.plays
+        tricks = []
+        for i in range(0, len(plays) - len(view.trick), 3):
+            leader, cards = plays[i][0], tuple(p[1] for p in plays[i : i + 3])
+            tricks.append((leader, cards, (leader + trick_winner(cards, contract.trump, contract.nullo)) % 3))
+        state = cls.__new__(cls)
+        state.rules = view.rules
+        state.seed = None
+        state.rng = np.random.default_rng(int(rng.integers(2**63)))
+        state.deal_queue = []
+        state.deal_index = view.deal_index
+        state.dealer = view.dealer
+        state.plus, state.minus, state.totals = list(view.plus), list(view.minus), list(view.totals)
+        state.used_contracts = [list(u) for u in view.used_contracts]
+        state.rounds = []
+        state.finished = state.truncated = False
+        state.winners = ()
+        state._d = _DealState(
+            deal, list(hands), contract, view.phase, view.to_move, order, view.manni_used, decision,
+            list(view.pending) if view.to_move == view.seat else [], list(discards), list(drawn),
+            list(view.exchange_counts), view.swapper, view.taker, exchanges, view.leader, view.led_suit,
+            list(view.trick), list(plays), tricks, list(view.played), list(view.voids), list(view.tricks_won),
+        )
+        return state
 
     def to_dict(self) -> dict:
         """A JSON-safe dict of the whole state (privileged: it holds every hidden card)."""
@@ -662,7 +748,7 @@ class GameState:
             "finished": self.finished,
             "truncated": self.truncated,
             "winners": list(self.winners),
-            "deal": _jsonable(asdict(self.d)),
+            "deal": _jsonable(asdict(self._d)),
         }
 
     @classmethod
@@ -681,26 +767,24 @@ class GameState:
         state.rounds = [_round_from(r) for r in data["rounds"]]
         state.finished, state.truncated = data["finished"], data["truncated"]
         state.winners = tuple(data["winners"])
-        state.d = _deal_state_from(data["deal"])
+        state._d = _deal_state_from(data["deal"])
         return state
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GameState) and self.to_dict() == other.to_dict()
 
     def __repr__(self) -> str:
-        hands = " | ".join(" ".join(mask_to_strs(h)) for h in self.d.hands)
+        hands = " | ".join(" ".join(mask_to_strs(h)) for h in self._d.hands)
         return (
             f"GameState({self.rules.variant}, deal {self.deal_index}, dealer {self.dealer}, "
-            f"phase {self.d.phase.name}, to_move {self.d.to_move}, hands [{hands}])"
+            f"phase {self._d.phase.name}, to_move {self._d.to_move}, hands [{hands}])"
         )
 
 
-@functools.cache
-def _seat_view_class() -> type:
-    """:class:`manni_env.view.SeatView`, imported on first use (view.py imports this module)."""
-    from .view import SeatView
-
-    return SeatView
+@functools.lru_cache(maxsize=1024)
+def _hand_mask(hand: tuple[int, ...]) -> int:
+    """Bitmask of a dealt hand (cached: every view of a deal asks for the same three)."""
+    return mask_of(hand)
 
 
 _PACK_CARDS: dict[int, np.ndarray] = {}

@@ -130,7 +130,7 @@ from .actions import NUM_ACTIONS
 from .cards import SUITS, card_to_str, cards_of, sort_for_display
 from .engine import Deal, GameState, IllegalActionError, Phase
 from .observation import ObservationEncoder, StateEncoder
-from .rules import make_rules
+from .rules import ExchangeScheme, make_rules
 from .view import SeatView
 
 AGENTS = ("player_0", "player_1", "player_2")
@@ -307,31 +307,31 @@ class raw_env(AECEnv, EzPickle):
 
     def _table(self) -> str:
         g = self.game
-        d = g.d
+        v = g.view(0 if self._over else g.to_move)  # public facts, plus the hand of the agent on turn
         on_turn = "-" if self._over else AGENTS[g.to_move]
         lines = [f"Manni ({g.rules.variant}) | deal {g.deal_index + 1} | dealer {AGENTS[g.dealer]} | "
-                 f"phase: {_PHASE_NAMES[d.phase]} | on turn: {on_turn}"]
-        contract = "not announced yet" if d.contract is None else d.contract.describe()
-        if d.contract is not None and d.contract.declarer is not None:
-            contract += f", declarer {AGENTS[d.contract.declarer]}"
-        if d.deal.cut_card is not None:
-            contract += f" (cut {card_to_str(d.deal.cut_card)}, dealt to the dealer)"
+                 f"phase: {_PHASE_NAMES[v.phase]} | on turn: {on_turn}"]
+        contract = "not announced yet" if v.contract is None else v.contract.describe()
+        if v.contract is not None and v.contract.declarer is not None:
+            contract += f", declarer {AGENTS[v.contract.declarer]}"
+        if v.cut_card is not None:
+            contract += f" (cut {card_to_str(v.cut_card)}, dealt to the dealer)"
         lines.append(f"Contract: {contract}")
-        if d.swapper is not None:
-            lines.append(f"Manni: {AGENTS[d.swapper]} swapped hands with it")
-        if d.taker is not None:
-            lines.append(f"Manni: taken by {AGENTS[d.taker]}")
+        if v.swapper is not None:
+            lines.append(f"Manni: {AGENTS[v.swapper]} swapped hands with it")
+        if v.taker is not None:
+            lines.append(f"Manni: taken by {AGENTS[v.taker]}")
         if on_turn != "-":
-            lines.append(f"Hand of {on_turn}: {_hand_text(d.hands[g.to_move])}")
-            if d.pending:
-                lines.append(f"Discards chosen by {on_turn}: {' '.join(card_to_str(c) for c in d.pending)}")
-        if d.phase == Phase.PLAY:
-            trick = ", ".join(f"{AGENTS[(d.leader + i) % 3]} {card_to_str(c)}" for i, c in enumerate(d.trick))
-            lines.append(f"Trick {len(d.tricks) + 1} (led by {AGENTS[d.leader]}): {trick or '-'}")
+            lines.append(f"Hand of {on_turn}: {_hand_text(v.hand)}")
+            if v.pending:
+                lines.append(f"Discards chosen by {on_turn}: {' '.join(card_to_str(c) for c in v.pending)}")
+        if v.phase == Phase.PLAY:
+            trick = ", ".join(f"{AGENTS[(v.leader + i) % 3]} {card_to_str(c)}" for i, c in enumerate(v.trick))
+            lines.append(f"Trick {sum(v.tricks_won) + 1} (led by {AGENTS[v.leader]}): {trick or '-'}")
         header = ["", *AGENTS]
-        rows = [["tricks won", *d.tricks_won], ["plus", *g.plus], ["minus", *g.minus], ["total", *g.totals]]
-        if g.rules.variant == "hornafjardar":
-            rows.insert(0, ["exchanged", *("-" if c < 0 else c for c in d.exchange_counts)])
+        rows = [["tricks won", *v.tricks_won], ["plus", *g.plus], ["minus", *g.minus], ["total", *g.totals]]
+        if g.rules.spec.exchange == ExchangeScheme.EXCHANGE:
+            rows.insert(0, ["exchanged", *("-" if c < 0 else c for c in v.exchange_counts)])
         width = [max(len(str(r[i])) for r in [header, *rows]) for i in range(4)]
         for row in [header, *rows]:
             lines.append("  ".join(str(cell).rjust(w) if i else str(cell).ljust(w)

@@ -32,8 +32,8 @@ import numpy as np
 
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS, SUITS, card_to_str, sort_for_display
-from .engine import ANNOUNCE_DISCARDS, GameState, Phase
-from .rules import VARIANTS, Rules
+from .engine import GameState
+from .rules import VARIANTS, ContractKind, ExchangeScheme, Phase, Rules
 from .view import SeatView
 
 HISTORIES = ("summary", "full")
@@ -41,11 +41,11 @@ HISTORIES = ("summary", "full")
 FIXED_SCORE_SCALE = 32
 #: Divisor of exchange counts and of the remaining discard allowance (a hand's size).
 EXCHANGE_SCALE = 12
-CONTRACT_KINDS = ("nullo", "trump", "grand")
+CONTRACT_KINDS = tuple(k.label for k in ContractKind)  # by ContractKind index
 PHASES = ("exchange", "swap", "pickup", "discard", "announce", "play")  # Phase 0..5
-#: Slots of the "contracts used" segment; Trjámann's "suit" shares slot 1 (see the module docstring).
+#: Slots of the "contracts used" segment (the variant table's ``Announcement.slot``); Trjámann's
+#: "suit" shares slot 1 (see the module docstring).
 CONTRACT_SLOTS = ("spades", "hearts", "diamonds", "clubs", "grand", "nullo")
-_SLOT_OF = {name: i for i, name in enumerate(CONTRACT_SLOTS)} | {"suit": 1}
 SEAT_NAMES = ("me", "left", "right")
 _CARD_BYTES = 7  # 56 bits hold a 52-card mask
 _PLAY_SLOT = NUM_CARDS + 3  # one history slot: card one-hot + relative seat one-hot
@@ -146,11 +146,14 @@ class ObservationEncoder:
         self._tricks = rules.tricks_per_deal
         self._score = score_scale(rules)
         self._max_deals = rules.max_deals
-        self._hornafjardar = rules.variant == "hornafjardar"
-        self._basic = rules.variant == "basic"
+        spec = rules.spec
+        self._exchange = spec.exchange == ExchangeScheme.EXCHANGE
+        self._swap = spec.exchange == ExchangeScheme.SWAP
+        self._pickup_discards = spec.pickup_discards
+        self._slot_of = {a.name: a.slot for a in spec.announcements}
         self._full = history == "full"
         # cards a swap (Basic: the whole hand) or a pickup (the four Manni cards) takes
-        self._taken = (rules.hand_size if self._basic else rules.manni_size) / EXCHANGE_SCALE
+        self._taken = (rules.hand_size if self._swap else rules.manni_size) / EXCHANGE_SCALE
         self.low, self.high = self._bounds()
 
     def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -189,7 +192,7 @@ class ObservationEncoder:
             bits |= 1 << (o["cut_card"] + view.cut_card) | 1 << (o["cut_holder"] + dealer)
         contract = view.contract
         if contract is not None:
-            bits |= 1 << (o["contract_kind"] + CONTRACT_KINDS.index(contract.kind))
+            bits |= 1 << (o["contract_kind"] + contract.kind)
             if contract.trump is not None:
                 bits |= 1 << (o["trump"] + contract.trump)
             if contract.declarer is not None:
@@ -198,7 +201,7 @@ class ObservationEncoder:
         # exchange / swap / pickup: decisions as bits, counts as scaled numbers
         counts = [0.0, 0.0, 0.0]
         manni_used = limit = 0.0
-        if self._hornafjardar:
+        if self._exchange:
             for s, count in enumerate(view.exchange_counts):
                 if count >= 0:
                     bits |= 1 << (o["exchange_decided"] + rel[s])
@@ -208,18 +211,18 @@ class ObservationEncoder:
         else:
             for s in view.passed:
                 bits |= 1 << (o["passed"] + rel[s]) | 1 << (o["exchange_decided"] + rel[s])
-            taker = view.swapper if self._basic else view.taker
+            taker = view.swapper if self._swap else view.taker
             if taker is not None:
                 r = rel[taker]
-                bits |= 1 << (o["exchange_decided"] + r) | 1 << ((o["swapper"] if self._basic else o["taker"]) + r)
+                bits |= 1 << (o["exchange_decided"] + r) | 1 << ((o["swapper"] if self._swap else o["taker"]) + r)
                 counts[r] = self._taken
                 manni_used = 1.0
             if phase == Phase.DISCARD and view.to_move == seat:
-                limit = (ANNOUNCE_DISCARDS - len(view.pending)) / EXCHANGE_SCALE
+                limit = (self._pickup_discards - len(view.pending)) / EXCHANGE_SCALE
             for s, names in enumerate(view.used_contracts):
                 base = o["used_contracts"] + 6 * rel[s]
                 for name in names:
-                    bits |= 1 << (base + _SLOT_OF[name])
+                    bits |= 1 << (base + self._slot_of[name])
 
         # trick play
         if phase == Phase.PLAY:
@@ -325,7 +328,9 @@ def describe(obs: np.ndarray, rules: Rules, history: str = "summary") -> str:
             lines.append(f"{label}: {', '.join(_seats(seg[name]))}")
     if rules.is_announcement:
         used = seg["used_contracts"].reshape(3, 6)
-        names = [("suit" if rules.variant == "trjamann" and i == 1 else n) for i, n in enumerate(CONTRACT_SLOTS)]
+        names = list(CONTRACT_SLOTS)
+        for a in rules.spec.announcements:
+            names[a.slot] = a.name
         lines.append("contracts used: " + "; ".join(
             f"{SEAT_NAMES[r]} [{', '.join(names[i] for i in np.flatnonzero(used[r] > 0.5))}]" for r in range(3)))
     trick = seg["trick"].reshape(3, 52)
@@ -392,20 +397,13 @@ class StateEncoder:
 
     def encode(self, state: GameState) -> np.ndarray:
         out = np.zeros(self.size, np.float32)
-        d = state.d
-        hidden = [*d.hands, 0, *d.discards, *d.drawn]
-        manni = 0
-        for card in d.deal.manni:
-            manni |= 1 << card
-        hidden[3] = manni & ~(d.drawn[0] | d.drawn[1] | d.drawn[2])
+        hidden = [*(state.hand_mask(s) for s in range(3)), state.unseen_manni(),
+                  *(state.discards_mask(s) for s in range(3)), *(state.drawn_mask(s) for s in range(3))]
         raw = b"".join(m.to_bytes(_CARD_BYTES, "little") for m in hidden)
         bits = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little").reshape(len(hidden), -1)
         out[: 52 * len(hidden)] = bits[:, :NUM_CARDS].ravel()
-        limit = state.exchange_limit()
-        if d.phase == Phase.DISCARD:
-            limit = ANNOUNCE_DISCARDS - len(d.pending)
-        out[52 * len(hidden)] = limit / EXCHANGE_SCALE
-        out[self._dest] = self.observation.encode(SeatView.of(state, 0))[self._src]
+        out[52 * len(hidden)] = state.discards_left() / EXCHANGE_SCALE
+        out[self._dest] = self.observation.encode(state.view(0))[self._src]
         return out
 
     def layout_table(self) -> str:

@@ -22,20 +22,15 @@ from pathlib import Path
 from . import actions as A
 from .cards import SUITS, card_from_str, card_to_str, rank_of, suit_of
 from .engine import Contract, Deal, GameState, IllegalActionError, Phase, RoundResult
-from .rules import VARIANTS, Rules, make_rules
+from .rules import VARIANTS, ContractSource, ExchangeScheme, Rules, make_rules
 
 FORMAT = "manni-record/1"
 _RESULT_FIELDS = ("tricks_won", "points", "plus", "minus", "totals")
 _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
-# (kind, trump letter) -> announce action; which of them a variant allows is the engine's business
-_ANNOUNCE_ACTION = {
-    ("trump", "S"): A.ANNOUNCE_SPADES,
-    ("trump", "H"): A.ANNOUNCE_HEARTS,
-    ("trump", "D"): A.ANNOUNCE_DIAMONDS,
-    ("trump", "C"): A.ANNOUNCE_CLUBS,
-    ("grand", None): A.ANNOUNCE_GRAND,
-    ("nullo", None): A.ANNOUNCE_NULLO,
-}
+
+def _announce_actions(rules: Rules) -> dict[tuple[str, str | None], int]:
+    """(kind, trump letter) → the announce action, from the variant's contract table."""
+    return {(a.kind.label, None if a.trump is None else SUITS[a.trump]): a.action for a in rules.spec.announcements}
 
 
 class RecordError(ValueError):
@@ -91,7 +86,7 @@ def _strs(cards: Iterable[int]) -> list[str]:
 
 def _contract_dict(contract: Contract) -> dict:
     out = {
-        "kind": contract.kind,
+        "kind": contract.kind.label,
         "trump": None if contract.trump is None else SUITS[contract.trump],
         "declarer": contract.declarer,
     }
@@ -101,9 +96,10 @@ def _contract_dict(contract: Contract) -> dict:
 
 
 def _exchange_dict(e, rules: Rules) -> dict:
-    if rules.variant == "hornafjardar":
+    scheme = rules.spec.exchange
+    if scheme == ExchangeScheme.EXCHANGE:
         return {"seat": e.seat, "discards": _strs(e.discards), "drawn": _strs(e.drawn)}
-    if rules.variant == "basic":
+    if scheme == ExchangeScheme.SWAP:
         return {"seat": e.seat, "swap": bool(e.swap)}
     if e.take:
         return {"seat": e.seat, "take": True, "discards": _strs(e.discards)}
@@ -199,7 +195,8 @@ def _rules_of(record: dict, rounds: list) -> Rules:
     if variant not in VARIANTS:
         raise RecordError(f"unknown variant {variant!r}; valid variants: {', '.join(VARIANTS)}")
     scoring = record.get("scoring")
-    valid = ("positive", "negative") if variant == "basic" else (make_rules(variant).scoring,)
+    plain = make_rules(variant)
+    valid = (plain.scoring, "negative") if "negative" in plain.spec.options else (plain.scoring,)
     if scoring not in valid:
         raise RecordError(f"scoring {scoring!r} does not fit variant {variant!r}; expected {' or '.join(valid)}")
     allowed = make_rules(variant).options()
@@ -347,10 +344,12 @@ class _Replay:
         if theirs == mine:
             return
         diff = ", ".join(f"{key} {theirs[key]!r}" for key in mine if theirs[key] != mine[key])
-        if self.rules.variant == "hornafjardar":
+        source = self.rules.spec.contract_source
+        if source == ContractSource.CUT:
             why = f"the cut card {r.get('cut_card')} makes it {c.describe()}"
-        elif self.rules.variant == "basic":
-            why = f"deal {i} is played in {c.describe()} (trump rotates H S D C)"
+        elif source == ContractSource.ROTATION:
+            rotation = " ".join(SUITS[t] for t in self.rules.spec.trump_rotation)
+            why = f"deal {i} is played in {c.describe()} (trump rotates {rotation})"
         else:
             why = f"seat {c.declarer} announced {c.describe()} (contract {c.name!r})"
         raise RecordError(f"wrong contract: {why}; record says {diff}", i)
@@ -373,9 +372,10 @@ class _Replay:
                 raise RecordError(f"exchange {j}: the exchange is over, but the record has a decision of seat {seat}", i)
             if seat != state.to_move:
                 raise RecordError(f"exchange {j}: seat {state.to_move} decides now, record says seat {seat}", i)
-            if self.rules.variant == "hornafjardar":
+            scheme = self.rules.spec.exchange
+            if scheme == ExchangeScheme.EXCHANGE:
                 self._exchange(i, j, seat, e)
-            elif self.rules.variant == "basic":
+            elif scheme == ExchangeScheme.SWAP:
                 swap = _field(e, "swap", bool, i)
                 state.apply(A.SWAP_HAND if swap else A.KEEP_HAND)
             else:
@@ -394,7 +394,7 @@ class _Replay:
             self._apply(c, lambda: f"exchange {j}: seat {seat} discards {card_to_str(c)}, which it does not hold", i)
         if len(discards) < limit:  # at the limit the engine finishes the exchange by itself
             state.apply(A.EXCHANGE_DONE)
-        got = list(state.d.exchanges[-1].drawn)
+        got = list(state.deal_exchanges[-1].drawn)
         if drawn != got:
             raise RecordError(
                 f"exchange {j}: seat {seat} drew {' '.join(_strs(drawn)) or 'nothing'}, but the next "
@@ -410,8 +410,9 @@ class _Replay:
             state.apply(A.PASS_MANNI)
             return
         discards = _cards(_field(e, "discards", list, i), f"exchange {j} discards", i)
-        if len(discards) != 4:
-            raise RecordError(f"exchange {j}: seat {seat} takes the Manni and must discard 4 cards, record has {len(discards)}", i)
+        owed = self.rules.spec.pickup_discards
+        if len(discards) != owed:
+            raise RecordError(f"exchange {j}: seat {seat} takes the Manni and must discard {owed} cards, record has {len(discards)}", i)
         state.apply(A.TAKE_MANNI)
         for c in discards:
             self._apply(c, lambda: f"exchange {j}: seat {seat} discards {card_to_str(c)}, which it does not hold", i)
@@ -423,7 +424,7 @@ class _Replay:
         if rec.get("declarer") != seat:
             raise RecordError(f"forehand (seat {seat}) announces, record's declarer is {rec.get('declarer')!r}", i)
         kind, trump = rec.get("kind"), rec.get("trump")
-        action = _ANNOUNCE_ACTION.get((kind, trump))
+        action = _announce_actions(self.rules).get((kind, trump))
         if action is None or not state.is_legal(action):
             may = ", ".join(A.action_to_str(a) for a in state.legal_actions())
             used = ", ".join(state.used_contracts[seat]) or "none"
@@ -442,7 +443,7 @@ class _Replay:
             raise RecordError(f"a trick has 3 cards, record has {len(cards)}", i, t)
         for card in cards:
             self._apply(card, lambda: self._illegal_play(card), i, t)
-        done = state.rounds[i].tricks if len(state.rounds) > i else state.d.tricks
+        done = state.rounds[i].tricks if len(state.rounds) > i else state.deal_tricks
         winner = done[t][2]
         if _field(trick, "winner", int, i, t) != winner:
             best = card_to_str(cards[(winner - leader) % 3])

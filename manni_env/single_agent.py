@@ -210,7 +210,7 @@ class SingleAgentManniEnv(gym.Env):
             self._paid, self._tricks = 0.0, 0
         self._rounds_seen = len(state.rounds)
         if self.reward == "trick" and not state.finished:
-            won = state.d.tricks_won[self.seat]  # the learner's own tricks: public
+            won = state.tricks_won[self.seat]  # the learner's own tricks: public
             if won > self._tricks:
                 worth = (won - self._tricks) * (-1.0 if state.contract.nullo else 1.0)
                 reward += worth

@@ -53,8 +53,8 @@ import numpy as np
 
 from . import actions as A
 from .cards import cards_of
-from .engine import BASIC_TRUMP_ROTATION, EXCHANGE_LIMITS, Contract, Deal, GameState, Phase
-from .rules import Rules, make_rules
+from .engine import Contract, Deal, GameState, Phase
+from .rules import VARIANT_TABLE, Rules, make_rules
 from .view import SeatView
 
 DEAL_BLOCK = 32
@@ -63,7 +63,7 @@ NULLO, TRUMP, GRAND = 0, 1, 2
 _SUIT_OF = np.arange(52) // 13
 _RANK_OF = np.arange(52) % 13
 _SUIT_CARDS = _SUIT_OF[None, :] == np.arange(4)[:, None]  # (4, 52)
-_TRUMP_ROTATION = np.array(BASIC_TRUMP_ROTATION)
+_TRUMP_ROTATION = np.array(VARIANT_TABLE["basic"].trump_rotation)
 
 
 def _deal_positions(variant: str) -> tuple[np.ndarray, np.ndarray]:
@@ -333,7 +333,7 @@ class VectorManni:
 
     def exchange_limit(self, idx: np.ndarray) -> np.ndarray:
         """Hornafjarðarmanni: remaining discard allowance of the seat on turn (0 outside the exchange)."""
-        limits = np.array(EXCHANGE_LIMITS)[np.minimum(self.decision[idx], 2)]
+        limits = np.array(self.rules.spec.exchange_limits)[np.minimum(self.decision[idx], 2)]
         left = np.minimum(limits, self.rules.manni_size - self.manni_pos[idx]) - self.n_pending[idx]
         return np.where(self.phase[idx] == Phase.EXCHANGE, left, 0)
 

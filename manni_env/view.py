@@ -7,13 +7,10 @@ is never copied into it.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .cards import mask_of
-from .engine import Contract, Phase
-from .rules import Rules
+from .rules import Contract, Phase, Rules
 
 if TYPE_CHECKING:
     from .engine import GameState
@@ -58,48 +55,8 @@ class SeatView:
 
     @classmethod
     def of(cls, state: GameState, seat: int) -> SeatView:
-        """Build the view of ``seat`` from a full game state."""
-        if seat not in (0, 1, 2):
-            raise ValueError(f"seat must be 0, 1 or 2, got {seat!r}")
-        d = state.d
-        on_turn = d.to_move == seat
-        # Filling the instance dict directly gives the same object as ``cls(**fields)``; the frozen
-        # dataclass __init__ (one object.__setattr__ per field) would cost more than the rest of a view.
-        view = object.__new__(cls)
-        view.__dict__.update({
-            "rules": state.rules,
-            "seat": seat,
-            "phase": d.phase,
-            "to_move": d.to_move,
-            "deal_index": state.deal_index,
-            "dealer": state.dealer,
-            "cut_card": d.deal.cut_card,
-            "contract": d.contract,
-            "hand": d.hands[seat],
-            "dealt_hand": _hand_mask(tuple(d.deal.hands[seat])),
-            "discards": d.discards[seat],
-            "drawn": d.drawn[seat],
-            "pending": tuple(d.pending) if on_turn else (),
-            "exchange_limit": state.exchange_limit() if on_turn else 0,
-            "exchange_counts": tuple(d.exchange_counts),
-            "manni_used": d.manni_pos,
-            "swapper": d.swapper,
-            "taker": d.taker,
-            "passed": tuple([e.seat for e in d.exchanges if e.swap is False or e.take is False]),
-            "used_contracts": tuple(map(tuple, state.used_contracts)),
-            "leader": d.leader,
-            "led_suit": d.led_suit,
-            "trick": tuple(d.trick),
-            "plays": tuple(d.plays),
-            "played": tuple(d.played),
-            "voids": tuple(d.voids),
-            "tricks_won": tuple(d.tricks_won),
-            "plus": tuple(state.plus),
-            "minus": tuple(state.minus),
-            "totals": tuple(state.totals),
-            "legal_actions": tuple(state.legal_actions()) if on_turn else (),
-        })
-        return view
+        """The view of ``seat`` in a full game state (the same as ``state.view(seat)``)."""
+        return state.view(seat)
 
     @property
     def forehand(self) -> int:
@@ -108,9 +65,3 @@ class SeatView:
     def relative(self, other_seat: int) -> int:
         """Position of ``other_seat`` from this seat: 0 me, 1 my left (next to play), 2 my right."""
         return (other_seat - self.seat) % 3
-
-
-@functools.lru_cache(maxsize=1024)
-def _hand_mask(hand: tuple[int, ...]) -> int:
-    """Bitmask of a dealt hand (cached: every view of a deal asks for the same three)."""
-    return mask_of(hand)

@@ -35,7 +35,7 @@ def bits(mask: int) -> list[int]:
 
 def reference_legal(state: GameState) -> list[int]:
     """Legal actions from RULES.md, written as plainly as possible."""
-    d = state.d
+    d = state._d
     if d.phase == Phase.GAME_OVER:
         return []
     hand = bits(d.hands[d.to_move])
@@ -84,13 +84,13 @@ def shared_mutables(a: GameState, b: GameState) -> list[str]:
     shared = [k for k, v in vars(a).items() if isinstance(v, (list, dict, np.random.Generator)) and v is getattr(b, k)]
     if a.rng.bit_generator is b.rng.bit_generator:
         shared.append("rng.bit_generator")
-    if a.d is b.d:
+    if a._d is b._d:
         return shared + ["d"]
-    for f in dataclasses.fields(a.d):
-        value = getattr(a.d, f.name)
-        if isinstance(value, list) and value is getattr(b.d, f.name):
+    for f in dataclasses.fields(a._d):
+        value = getattr(a._d, f.name)
+        if isinstance(value, list) and value is getattr(b._d, f.name):
             shared.append(f"d.{f.name}")
-    shared += [f"d.exchanges[{i}]" for i, e in enumerate(a.d.exchanges) if e is b.d.exchanges[i]]
+    shared += [f"d.exchanges[{i}]" for i, e in enumerate(a._d.exchanges) if e is b._d.exchanges[i]]
     return shared
 
 
@@ -120,10 +120,10 @@ def test_random_deal_matches_reference_dealing(variant):
         state = GameState(rules, seed=seed)
         dealer, hands, manni = reference_deal(rules, seed)
         assert state.dealer == dealer
-        assert [list(h) for h in state.d.deal.hands] == hands
-        assert list(state.d.deal.manni) == manni
+        assert [list(h) for h in state.deal.hands] == hands
+        assert list(state.deal.manni) == manni
         if variant == "hornafjardar":
-            assert state.d.deal.cut_card == hands[dealer][-1]  # the bottom card goes to the dealer
+            assert state.deal.cut_card == hands[dealer][-1]  # the bottom card goes to the dealer
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -142,7 +142,7 @@ def test_fast_paths_match_reference_step_by_step(variant):
                 view = state.view(seat)
                 assert set(vars(view)) == {f.name for f in dataclasses.fields(SeatView)}
                 assert SeatView(**vars(view)) == view
-                assert view.dealt_hand == sum(1 << c for c in state.d.deal.hands[seat])
+                assert view.dealt_hand == sum(1 << c for c in state.deal.hands[seat])
                 assert view.legal_actions == (tuple(legal) if seat == state.to_move else ())
             illegal = [c for c in range(52) if c not in legal]
             if illegal:  # rejected by both apply paths, nothing changed

@@ -107,7 +107,7 @@ def test_unseeded_resets_differ():
     a, b = manni_v0.raw_env(), manni_v0.raw_env()
     a.reset()
     b.reset()
-    assert a.game.d.deal != b.game.d.deal
+    assert a.game.deal != b.game.deal
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -134,7 +134,7 @@ def test_illegal_action_in_raw_env_raises_and_changes_nothing():
     env = manni_v0.raw_env(variant="basic")
     env.reset(seed=8)
     rng = np.random.default_rng(0)
-    while env.game.phase != Phase.PLAY or not env.game.d.trick:
+    while env.game.phase != Phase.PLAY or not env.game.trick:
         legal = env.game.legal_actions()
         env.step(legal[int(rng.integers(len(legal)))])
     seat = env.game.to_move
@@ -273,10 +273,10 @@ def test_bad_options_raise_clear_errors():
 def test_explicit_deals_option_and_spaces():
     env = manni_v0.raw_env(variant="basic", first_dealer=0)
     env.reset(seed=1)
-    deal = env.game.d.deal
+    deal = env.game.deal
     other = manni_v0.raw_env(variant="basic", first_dealer=0)
     other.reset(seed=99, options={"deals": [deal]})
-    assert other.game.d.deal == deal
+    assert other.game.deal == deal
     with pytest.raises(ValueError, match="Deal"):
         other.reset(options={"deals": ["not a deal"]})
     space = env.observation_space("player_1")

@@ -143,7 +143,7 @@ def test_describe_known_position():
     assert "dealer: me" in text
     assert "trick: led by left, suit C: left AC, right 2D" in text
     assert "void in: right C" in text
-    assert f"hand: {hand_text(state.d.hands[2])}" in text
+    assert f"hand: {hand_text(state.hand_mask(2))}" in text
     assert "exchanged: me 0, left 0, right 0" in text
 
 
@@ -196,7 +196,7 @@ def test_state_encoder_holds_every_hand_and_the_public_observation(variant):
         assert vec.shape == (enc.size,) and np.all(vec >= enc.low) and np.all(vec <= enc.high)
         hands = vec[:156].reshape(3, 52)
         for seat in range(3):
-            assert mask_of(np.flatnonzero(hands[seat]).tolist()) == state.d.hands[seat]
+            assert mask_of(np.flatnonzero(hands[seat]).tolist()) == state.hand_mask(seat)
         obs0 = enc.observation.encode(state.view(0))
         o = next(s for s in enc.segments if s.name == "played")
         assert np.array_equal(vec[o.offset : o.offset + o.size],
@@ -209,7 +209,7 @@ def _hidden_twin(variant: str, seed: int, swaps: int = 3) -> tuple[Deal, Deal]:
     same-suit swaps between the opponents' hands and the Manni cards seat 0 cannot draw
     (Hornafjarðarmanni: below the top seven; the dealer keeps the cut card)."""
     rules = make_rules(variant, first_dealer=2)
-    deal = GameState(rules, seed=seed).d.deal
+    deal = GameState(rules, seed=seed).deal
     keep = 7 if variant == "hornafjardar" else 0
     places = [list(deal.hands[1]), list(deal.hands[2]), list(deal.manni[keep:])]
     rng = np.random.default_rng(seed)

@@ -13,7 +13,6 @@ import pytest
 from manni_env import actions as A
 from manni_env.cards import RANKS, SUITS, card_from_str, card_to_str, rank_of, suit_of
 from manni_env.engine import (
-    BASIC_TRUMP_ROTATION,
     Contract,
     Deal,
     GameState,
@@ -279,7 +278,7 @@ def test_cut_card_is_dealt_to_the_dealer_in_random_deals():
 )
 def test_exchange_limits_and_drawn_cards_are_manni_top_cards(counts, dealer_limit):
     source = GameState(make_rules("hornafjardar"), seed=5)
-    deal = source.d.deal  # a random deal, replayed explicitly
+    deal = source.deal  # a random deal, replayed explicitly
     state = GameState(make_rules("hornafjardar", first_dealer=source.dealer), deals=[deal])
     order = [(state.dealer + k) % 3 for k in (1, 2, 3)]
     used = 0
@@ -299,7 +298,7 @@ def test_exchange_limits_and_drawn_cards_are_manni_top_cards(counts, dealer_limi
         used += k
         assert state.hand(seat) == sorted(set(hand) - set(discards) | set(drawn))
         assert state.view(seat).drawn == sum(1 << c for c in drawn)
-        assert state.rounds == [] and state.d.exchanges[-1].drawn == drawn
+        assert state.rounds == [] and state.deal_exchanges[-1].drawn == drawn
     assert state.phase == Phase.PLAY
     assert state.view(0).exchange_counts == tuple(counts[order.index(s)] for s in range(3))
 
@@ -321,14 +320,14 @@ def test_basic_trump_rotation_and_dealer_rotation():
         state.apply(legal[int(rng.integers(len(legal)))])
     assert state.truncated and len(state.rounds) == 9
     for k, r in enumerate(state.rounds):
-        assert r.contract == Contract("trump", BASIC_TRUMP_ROTATION[k % 4])
+        assert r.contract == Contract("trump", SUITS.index("HSDC"[k % 4]))  # RULES.md: H S D C
         assert "HSDC"[k % 4] == SUITS[r.contract.trump]
         assert r.dealer == (first + k) % 3
 
 
 def test_basic_first_swap_ends_the_exchange_and_the_old_hand_leaves_play():
     state = GameState(make_rules("basic", first_dealer=0), seed=11)
-    deal = state.d.deal
+    deal = state.deal
     assert state.to_move == 1
     state.apply(A.KEEP_HAND)
     assert state.to_move == 2
@@ -348,7 +347,7 @@ def test_basic_first_swap_ends_the_exchange_and_the_old_hand_leaves_play():
 
 def test_basic_nobody_swaps_leaves_the_manni_unused():
     state = GameState(make_rules("basic", first_dealer=1), seed=4)
-    manni = set(state.d.deal.manni)
+    manni = set(state.deal.manni)
     for _ in range(3):
         state.apply(A.KEEP_HAND)
     assert state.phase == Phase.PLAY and state.to_move == 2
@@ -418,7 +417,7 @@ def test_make_rules_rejects_bad_variants_and_options(variant, options, message):
 @pytest.mark.parametrize("taker", [0, 1, 2, None])
 def test_manni_pickup_at_most_one_taker_then_discard_four(variant, taker):
     state = GameState(make_rules(variant, first_dealer=2), seed=21)
-    manni = list(state.d.deal.manni)
+    manni = list(state.deal.manni)
     order = [0, 1, 2]
     for k, seat in enumerate(order):
         assert state.phase == Phase.PICKUP and state.to_move == seat

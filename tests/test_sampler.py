@@ -32,7 +32,7 @@ def advance(state: GameState, steps: int, rng: np.random.Generator, p_rule_based
 
 def out_of_play(state: GameState) -> int:
     """Cards of the deal that are in no hand and not played: discards and the unused Manni."""
-    d = state.d
+    d = state._d
     return state.rules.pack & ~(d.hands[0] | d.hands[1] | d.hands[2] | d.played[0] | d.played[1] | d.played[2])
 
 
@@ -40,7 +40,7 @@ def check_world(true: GameState, world: GameState, seat: int, rng: np.random.Gen
     view = true.view(seat)
     assert world.view(seat) == view
     assert set(vars(world)) == set(vars(true))  # the sampler sets every attribute the engine has
-    d, w = true.d, world.d
+    d, w = true._d, world._d
     w.deal.check(world.rules, world.dealer)  # sizes, pack, no duplicates, the cut card with the dealer
     for s in range(3):
         # an opponent that is choosing discards the seat cannot see is modelled as not having begun
@@ -95,11 +95,11 @@ def first_state(variant: str, condition, max_seeds: int = 200, max_steps: int = 
 @pytest.mark.parametrize(
     "variant, condition",
     [
-        ("hornafjardar", lambda s: s.phase == Phase.EXCHANGE and len(s.d.pending) >= 2),
-        ("hornafjardar", lambda s: s.phase == Phase.PLAY and s.d.exchange_counts[s.dealer] >= 6 and len(s.d.tricks) >= 4),
-        ("basic", lambda s: s.d.swapper is not None and len(s.d.tricks) >= 3),
-        ("trjamann", lambda s: s.phase == Phase.DISCARD and len(s.d.pending) == 2),
-        ("laugarvatn", lambda s: s.d.taker is not None and s.d.voids[(s.d.taker + 1) % 3] and len(s.d.tricks) >= 6),
+        ("hornafjardar", lambda s: s.phase == Phase.EXCHANGE and len(s._d.pending) >= 2),
+        ("hornafjardar", lambda s: s.phase == Phase.PLAY and s._d.exchange_counts[s.dealer] >= 6 and len(s._d.tricks) >= 4),
+        ("basic", lambda s: s._d.swapper is not None and len(s._d.tricks) >= 3),
+        ("trjamann", lambda s: s.phase == Phase.DISCARD and len(s._d.pending) == 2),
+        ("laugarvatn", lambda s: s._d.taker is not None and s._d.voids[(s._d.taker + 1) % 3] and len(s._d.tricks) >= 6),
     ],
     ids=["mid-exchange", "dealer-exchanged-many", "basic-swap", "pickup-discard", "taker-and-voids"],
 )
@@ -118,15 +118,15 @@ def test_cut_card_discarded_with_probability_k_over_12(monkeypatch) -> None:
     """Before any card is played, a dealer who exchanged k cards discarded the cut card with
     probability k/12 (uniform labelled worlds); both sampling methods agree."""
     state, _ = first_state(
-        "hornafjardar", lambda s: s.phase == Phase.PLAY and 3 <= s.d.exchange_counts[s.dealer] <= 9 and not s.d.plays
+        "hornafjardar", lambda s: s.phase == Phase.PLAY and 3 <= s._d.exchange_counts[s.dealer] <= 9 and not s._d.plays
     )
-    k = state.d.exchange_counts[state.dealer]
+    k = state._d.exchange_counts[state.dealer]
     view = state.view(state.forehand)
     n = 3000
     for tries in (sampler.REJECTION_TRIES, 0):
         monkeypatch.setattr(sampler, "REJECTION_TRIES", tries)
         worlds = sample_worlds(view, np.random.default_rng(5), n)
-        freq = sum(w.d.discards[state.dealer] >> state.d.deal.cut_card & 1 for w in worlds) / n
+        freq = sum(w._d.discards[state.dealer] >> state.deal.cut_card & 1 for w in worlds) / n
         sigma = (k / 12 * (1 - k / 12) / n) ** 0.5
         assert abs(freq - k / 12) < 4 * sigma, (tries, freq, k / 12)
 
@@ -136,21 +136,21 @@ def test_uniform_over_consistent_splits(monkeypatch) -> None:
     every split of the unseen cards that respects the shown voids is equally likely."""
 
     def condition(s: GameState) -> bool:
-        d = s.d
+        d = s._d
         if s.phase != Phase.PLAY or d.taker is None or d.trick or len(d.tricks) < 13:
             return False
         a, b = (d.taker + 1) % 3, (d.taker + 2) % 3
         return bool(d.voids[a] | d.voids[b]) and 3 <= _consistent_splits(s, d.taker)[1] <= 12
 
     state, _ = first_state("trjamann", condition)
-    seat = state.d.taker
+    seat = state._d.taker
     splits, count = _consistent_splits(state, seat)
     a = (seat + 1) % 3
     view = state.view(seat)
     n = 200 * count
     for tries in (sampler.REJECTION_TRIES, 0):
         monkeypatch.setattr(sampler, "REJECTION_TRIES", tries)
-        seen = Counter(w.d.hands[a] for w in sample_worlds(view, np.random.default_rng(11), n))
+        seen = Counter(w._d.hands[a] for w in sample_worlds(view, np.random.default_rng(11), n))
         assert set(seen) == splits
         expected = n / count
         chi2 = sum((seen[h] - expected) ** 2 / expected for h in splits)
@@ -159,7 +159,7 @@ def test_uniform_over_consistent_splits(monkeypatch) -> None:
 
 def _consistent_splits(state: GameState, seat: int) -> tuple[set[int], int]:
     """Opponent ``seat+1``'s possible hands, by brute force over the unseen cards."""
-    d = state.d
+    d = state._d
     a, b = (seat + 1) % 3, (seat + 2) % 3
     unseen = cards_of(d.hands[a] | d.hands[b])
     void = [sum(SUIT_MASKS[s] for s in range(4) if d.voids[x] >> s & 1) for x in (a, b)]
@@ -191,7 +191,7 @@ def test_worlds_do_not_depend_on_hidden_cards() -> None:
     other = state.clone()
     a, b = (seat + 1) % 3, (seat + 2) % 3
     # swap one card of the same suit between the two opponents' hands where neither is void
-    d = other.d
+    d = other._d
     for suit in range(4):
         ca, cb = d.hands[a] & SUIT_MASKS[suit], d.hands[b] & SUIT_MASKS[suit]
         if ca and cb:
@@ -199,7 +199,7 @@ def test_worlds_do_not_depend_on_hidden_cards() -> None:
             d.hands[a] ^= x | y
             d.hands[b] ^= x | y
             break
-    assert other.view(seat) == state.view(seat) and other.d.hands != state.d.hands
+    assert other.view(seat) == state.view(seat) and other._d.hands != state._d.hands
     w1 = sample_worlds(state.view(seat), np.random.default_rng(3), 3)
     w2 = sample_worlds(other.view(seat), np.random.default_rng(3), 3)
-    assert [w.d.hands for w in w1] == [w.d.hands for w in w2]
+    assert [w._d.hands for w in w1] == [w._d.hands for w in w2]

@@ -36,7 +36,7 @@ def _popcount(mask: int) -> int:
 
 def check_cards_conserved(state: GameState) -> None:
     """Hands + the Manni not taken + discards + played cards = the pack, each card once."""
-    d = state.d
+    d = state._d
     if state.rules.variant == "hornafjardar":
         manni = sum(1 << c for c in d.deal.manni[d.manni_pos :])
     elif d.swapper is None and d.taker is None:

@@ -167,7 +167,7 @@ def collect_demonstrations(args: Args, samples: int, seed: int) -> dict[str, np.
             view = state.view(seat)
             paid = 0.0
             if args.reward == "trick" and state.contract is not None:
-                paid = state.d.tricks_won[seat] * (-1.0 if state.contract.nullo else 1.0)
+                paid = state.tricks_won[seat] * (-1.0 if state.contract.nullo else 1.0)
             pending.append((len(actions), seat, paid))
             obs.append(encoder.encode(view))
             masks.append(encoder.action_mask(view).astype(bool))

@@ -1,0 +1,27 @@
+"""Parsing of an agent spec's options (``pimc:worlds=16,rollout=random``), shared by the registry
+and the agents that take options (kept apart from the registry so those agents do not import it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def parse_options(arg: str | None, types: dict[str, Callable[[str], object]]) -> dict[str, object]:
+    """``"worlds=16,rollout=random"`` → ``{"worlds": 16, "rollout": "random"}`` using ``types``
+    (name → converter raising ``ValueError``); unknown or repeated names are errors."""
+    options: dict[str, object] = {}
+    if arg is None or not arg.strip():
+        return options
+    for item in arg.split(","):
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or not key or not value:
+            raise ValueError(f"options are 'name=value' separated by commas, got {item!r}")
+        if key not in types:
+            raise ValueError(f"unknown option {key!r}; valid options: {', '.join(types)}")
+        if key in options:
+            raise ValueError(f"option {key!r} given twice")
+        try:
+            options[key] = types[key](value)
+        except ValueError as err:
+            raise ValueError(f"option {key}={value!r}: {err}") from None
+    return options
