@@ -1,0 +1,163 @@
+"""One small interface over the two implementations of the rules, so a test body runs on both.
+
+:class:`EnginePath` drives ``GameState`` + ``ObservationEncoder`` (paying rewards as the AEC env
+does); :class:`VectorPath` drives a one-slot ``VectorManni`` that plays explicit deals. Both start
+a game from explicit deals, expose the seat on turn, phase, legal actions, its observation and any
+seat's view, and turn each step into a :class:`StepResult`. :func:`vector_unsupported` says why
+the vector path cannot run a rule set yet (``None`` once it can), for ``pytest.skip``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from manni_env.engine import Deal, GameState
+from manni_env.env import outcome_rewards
+from manni_env.observation import ObservationEncoder
+from manni_env.rules import Phase, Rules
+from manni_env.vector import VectorManni
+from manni_env.view import SeatView
+
+RESULT_FIELDS = ("tricks_won", "points", "plus", "minus", "totals")
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step reports: rewards by absolute seat, the deal that ended (``RESULT_FIELDS``
+    as tuples) or ``None``, and, once the game is over, its end flags and winners."""
+
+    rewards: tuple[float, float, float]
+    deal_end: dict | None
+    terminated: bool
+    truncated: bool
+    winners: tuple[int, ...] | None
+
+
+def vector_unsupported(rules: Rules) -> str | None:
+    """Why ``VectorManni`` cannot replay explicit deals of ``rules`` yet, or ``None`` if it can."""
+    if "deals" not in inspect.signature(VectorManni.reset).parameters:
+        return "VectorManni.reset(deals=...) (explicit deals) is not implemented yet"
+    try:
+        VectorManni(rules, 1)
+    except (ValueError, NotImplementedError) as e:
+        return f"VectorManni does not support {rules.variant!r} yet: {e}"
+    return None
+
+
+class EnginePath:
+    """The reference engine: ``GameState(rules, deals=deals)``."""
+
+    name = "engine"
+
+    def __init__(self, rules: Rules, deals: list[Deal], history: str = "summary", reward: str = "deal"):
+        self.state = GameState(rules, deals=list(deals))
+        self.encoder = ObservationEncoder(rules, history)
+        self.reward = reward
+
+    @property
+    def to_move(self) -> int:
+        return self.state.to_move
+
+    @property
+    def phase(self) -> Phase:
+        return self.state.phase
+
+    def legal(self) -> list[int]:
+        return self.state.legal_actions()
+
+    def observation(self) -> np.ndarray:
+        return self.encoder.encode(self.state.view(self.state.to_move))
+
+    def view(self, seat: int) -> SeatView:
+        return self.state.view(seat)
+
+    def deal(self) -> Deal:
+        return self.state.deal
+
+    def snapshot(self):
+        return self.state.to_dict()
+
+    def step(self, action: int) -> StepResult:
+        state = self.state
+        deals = len(state.rounds)
+        state.apply(action)
+        rewards, deal_end, winners = (0.0, 0.0, 0.0), None, None
+        if len(state.rounds) > deals:
+            result = state.rounds[-1]
+            deal_end = {name: tuple(getattr(result, name)) for name in RESULT_FIELDS}
+            if self.reward == "deal":
+                rewards = tuple(float(p) for p in result.points)
+        if state.finished:
+            winners = state.winners
+            if self.reward == "outcome":
+                rewards = outcome_rewards(winners)
+        return StepResult(rewards, deal_end, state.finished and not state.truncated, state.truncated, winners)
+
+
+class VectorPath:
+    """A one-slot ``VectorManni`` reset with ``deals`` as its slot's explicit deals."""
+
+    name = "vector"
+
+    def __init__(self, rules: Rules, deals: list[Deal], history: str = "summary", reward: str = "deal"):
+        self.venv = VectorManni(rules, 1, history=history, reward=reward)
+        self.obs, self.mask, _ = self.venv.reset(seed=0, deals=[list(deals)])
+        self.over = False
+
+    @property
+    def to_move(self) -> int:
+        return -1 if self.over else int(self.venv.to_move[0])
+
+    @property
+    def phase(self) -> Phase:
+        return Phase.GAME_OVER if self.over else Phase(int(self.venv.phase[0]))
+
+    def legal(self) -> list[int]:
+        return [] if self.over else np.flatnonzero(self.mask[0]).tolist()
+
+    def observation(self) -> np.ndarray:
+        return self.obs[0]
+
+    def view(self, seat: int) -> SeatView:
+        assert not self.over, "the vector slot has already started its next game"
+        return self.venv.view(0, seat)
+
+    def deal(self) -> Deal:
+        return self.venv.deal(0)
+
+    def snapshot(self):
+        """Every array of the env (its whole state), copied."""
+        arrays = {k: v.copy() for k, v in vars(self.venv).items() if isinstance(v, np.ndarray)}
+        state = getattr(self.venv, "state", None)
+        if state is not None and hasattr(state, "_asdict"):
+            arrays.update({f"state.{k}": np.array(v, copy=True) for k, v in state._asdict().items()})
+        return {k: (v.dtype.str, v.shape, v.tobytes()) for k, v in arrays.items()}
+
+    def step(self, action: int) -> StepResult:
+        assert not self.over, "the game is over"
+        self.obs, self.mask, _, rewards, terminated, truncated, infos = self.venv.step(np.array([action]))
+        deal_end = winners = None
+        if infos["deal_over"][0]:
+            deal_end = {name: tuple(int(x) for x in infos[name][0]) for name in RESULT_FIELDS}
+        if terminated[0] or truncated[0]:
+            self.over = True
+            winners = tuple(np.flatnonzero(infos["winners"][0]).tolist())
+        return StepResult(tuple(float(r) for r in rewards[0]), deal_end, bool(terminated[0]), bool(truncated[0]),
+                          winners)
+
+
+PATHS = {"engine": EnginePath, "vector": VectorPath}
+
+
+def open_path(name: str, rules: Rules, deals: list[Deal], history: str = "summary", reward: str = "deal"):
+    """The path ``name`` ("engine" or "vector") playing ``deals``; skips the test while the vector
+    env cannot (see :func:`vector_unsupported`)."""
+    if name == "vector":
+        reason = vector_unsupported(rules)
+        if reason is not None:
+            pytest.skip(reason)
+    return PATHS[name](rules, deals, history, reward)
