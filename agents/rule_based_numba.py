@@ -1,38 +1,83 @@
-"""Numba kernels of :class:`agents.rule_based_vector.VectorRuleBased` (the ``fast`` extra).
+"""Compiled kernels of :class:`agents.rule_based_vector.VectorRuleBased`.
 
-A line-by-line port of :mod:`agents.rule_based` (``estimate_tricks``, ``exchange_plan``, the swap
-rule and ``choose_card`` with its helpers) to compiled functions on int64 card bitmasks (bit ``c``
-for card ``c``, as in :mod:`manni_env.cards`). Every comparison, tie-break and float operation is
-kept in the Python agent's order, so both choose the same action in every state. Contract kinds
-are the vector env's integers (``0`` Nullo, ``1`` Trump, ``2`` Grand) and "no trump" is ``-1``.
+A port of :mod:`agents.rule_based` (``estimate_tricks``, ``exchange_plan``, ``discard_plan``,
+``contract_gain``, the swap, pickup and announcement rules and ``choose_card`` with its helpers)
+to functions on int64 card bitmasks (bit ``c`` for card ``c``, as in :mod:`manni_env.cards`).
+Every comparison, tie-break and float operation is kept in the Python agent's order, so both
+choose the same action in every state. Contract kinds are :class:`~manni_env.rules.ContractKind`
+indices and "no trump" is ``-1``.
+
+:func:`act_kernel` reads the vector env's state structure (see
+:mod:`agents.rule_based_vector` for the fields and why they are the seat's own information) and
+the variant's constants as a :class:`RuleTable` built from the variant table by :func:`rule_table`.
 """
 
 from __future__ import annotations
 
+import functools
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
-from agents.rule_based import ACES
+from agents.rule_based import ACES, mean_estimate
 from manni_env import actions as A
 from manni_env.cards import SUIT_MASKS
-from manni_env.engine import Phase
-from manni_env.vector import GRAND, NULLO, TRUMP
+from manni_env.rules import ContractKind, Phase, Rules
 
-PLAY, EXCHANGE, SWAP = int(Phase.PLAY), int(Phase.EXCHANGE), int(Phase.SWAP)
-EXCHANGE_DONE, KEEP_HAND, SWAP_HAND = A.EXCHANGE_DONE, A.KEEP_HAND, A.SWAP_HAND
+NULLO, TRUMP, GRAND = int(ContractKind.NULLO), int(ContractKind.TRUMP), int(ContractKind.GRAND)
+EXCHANGE, SWAP, PICKUP, DISCARD, ANNOUNCE, PLAY = (
+    int(Phase.EXCHANGE), int(Phase.SWAP), int(Phase.PICKUP), int(Phase.DISCARD), int(Phase.ANNOUNCE), int(Phase.PLAY))
+EXCHANGE_DONE, KEEP_HAND, SWAP_HAND, TAKE_MANNI = A.EXCHANGE_DONE, A.KEEP_HAND, A.SWAP_HAND, A.TAKE_MANNI
+MEMO_KEY, MEMO_PLAN = 5, 16  # memo key fields; longest plan (12 exchange discards, 4 pickup discards)
 _POP13 = np.array([m.bit_count() for m in range(8192)], np.int64)
 _HI13 = np.array([m.bit_length() - 1 for m in range(8192)], np.int64)
 _SUIT = np.array(SUIT_MASKS, np.int64)
 _ACES = np.array(ACES, np.int64)
+_jit = numba.njit(cache=True, nogil=True)
+
+
+class RuleTable(NamedTuple):
+    """One rule set's constants for :func:`act_kernel` (from :func:`rule_table`)."""
+
+    pack: int
+    hand_size: int
+    manni_size: int
+    pickup_discards: int
+    exchange_limits: np.ndarray  # (3,) discards allowed in decision order (EXCHANGE)
+    means: np.ndarray  # (3,) float: mean_estimate by ContractKind index, NaN for kinds never played
+    ann_action: np.ndarray  # (R,) the announcements in table order: action, kind, trump (-1 none), slot
+    ann_kind: np.ndarray
+    ann_trump: np.ndarray
+    ann_slot: np.ndarray
+    option_rows: np.ndarray  # (R,) rows in the order RuleBasedAgent lists a discard's contract options
+
+
+@functools.lru_cache(maxsize=None)
+def rule_table(rules: Rules) -> RuleTable:
+    """The :class:`RuleTable` of ``rules`` (from ``rules.spec``)."""
+    spec = rules.spec
+    rows = spec.announcements
+    kinds = set(spec.cut_kinds) | {a.kind for a in rows} | ({ContractKind.TRUMP} if spec.trump_rotation else set())
+    means = [mean_estimate(k, rules.pack, rules.hand_size) if k in kinds else np.nan for k in ContractKind]
+    options = [i for name in spec.contracts for i, a in enumerate(rows) if a.name == name]
+
+    def ints(values) -> np.ndarray:
+        return np.array(list(values), np.int64)
+
+    return RuleTable(
+        rules.pack, rules.hand_size, rules.manni_size, spec.pickup_discards, ints(spec.exchange_limits),
+        np.array(means, np.float64), ints(a.action for a in rows), ints(int(a.kind) for a in rows),
+        ints(-1 if a.trump is None else a.trump for a in rows), ints(a.slot for a in rows), ints(options))
 
 
 # ----------------------------------------------------------------------------- bit helpers
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _pop(x):
     return _POP13[x & 8191] + _POP13[(x >> 13) & 8191] + _POP13[(x >> 26) & 8191] + _POP13[(x >> 39) & 8191]
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _hi(x):
     """Highest set bit of a card mask (-1 for 0)."""
     if x >> 39:
@@ -44,23 +89,23 @@ def _hi(x):
     return _HI13[x]
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _lo(x):
     return _hi(x & -x)
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _above(card):
     return _SUIT[card // 13] & ~((2 << card) - 1)
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _nullo_rank(card):
     r = card % 13
     return 0 if r == 12 else r + 1
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _nullo_below(card):
     s = card // 13
     if card % 13 == 12:
@@ -68,19 +113,19 @@ def _nullo_below(card):
     return (_SUIT[s] & ((1 << card) - 1)) | _ACES[s]
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _nullo_hi(cards):
     no_ace = cards & ~_ACES[_hi(cards) // 13]
     return _hi(no_ace) if no_ace else _hi(cards)
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _nullo_lo(cards):
     ace = cards & _ACES[_hi(cards) // 13]
     return _hi(ace) if ace else _lo(cards)
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _bits(row):
     """A (52,) boolean row as a card mask."""
     m = 0
@@ -90,14 +135,14 @@ def _bits(row):
     return m
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _void(voids, seat, suit):
     """Whether ``seat`` has shown void in ``suit``; ``voids`` packs 4 bits per seat."""
     return (voids >> (4 * seat + suit)) & 1
 
 
 # ----------------------------------------------------------------------------- hand strength
-@numba.njit(cache=True, nogil=True)
+@_jit
 def estimate_tricks(hand, kind, trump, long_len):
     """``agents.rule_based.estimate_tricks`` (``long_len`` 4 for 12-card hands, 5 for 16)."""
     total = 0.0
@@ -148,7 +193,7 @@ def estimate_tricks(hand, kind, trump, long_len):
     return total
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def exchange_plan(full, kind, trump, limit, threshold, long_len, plan):
     """``agents.rule_based.exchange_plan`` into ``plan``; returns its length."""
     hand = full
@@ -179,26 +224,92 @@ def exchange_plan(full, kind, trump, limit, threshold, long_len, plan):
     return n_plan
 
 
-@numba.njit(cache=True, nogil=True)
-def _exchange(hand, full, key, memo_key, memo_plan, memo_len, threshold, long_len):
-    """The first card of the exchange plan of ``full`` (hand and pending discards) still in
-    ``hand``, else ``EXCHANGE_DONE``. The plan is a pure function of ``key`` = (full, kind, trump,
-    limit, pack, hand size) and is kept per game in ``memo_*`` (a seat's successive exchange
-    decisions share it)."""
-    same = True
-    for i in range(key.shape[0]):
-        same = same and memo_key[i] == key[i]
-    if not same:
-        memo_key[:] = key
-        memo_len[0] = exchange_plan(full, key[1], key[2], key[3], threshold, long_len, memo_plan)
-    for i in range(memo_len[0]):
-        if (hand >> memo_plan[i]) & 1:
-            return memo_plan[i]
-    return EXCHANGE_DONE
+@_jit
+def discard_plan(full, kinds, trumps, rows, long_len, count, util, plan):
+    """``agents.rule_based.discard_plan`` over the contracts ``(kinds[r], trumps[r])`` for ``r`` in
+    ``rows`` (in that order) into ``plan``; ``util`` is a (52,) float scratch row."""
+    hand = full
+    n_rows = rows.shape[0]
+    for k in range(count):
+        rest = hand
+        while rest:
+            c = _lo(rest)
+            rest ^= 1 << c
+            util[c] = 0.0
+        for i in range(n_rows):  # agents.rule_based._utility: each contract's marginals, summed in order
+            kind, trump = kinds[rows[i]], trumps[rows[i]]
+            sign = -1.0 if kind == NULLO else 1.0
+            base = estimate_tricks(hand, kind, trump, long_len)
+            rest = hand
+            while rest:
+                c = _lo(rest)
+                rest ^= 1 << c
+                util[c] += sign * (base - estimate_tricks(hand ^ (1 << c), kind, trump, long_len))
+        best, best_u = -1, 0.0
+        rest = hand
+        while rest:  # min by (mean utility, rank, card); cards ascend
+            c = _lo(rest)
+            rest ^= 1 << c
+            u = util[c] / n_rows
+            if best < 0 or u < best_u or (u == best_u and c % 13 < best % 13):
+                best, best_u = c, u
+        plan[k] = best
+        hand ^= 1 << best
+    return count
+
+
+@_jit
+def contract_gain(hand, kind, trump, means, long_len):
+    """``agents.rule_based.contract_gain`` (``means`` by contract kind)."""
+    est = estimate_tricks(hand, kind, trump, long_len)
+    mean = means[kind]
+    return mean - est if kind == NULLO else est - mean
+
+
+@_jit
+def _memo_hit(memo_key, k0, k1, k2, k3, k4):
+    """Whether a game's memo holds the plan of key (k0, ..., k4); if not, store the key (the
+    caller then computes the plan)."""
+    if memo_key[0] == k0 and memo_key[1] == k1 and memo_key[2] == k2 and memo_key[3] == k3 and memo_key[4] == k4:
+        return True
+    memo_key[0], memo_key[1], memo_key[2], memo_key[3], memo_key[4] = k0, k1, k2, k3, k4
+    return False
+
+
+@_jit
+def _first_in_hand(hand, plan, n_plan):
+    """The first card of ``plan[:n_plan]`` still in ``hand``, else -1."""
+    for i in range(n_plan):
+        if (hand >> plan[i]) & 1:
+            return plan[i]
+    return -1
+
+
+@_jit
+def _discard_plan_for(full, forehand, unused, table, long_len, util, scratch, plan):
+    """``RuleBasedAgent._discard``'s plan into ``plan``: the forehand (``forehand`` 1) discards for the
+    contract it will announce, another taker by the mean over ``unused`` (the forehand's unused
+    announcement rows, in option order). Returns the plan's length."""
+    count = table.pickup_discards
+    if not forehand:
+        return discard_plan(full, table.ann_kind, table.ann_trump, unused, long_len, count, util, plan)
+    best_gain = 0.0
+    for i in range(unused.shape[0]):
+        r = unused[i]
+        kind, trump = table.ann_kind[r], table.ann_trump[r]
+        discard_plan(full, table.ann_kind, table.ann_trump, unused[i:i + 1], long_len, count, util, scratch)
+        rest = full
+        for k in range(count):
+            rest &= ~(1 << scratch[k])
+        gain = contract_gain(rest, kind, trump, table.means, long_len)
+        if i == 0 or gain > best_gain:
+            best_gain = gain
+            plan[:count] = scratch[:count]
+    return count
 
 
 # ----------------------------------------------------------------------------- card play
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _trick_winner(trick, tl, trump, nullo):
     """``manni_env.engine.trick_winner`` of the first ``tl`` cards of ``trick``."""
     best = 0
@@ -218,7 +329,7 @@ def _trick_winner(trick, tl, trump, nullo):
     return best
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def choose_card(hand, seat, trick, tl, led, t, nullo, gone, voids, pack):
     """``agents.rule_based.choose_card`` (``t`` the trump suit or -1, ``voids`` 4 bits per seat)."""
     legal = hand & _SUIT[led] if tl else 0
@@ -236,7 +347,7 @@ def choose_card(hand, seat, trick, tl, led, t, nullo, gone, voids, pack):
     return _follow(hand, seat, trick, tl, led, t, others, voids)
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _lead(hand, seat, t, others, voids):
     tmask = _SUIT[t] if t >= 0 else 0
     my_trumps, opp_trumps = hand & tmask, others & tmask
@@ -277,7 +388,7 @@ def _lead(hand, seat, t, others, voids):
     return _lo(side & _SUIT[best_suit])
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _follow(hand, seat, trick, tl, led, t, others, voids):
     w = trick[_trick_winner(trick, tl, t, False)]
     last = tl == 2
@@ -316,7 +427,7 @@ def _follow(hand, seat, trick, tl, led, t, others, voids):
     return _throw_away(hand, tmask)
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _throw_away(hand, tmask):
     side = hand & ~tmask
     if not side:
@@ -332,7 +443,7 @@ def _throw_away(hand, tmask):
     return best
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _nullo_lead(hand, others):
     best, k0, k1, k2, k3 = -1, 0, 0, 0, 0
     rest = hand
@@ -346,7 +457,7 @@ def _nullo_lead(hand, others):
     return best
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _nullo_follow(hand, seat, trick, tl, led, others, voids):
     follow = hand & _SUIT[led]
     if follow:
@@ -368,39 +479,85 @@ def _nullo_follow(hand, seat, trick, tl, led, others, voids):
     return best
 
 
+
+
 # ----------------------------------------------------------------------------- the batch
-@numba.njit(cache=True, nogil=True)
-def act_kernel(games, limits, phase, to_move, hands, discards, played, voids, trick, trick_len, led_suit,
-               kind, trump, pending, n_pending, pack, hand_size, means, memo_key, memo_plan, memo_len, out):
-    """``out[j]``: the rule_based action of the seat on turn in game ``games[j]``; ``limits[j]`` its
-    remaining exchange allowance, ``means[k]`` the mean estimate of contract kind ``k``;
-    ``memo_key`` (N, 6), ``memo_plan`` (N, 12), ``memo_len`` (N,): exchange plans by game (see
-    :func:`_exchange`; a key that does not match, such as the initial -1, is recomputed)."""
-    long_len = 4 if hand_size <= 12 else 5
-    key = np.empty(6, np.int64)
+class Memo(NamedTuple):
+    """Exchange and discard plans by game slot: a seat's successive discards share one plan, a pure
+    function of the key (hand with the discards chosen so far, phase, contract or options, allowance)."""
+
+    key: np.ndarray  # (N, MEMO_KEY) int64; -1 never matches
+    plan: np.ndarray  # (N, MEMO_PLAN) int64
+    length: np.ndarray  # (N,) int64
+
+    @classmethod
+    def empty(cls, n: int) -> Memo:
+        return cls(np.full((n, MEMO_KEY), -1, np.int64), np.zeros((n, MEMO_PLAN), np.int64), np.zeros(n, np.int64))
+
+
+@_jit
+def act_kernel(state, table, memo, games, out):
+    """``out[j]``: the rule_based action of the seat on turn in game ``games[j]`` of the vector env's
+    ``state``, under the rules of ``table`` (a :class:`RuleTable`); ``memo`` a :class:`Memo` of the
+    env's size, kept between calls with the same rules."""
+    long_len = 4 if table.hand_size <= 12 else 5
+    util = np.zeros(52, np.float64)
+    scratch = np.zeros(MEMO_PLAN, np.int64)
+    unused = np.zeros(table.option_rows.shape[0], np.int64)
     for j in range(games.shape[0]):
         g = games[j]
-        s = to_move[g]
-        hand = _bits(hands[g, s])
-        ph = phase[g]
-        k = kind[g]
+        s = state.to_move[g]
+        hand = _bits(state.hands[g, s])
+        ph = state.phase[g]
         if ph == PLAY:
-            gone = _bits(played[g, 0]) | _bits(played[g, 1]) | _bits(played[g, 2]) | _bits(discards[g, s])
+            gone = _bits(state.played[g, 0]) | _bits(state.played[g, 1]) | _bits(state.played[g, 2])
+            gone |= _bits(state.discards[g, s])
             v = 0
             for seat in range(3):
                 for suit in range(4):
-                    if voids[g, seat, suit]:
+                    if state.voids[g, seat, suit]:
                         v |= 1 << (4 * seat + suit)
-            out[j] = choose_card(hand, s, trick[g], trick_len[g], led_suit[g], trump[g], k == NULLO, gone, v, pack)
-        elif ph == EXCHANGE:
+            out[j] = choose_card(hand, s, state.trick[g], state.trick_len[g], state.led_suit[g], state.trump[g],
+                                 state.kind[g] == NULLO, gone, v, table.pack)
+        elif ph == EXCHANGE or ph == DISCARD:
             full = hand
-            for i in range(n_pending[g]):
-                full |= 1 << pending[g, i]
-            key[0], key[1], key[2], key[3], key[4], key[5] = full, k, trump[g], limits[j] + n_pending[g], pack, hand_size
-            out[j] = _exchange(hand, full, key, memo_key[g], memo_plan[g], memo_len[g:g + 1], means[k] / hand_size,
-                               long_len)
+            for i in range(state.n_pending[g]):
+                full |= 1 << state.pending[g, i]
+            if ph == EXCHANGE:
+                k, t = state.kind[g], state.trump[g]
+                limit = min(table.exchange_limits[state.decision[g]], table.manni_size - state.manni_pos[g])
+                if not _memo_hit(memo.key[g], full, EXCHANGE, k, t, limit):
+                    memo.length[g] = exchange_plan(full, k, t, limit, table.means[k] / table.hand_size, long_len,
+                                                   memo.plan[g])
+            else:
+                forehand = (state.dealer[g] + 1) % 3
+                n_unused, rows_mask = 0, 0
+                for r in table.option_rows:
+                    if not state.used[g, forehand, table.ann_slot[r]]:
+                        unused[n_unused] = r
+                        n_unused += 1
+                        rows_mask |= 1 << r
+                fh = 1 if s == forehand else 0
+                if not _memo_hit(memo.key[g], full, DISCARD, rows_mask, fh, 0):
+                    memo.length[g] = _discard_plan_for(full, fh, unused[:n_unused], table, long_len, util, scratch,
+                                                       memo.plan[g])
+            card = _first_in_hand(hand, memo.plan[g], memo.length[g])
+            if card < 0 and ph == DISCARD:
+                raise AssertionError("discard plan exhausted")
+            out[j] = EXCHANGE_DONE if card < 0 else card
         elif ph == SWAP:
-            est = estimate_tricks(hand, TRUMP, trump[g], long_len)
-            out[j] = SWAP_HAND if est < means[TRUMP] else KEEP_HAND
+            est = estimate_tricks(hand, TRUMP, state.trump[g], long_len)
+            out[j] = SWAP_HAND if est < table.means[TRUMP] else KEEP_HAND
+        elif ph == PICKUP:
+            out[j] = TAKE_MANNI  # weakly dominant: the four cards drawn may be discarded again
+        elif ph == ANNOUNCE:
+            best, best_gain = -1, 0.0
+            for r in range(table.ann_action.shape[0]):  # the legal announcements, ascending
+                if state.used[g, s, table.ann_slot[r]]:
+                    continue
+                gain = contract_gain(hand, table.ann_kind[r], table.ann_trump[r], table.means, long_len)
+                if best < 0 or gain > best_gain:
+                    best, best_gain = r, gain
+            out[j] = table.ann_action[best]
         else:
-            raise ValueError("rule_based: the vector env has only exchange, swap and play phases")
+            raise ValueError("rule_based: no decision in this phase")

@@ -2,28 +2,34 @@
 
 ``VectorRuleBased().act(venv, games)`` returns, for each game ``g`` of ``games`` (default: all),
 the action :class:`agents.rule_based.RuleBasedAgent` chooses on ``venv.view(g, venv.to_move[g])``
-— the same action in every state (a test plays thousands of deals of both variants against the
-scalar agent). With numba (the ``fast`` extra) one compiled loop over the games computes it from
-the env's state arrays (:mod:`agents.rule_based_numba`); without numba, or with
-``backend="python"``, it asks the scalar agent game by game through ``venv.view`` (correct, slow).
+— the same action in every state, in all four variants (tests play thousands of decisions of
+each against the scalar agent). With numba one compiled loop over the games computes it from the
+env's state structure ``venv.state`` (:func:`agents.rule_based_numba.act_kernel`); without numba,
+or with ``backend="python"``, it asks the scalar agent game by game through ``venv.view``
+(correct, slow).
 
 **What it reads, and why that is no leak.** For game ``g`` and the seat on turn ``s``, exactly
 the fields of ``venv.view(g, s)`` that the scalar agent uses:
 
 - ``hands[g, s]``, ``discards[g, s]``: the seat's own hand and own discards (the view's ``hand``,
   ``discards``); never another seat's row;
-- ``pending[g, :n_pending[g]]`` and ``exchange_limit(g)``: the seat's own exchange choices so far
-  and its remaining allowance (the view's ``pending`` and ``exchange_limit``, given to the seat on
-  turn, which ``s`` is);
+- ``pending[g, :n_pending[g]]``: the seat's own discards chosen so far in an exchange or after
+  taking the Manni (the view's ``pending``, given to the seat on turn, which ``s`` is), and
+  ``decision``, ``manni_pos``: how many seats have exchanged and how much of the Manni is used,
+  which with the variant's limits give the seat's allowance (the view's ``exchange_limit``);
 - ``played[g]`` (all three seats), ``voids[g]``, ``trick[g, :trick_len[g]]``, ``led_suit[g]``:
   cards played and voids shown, public to every seat (the view's ``played``, ``voids``, ``trick``);
-- ``phase``, ``to_move``, ``kind``, ``trump``: public (the contract follows from the cut card).
+- ``used[g]``: the contracts each seat has announced this game, public (the view's
+  ``used_contracts``): the seat's own for its announcement, the forehand's for a discard;
+- ``phase``, ``to_move``, ``dealer``, ``kind``, ``trump``: public (the contract follows from the
+  cut card, the deal number or the announcement; ``dealer`` gives the forehand).
 
-Opponents' hands, their discards and the undrawn Manni (``hands[g, s']``, ``discards[g, s']``,
-``manni``, ``drawn`` of others) are never read.
+Opponents' hands, their discards and pending choices and the undrawn Manni (``hands[g, s']``,
+``discards[g, s']``, ``manni``, ``drawn``) are never read (a test computes every action from
+states that hold the seat's view only).
 
-Exchange plans are memoized per game slot (a pure function of hand, pending discards,
-contract and allowance), so a seat's successive exchange decisions compute the plan once.
+Exchange and discard plans are memoized per game slot (a pure function of hand, pending discards,
+contract or contract options and allowance), so a seat's successive discards compute the plan once.
 
 Speed (measured on one core of a shared 2-core machine, N = 1024 games in rule_based self-play,
 ``act`` alone, after compilation; ranges over repeated runs): Hornafjarðarmanni 1.4–1.9 M
@@ -33,12 +39,13 @@ Basic 3.6–4.5 M/s against 12–18 k/s.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from agents.rule_based import RuleBasedAgent, mean_estimate
-from manni_env.rules import ContractKind
+from agents.rule_based import RuleBasedAgent
+from manni_env.rules import VariantSpec
 from manni_env.vector import VectorManni, resolve_backend
-
 
 
 class VectorRuleBased:
@@ -48,42 +55,53 @@ class VectorRuleBased:
         self.name = "rule_based"
         self.backend = resolve_backend(backend, fallback="python")
         self._agent = RuleBasedAgent()
-        self._means: dict[str, np.ndarray] = {}
-        self._kernel = None
-        self._memo_key = np.full((0, 6), -1, np.int64)  # exchange plans by game slot (see the kernel)
-        self._memo_plan = np.zeros((0, 12), np.int64)
-        self._memo_len = np.zeros(0, np.int64)
+        self._spec: VariantSpec | None = None  # the variant of the memo and table
+        self._memo = self._table = None
         if self.backend == "numba":
-            from agents.rule_based_numba import act_kernel
+            from agents import rule_based_numba
 
-            self._kernel = act_kernel
+            self._kernels = rule_based_numba
 
     def act(self, venv: VectorManni, games: np.ndarray | None = None) -> np.ndarray:
         """Actions (int64) of the seats on turn (``venv.to_move``) in ``games`` (default: all)."""
         games = np.arange(venv.num_envs) if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
         if games.size and (games.min() < 0 or games.max() >= venv.num_envs):
             raise ValueError(f"games must be indices in 0..{venv.num_envs - 1}")
-        if self._kernel is None:
+        if self.backend != "numba":
             return np.array([self._agent.act(venv.view(g, int(venv.to_move[g]))) for g in games.tolist()],
                             dtype=np.int64)
-        n = venv.num_envs
-        if len(self._memo_len) < n:
-            self._memo_key = np.full((n, 6), -1, np.int64)
-            self._memo_plan = np.zeros((n, 12), np.int64)
-            self._memo_len = np.zeros(n, np.int64)
+        k = self._kernels
+        if self._spec is not venv.rules.spec or len(self._memo.length) < venv.num_envs:
+            self._memo = k.Memo.empty(venv.num_envs)
+            self._table = k.rule_table(venv.rules)
+            self._spec = venv.rules.spec
         out = np.empty(games.size, np.int64)
-        rules = venv.rules
-        self._kernel(games, venv.exchange_limit(games), venv.phase, venv.to_move, venv.hands, venv.discards,
-                     venv.played, venv.voids, venv.trick, venv.trick_len, venv.led_suit, venv.kind, venv.trump,
-                     venv.pending, venv.n_pending, rules.pack, rules.hand_size, self._mean_table(venv),
-                     self._memo_key, self._memo_plan, self._memo_len, out)
+        k.act_kernel(_state(venv), self._table, self._memo, games, out)
         return out
 
-    def _mean_table(self, venv: VectorManni) -> np.ndarray:
-        """``mean_estimate`` by the env's contract kind index (NaN for kinds the variant never plays)."""
-        rules = venv.rules
-        if rules.variant not in self._means:
-            kinds = ContractKind if venv.horn else (ContractKind.TRUMP,)
-            self._means[rules.variant] = np.array(
-                [mean_estimate(k, rules.pack, rules.hand_size) if k in kinds else np.nan for k in ContractKind])
-        return self._means[rules.variant]
+
+class _LegacyState(NamedTuple):  # transitional, until VectorManni has one state structure
+    phase: np.ndarray
+    to_move: np.ndarray
+    dealer: np.ndarray
+    decision: np.ndarray
+    manni_pos: np.ndarray
+    hands: np.ndarray
+    discards: np.ndarray
+    played: np.ndarray
+    voids: np.ndarray
+    trick: np.ndarray
+    trick_len: np.ndarray
+    led_suit: np.ndarray
+    kind: np.ndarray
+    trump: np.ndarray
+    pending: np.ndarray
+    n_pending: np.ndarray
+    used: np.ndarray
+
+
+def _state(venv: VectorManni):
+    if hasattr(venv, "state"):
+        return venv.state
+    fields = {f: getattr(venv, f) for f in _LegacyState._fields if f != "used"}
+    return _LegacyState(**fields, used=np.zeros((venv.num_envs, 3, 6), bool))
