@@ -30,9 +30,10 @@ import numpy as np  # noqa: E402
 
 def env_alone(args: argparse.Namespace, seconds: float = 3.0) -> float:
     """Random legal play in :class:`ManniMultiAgentEnv`: env steps per CPU-second."""
+    from agents.envs import policy_factory
     from manni_env.rllib_env import MASK, ManniMultiAgentEnv
 
-    env = ManniMultiAgentEnv({"variant": args.variant, "baseline": "rule_based", "seed": 0})
+    env = ManniMultiAgentEnv({"variant": args.variant, "baseline": policy_factory("rule_based"), "seed": 0})
     rng = np.random.default_rng(0)
     obs, _ = env.reset()
     steps, start = 0, time.process_time()

@@ -1,7 +1,17 @@
 """The ``manni`` command: one entry point, one module per subcommand.
 
-Each module listed in :data:`COMMANDS` defines ``register(subparsers)``, which adds its parser
-and sets ``func`` (called with the parsed arguments, returning an exit code).
+A subcommand is a function ``register(subparsers)`` that adds its parser and sets ``func``
+(called with the parsed arguments, returning an exit code). This package's own commands are
+listed in :data:`CORE_COMMANDS`; the layers above it (agents, training) and any other installed
+package add theirs as entry points of the group :data:`ENTRY_POINT_GROUP`, declared in their
+``pyproject.toml``::
+
+    [project.entry-points."manni.commands"]
+    arena = "agents.commands.arena:register"
+
+so this package never imports the code of the layers above it. A command whose parser sets the
+default ``rest=[]`` receives the arguments its parser does not know in ``args.rest`` (``manni
+train`` hands them to the chosen trainer's own parser); for every other command they are an error.
 """
 
 from __future__ import annotations
@@ -9,27 +19,42 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from importlib.metadata import entry_points
 
-COMMANDS = (
-    "manni_env.commands.validate",
-    "manni_env.commands.simulate",
-    "manni_env.commands.layout",
-    "agents.commands.arena",
-    "agents.commands.play",
-    "train.command",
-)
+CORE_COMMANDS = ("manni_env.commands.validate:register", "manni_env.commands.layout:register")
+ENTRY_POINT_GROUP = "manni.commands"
+
+
+def _load(target: str):
+    """``"package.module:function"`` → the function."""
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="manni", description="Manni: rules engine, environment, agents, training.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMANDS:
-        importlib.import_module(module).register(sub)
+    for target in CORE_COMMANDS:
+        _load(target)(sub)
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+        if ep.name in sub.choices:  # the same distribution found twice on the path
+            continue
+        try:
+            register = ep.load()
+        except Exception as err:  # a broken plugin must not take the other commands down
+            print(f"manni: warning: command {ep.name!r} ({ep.value}) is unavailable: {err}", file=sys.stderr)
+            continue
+        register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest:
+        if not isinstance(getattr(args, "rest", None), list):
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        args.rest = rest
     return int(args.func(args) or 0)
 
 

@@ -1,7 +1,8 @@
-"""Manni as an RLlib ``MultiAgentEnv`` (new API stack), with frozen baselines as RLlib modules.
+"""Manni as an RLlib ``MultiAgentEnv`` (new API stack).
 
 Needs the ``rllib`` extra (``pip install -e ".[rllib]"``); nothing else in :mod:`manni_env`
-imports this module.
+imports this module. The RLModules that play it (masked PPO, frozen baselines) and the seat →
+module mapping are training code: :mod:`train.rllib_modules`.
 
 The env is a thin turn-based adapter over the engine (like the PettingZoo env, it is one more
 adapter of :class:`~manni_env.engine.GameState`, not a wrapper of it: RLlib's ``PettingZooEnv``
@@ -12,8 +13,8 @@ would need the observation keys renamed and adds an AEC round trip per step). Ag
 Observation        ``Dict``: ``"observations"`` ``Box(float32, (encoder.size,))`` (the acting
                    seat's :class:`~manni_env.observation.ObservationEncoder` vector) and
                    ``"action_mask"`` ``Box(0, 1, (63,), float32)``, the keys of RLlib's
-                   action-masking example (:class:`MaskedPPOTorchRLModule`); with a baseline
-                   also ``"baseline_action"`` ``Discrete(63)`` (see below)
+                   action-masking example; with a baseline also ``"baseline_action"``
+                   ``Discrete(63)`` (see below)
 Turns              only the agent on turn gets an observation; at the episode's end all three
                    get a final one (RLlib needs it to bootstrap values after truncation)
 Action space       ``Discrete(63)`` (:mod:`manni_env.actions`)
@@ -23,34 +24,29 @@ Episode            ``"game"``: a whole game (truncated at the deal cap); ``"deal
                    an ongoing game, which continues at the next ``reset()``
 =================  ==========================================================================
 
-**Frozen baselines, the RLlib way.** Every seat is mapped to an RLModule by the algorithm's
-policy-mapping function (:class:`SeatMapping`): the shared trainable self-play module ``"main"``,
-or a frozen baseline module that is not in ``policies_to_train``. Our baselines (``rule_based``
-and the other registry agents) act on a :class:`~manni_env.view.SeatView`, which exists only
+**Frozen baselines, the RLlib way.** The algorithm's policy-mapping function maps every seat to an
+RLModule: a shared trainable one, or a frozen baseline module. Our baselines (``rule_based`` and
+the other agents of :mod:`agents`) act on a :class:`~manni_env.view.SeatView`, which exists only
 inside the env process, next to the game state: an RLModule only ever sees the observation. So
-with ``baseline="rule_based"`` the env asks its own copy of that agent (one per seat, each given
-only its seat's view, with the env's own generator) for the seat on turn and puts the answer in
-the observation as ``"baseline_action"``; :class:`BaselineRLModule` plays exactly that action.
-Which seats the baseline plays is decided where RLlib decides it, by the mapping function, per
-episode; the trainable module ignores the key (:class:`MaskedPPOTorchRLModule` reads only
-``"observations"`` and ``"action_mask"``). Nothing leaks: the key derives from the acting seat's
-own view. The price is one baseline move per step, also on the trained module's turns (the env
-does not know the mapping); ``rule_based`` takes under a millisecond per move.
+``config["baseline"]``, a factory of :class:`~agents.base.Policy` objects (any zero-argument
+callable, e.g. ``functools.partial(agents.registry.make_agent, "rule_based")``), gives the env its
+own copy of that agent for each seat (each given only its seat's view, with the env's own
+generator); the env asks the copy of the seat on turn and puts the answer in the observation as
+``"baseline_action"``, which the frozen baseline module plays. Which seats the baseline plays is
+decided where RLlib decides it, by the mapping function, per episode; the trainable module
+ignores the key. Nothing leaks: the key derives from the acting seat's own view. The price is one
+baseline move per step, also on the trained module's turns (the env does not know the mapping);
+``rule_based`` takes under a millisecond per move.
 """
 
 from __future__ import annotations
 
-import zlib
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import torch
-from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-from ray.rllib.core.columns import Columns
-from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
-from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from .actions import NUM_ACTIONS
 from .engine import GameState
@@ -59,7 +55,6 @@ from .rules import make_rules
 
 AGENTS = ("player_0", "player_1", "player_2")
 EPISODES = ("game", "deal")
-MAIN = "main"
 #: Keys of the observation dict.
 OBS, MASK, BASELINE_ACTION = "observations", "action_mask", "baseline_action"
 
@@ -81,7 +76,8 @@ class ManniMultiAgentEnv(MultiAgentEnv):
     - ``variant`` (default ``"hornafjardar"``) and ``options`` (dict for :func:`make_rules`);
     - ``history``: ``"summary"`` or ``"full"`` (the observation encoder's option);
     - ``episode``: ``"game"`` (default) or ``"deal"``;
-    - ``baseline``: a registry spec (``"rule_based"``) or ``None`` (pure self-play, no key);
+    - ``baseline``: a zero-argument callable returning a fresh :class:`~agents.base.Policy` (one
+      is made per seat), or ``None`` (pure self-play, no ``"baseline_action"`` key);
     - ``seed``: seeds the env's generator (``reset(seed=...)`` reseeds it).
     """
 
@@ -97,8 +93,7 @@ class ManniMultiAgentEnv(MultiAgentEnv):
         if self.episode not in EPISODES:
             raise ValueError(f"episode must be one of {', '.join(EPISODES)}; got {self.episode!r}")
         self.encoder = ObservationEncoder(self.rules, history=config.get("history", "summary"))
-        self.baseline_spec = config.get("baseline")
-        self.baselines = [_make_agent(self.baseline_spec) for _ in AGENTS] if self.baseline_spec else None
+        self.baselines = _baselines(config.get("baseline"))
         self.agents = self.possible_agents = list(AGENTS)
         space = observation_space(self.encoder, self.baselines is not None)
         self.observation_spaces = {a: space for a in AGENTS}
@@ -148,86 +143,15 @@ class ManniMultiAgentEnv(MultiAgentEnv):
         return obs
 
 
-def _make_agent(spec: str):
-    from agents.registry import make_agent  # only for named baselines: adapters do not need agents
-
-    return make_agent(spec)
-
-
-class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
-    """RLlib's default PPO module with illegal actions masked out of its logits.
-
-    The recipe of RLlib's ``ActionMaskingTorchRLModule`` example, on the current
-    ``DefaultPPOTorchRLModule`` (the example extends a deprecated class): the networks are built
-    for the ``"observations"`` Box, and every forward pass adds ``log(action_mask)`` (clamped to
-    the most negative float) to the action logits, so an illegal action is never sampled and PPO's
-    probabilities are those of the masked distribution.
-    """
-
-    def __init__(self, *, observation_space: gym.spaces.Dict | None = None, **kwargs):
-        if not isinstance(observation_space, gym.spaces.Dict) or {OBS, MASK} - set(observation_space.spaces):
-            raise ValueError(f"{type(self).__name__} needs a Dict observation space with keys {OBS!r} and {MASK!r}, "
-                             f"got {observation_space}")
-        self.observation_space_with_mask = observation_space
-        super().__init__(observation_space=observation_space[OBS], **kwargs)
-
-    def setup(self) -> None:
-        super().setup()  # networks for the "observations" Box
-        self.observation_space = self.observation_space_with_mask
-
-    def _forward(self, batch: dict, **kwargs) -> dict:
-        mask, batch = _split_mask(batch)
-        return _masked(super()._forward(batch, **kwargs), mask)
-
-    def _forward_train(self, batch: dict, **kwargs) -> dict:
-        mask, batch = _split_mask(batch)
-        return _masked(super()._forward_train(batch, **kwargs), mask)
-
-    def compute_values(self, batch: dict, embeddings: Any = None):
-        if embeddings is None:
-            batch = _split_mask(batch)[1]
-        return super().compute_values(batch, embeddings)
-
-
-def _split_mask(batch: dict) -> tuple[torch.Tensor, dict]:
-    """(action mask, a shallow copy of ``batch`` whose observation is the vector alone)."""
-    obs = batch[Columns.OBS]
-    return obs[MASK], {**batch, Columns.OBS: obs[OBS]}
-
-
-def _masked(out: dict, mask: torch.Tensor) -> dict:
-    out[Columns.ACTION_DIST_INPUTS] = out[Columns.ACTION_DIST_INPUTS] + torch.clamp(torch.log(mask), min=FLOAT_MIN)
-    return out
-
-
-class BaselineRLModule(RLModule):
-    """A frozen baseline: plays the ``"baseline_action"`` its seat's env-side agent chose.
-
-    Not trainable (leave it out of ``policies_to_train``); it has no parameters.
-    """
-
-    def _forward(self, batch: dict, **kwargs) -> dict:
-        obs = batch[Columns.OBS]
-        if BASELINE_ACTION not in obs:
-            raise ValueError(f"{type(self).__name__} needs env_config['baseline'] set (no {BASELINE_ACTION!r} key)")
-        return {Columns.ACTIONS: obs[BASELINE_ACTION]}
-
-    def _forward_train(self, batch: dict, **kwargs) -> dict:
-        raise NotImplementedError("a frozen baseline is not trainable: keep it out of policies_to_train")
-
-
-class SeatMapping:
-    """The policy-mapping function: per episode, ``baseline_seats`` seats (0, 1 or 2) play the
-    baseline module and the others the shared ``"main"`` module. Which seats is a rotation
-    drawn from the episode id, so the learner meets the baseline from every position."""
-
-    def __init__(self, baseline_seats: int = 0, baseline_module: str = "rule_based"):
-        if baseline_seats not in (0, 1, 2):
-            raise ValueError(f"baseline_seats must be 0, 1 or 2 (main keeps at least one seat), got {baseline_seats!r}")
-        self.baseline_seats = baseline_seats
-        self.baseline_module = baseline_module
-
-    def __call__(self, agent_id: str, episode: Any, **kwargs) -> str:
-        shift = zlib.crc32(str(episode.id_).encode()) % 3
-        seat = AGENTS.index(agent_id)
-        return self.baseline_module if (seat + shift) % 3 < self.baseline_seats else MAIN
+def _baselines(factory: Callable[[], Any] | None) -> list | None:
+    """One policy per seat from ``factory`` (see :class:`ManniMultiAgentEnv`), or ``None``."""
+    if factory is None:
+        return None
+    if not callable(factory):
+        raise TypeError("env_config['baseline'] must be a zero-argument callable returning a Policy, e.g. "
+                        f"functools.partial(agents.registry.make_agent, 'rule_based'); got {factory!r}")
+    policies = [factory() for _ in AGENTS]
+    for policy in policies:
+        if not (callable(getattr(policy, "act", None)) and callable(getattr(policy, "reset", None))):
+            raise TypeError(f"env_config['baseline'] returned {policy!r}, not a Policy with act(view, rng) and reset()")
+    return policies

@@ -13,18 +13,19 @@ Observation        ``Box(float32, (encoder.size,))``: :class:`~manni_env.observa
 Action space       ``Discrete(63)`` (:mod:`manni_env.actions`); ``action_space.sample()`` is legal
 Legal actions      ``action_masks()`` (int8 → bool) for ``MaskablePPO``; never all zeros
 Reward             ``reward="deal"``: the learner's deal score when a deal ends, else 0;
-                   ``reward="trick"`` (shaped, same sum): each trick the learner wins pays at
-                   once what it adds to the deal score (+1, or −1 in Nullo), and the deal's end
-                   pays the rest of the deal score, so a deal's rewards still sum to its score
+                   ``reward="trick"`` (shaped, same sum, :mod:`manni_env.shaping`): each trick
+                   the learner wins pays at once what it adds to the deal score (+1, or −1 in
+                   Nullo), and the deal's end pays the rest of the deal score
 Episode            ``"deal"``: one deal of an ongoing game (the game continues on the next
                    ``reset()`` so scores in the observation look like real games; a new game
                    starts when one ends or when ``reset`` gets a seed); ``"game"``: a whole game
 =================  ==========================================================================
 
-``opponents`` is either two agents (registry specs such as ``"rule_based"`` or ``Policy``
-objects) or a callable ``opponents(rng) -> (Policy, Policy)`` asked at every episode (opponent
-pools). An illegal learner action raises :class:`~manni_env.engine.IllegalActionError` and
-leaves the state unchanged.
+``opponents`` (required) is either two :class:`~agents.base.Policy` objects or a callable
+``opponents(rng) -> (Policy, Policy)`` asked at every episode (opponent pools). This package does
+not know the agents' registry: :func:`agents.envs.single_agent_env` builds the env from agent
+specs such as ``"rule_based"``. An illegal learner action raises
+:class:`~manni_env.engine.IllegalActionError` and leaves the state unchanged.
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ from .actions import NUM_ACTIONS, action_to_str
 from .engine import GameState, IllegalActionError
 from .observation import ObservationEncoder
 from .rules import make_rules
+from .shaping import check_reward, trick_worth
 
 EPISODES = ("deal", "game")
-REWARDS = ("deal", "trick")
-OpponentSpec = Any  # a registry spec (str) or a Policy
-OpponentFactory = Callable[[np.random.Generator], Sequence[Any]]
+Policy = Any  # an agents.base.Policy: act(view, rng) -> action, reset()
+OpponentFactory = Callable[[np.random.Generator], Sequence[Policy]]
 
 
 class LegalActionSpace(gym.spaces.Discrete):
@@ -68,15 +69,12 @@ class LegalActionSpace(gym.spaces.Discrete):
         return state
 
 
-def resolve_agent(spec: OpponentSpec):
-    """A registry spec → a fresh Policy; a Policy object is returned as is."""
-    if isinstance(spec, str):
-        from agents.registry import make_agent  # adapters depend on agents only for named opponents
-
-        return make_agent(spec)
-    if callable(getattr(spec, "act", None)) and callable(getattr(spec, "reset", None)):
-        return spec
-    raise TypeError(f"an opponent is a registry spec (str) or a Policy with act/reset, got {spec!r}")
+def check_policy(policy: Policy) -> Policy:
+    """``policy`` itself if it has ``act`` and ``reset``; else ``TypeError``."""
+    if callable(getattr(policy, "act", None)) and callable(getattr(policy, "reset", None)):
+        return policy
+    hint = " (build the env with agents.envs.single_agent_env to name agents by spec)" if isinstance(policy, str) else ""
+    raise TypeError(f"an opponent is a Policy with act(view, rng) and reset(), got {policy!r}{hint}")
 
 
 class SingleAgentManniEnv(gym.Env):
@@ -87,7 +85,8 @@ class SingleAgentManniEnv(gym.Env):
     def __init__(
         self,
         variant: str = "hornafjardar",
-        opponents: Sequence[OpponentSpec] | OpponentFactory = ("rule_based", "rule_based"),
+        *,
+        opponents: Sequence[Policy] | OpponentFactory,
         history: str = "summary",
         episode: str = "deal",
         seed: int | None = None,
@@ -97,8 +96,7 @@ class SingleAgentManniEnv(gym.Env):
     ):
         if episode not in EPISODES:
             raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
+        check_reward(reward)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.rules = make_rules(variant, **rule_options)
@@ -113,7 +111,7 @@ class SingleAgentManniEnv(gym.Env):
         else:
             if isinstance(opponents, str) or len(opponents) != 2:
                 raise ValueError(f"opponents must be two agents or a callable returning two, got {opponents!r}")
-            self._factory, self._fixed = None, [resolve_agent(s) for s in opponents]
+            self._factory, self._fixed = None, [check_policy(p) for p in opponents]
         self.observation_space = gym.spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32)
         self.action_space = LegalActionSpace(NUM_ACTIONS, self.action_masks)
         self._rng = np.random.default_rng(seed)
@@ -142,7 +140,7 @@ class SingleAgentManniEnv(gym.Env):
         others = [s for s in range(3) if s != self.seat]
         self.policies = [None, None, None]
         for s, policy in zip(others, pair):
-            self.policies[s] = resolve_agent(policy)
+            self.policies[s] = check_policy(policy)
             self.policies[s].reset()  # stateless policies between deals; memory-keeping ones restart
         if new_game:
             self.state = GameState(self.rules, seed=int(self._rng.integers(2**63)))
@@ -212,7 +210,7 @@ class SingleAgentManniEnv(gym.Env):
         if self.reward == "trick" and not state.finished:
             won = state.tricks_won[self.seat]  # the learner's own tricks: public
             if won > self._tricks:
-                worth = (won - self._tricks) * (-1.0 if state.contract.nullo else 1.0)
+                worth = float((won - self._tricks) * trick_worth(self.rules, state.contract.kind))
                 reward += worth
                 self._paid += worth
                 self._tricks = won

@@ -1,13 +1,59 @@
-"""``manni simulate`` and ``manni validate`` through the command-line entry point."""
+"""The ``manni`` command: its subcommands (found through entry points), ``manni simulate`` and
+``manni validate``."""
 
 from __future__ import annotations
 
 import json
+from importlib.metadata import EntryPoint
+from pathlib import Path
 
 import pytest
 
+from manni_env import cli
 from manni_env.cli import main
 from manni_env.records import read_records
+
+COMMANDS = {"validate", "layout", "simulate", "arena", "play", "train"}
+
+
+def test_every_command_is_listed_and_has_help(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in COMMANDS)
+    assert set(cli.build_parser()._subparsers._group_actions[0].choices) == COMMANDS
+    for name in COMMANDS:
+        with pytest.raises(SystemExit) as info:
+            main([name, "--help"])
+        assert info.value.code == 0
+        assert f"usage: manni {name}" in capsys.readouterr().out
+
+
+def test_installed_commands_are_the_declared_entry_points():
+    """Fails on a stale install: after changing the entry points, run pip install -e . again."""
+    tomllib = pytest.importorskip("tomllib")
+    pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    declared = pyproject["project"]["entry-points"][cli.ENTRY_POINT_GROUP]
+    installed = {ep.name: ep.value for ep in cli.entry_points(group=cli.ENTRY_POINT_GROUP)}
+    assert installed == declared, "stale install: run pip install -e . (or make setup) again"
+    assert not {t.partition(":")[0] for t in declared.values()} & {t.partition(":")[0] for t in cli.CORE_COMMANDS}
+    assert all(not t.startswith("manni_env.") for t in declared.values())  # the layers above add theirs
+
+
+def test_a_broken_plugin_is_a_warning_and_the_other_commands_work(monkeypatch, capsys):
+    broken = EntryPoint("broken", "no_such_package.commands:register", cli.ENTRY_POINT_GROUP)
+    real = cli.entry_points
+    monkeypatch.setattr(cli, "entry_points", lambda group: [*real(group=group), broken])
+    assert set(cli.build_parser()._subparsers._group_actions[0].choices) == COMMANDS
+    assert "manni: warning: command 'broken' (no_such_package.commands:register) is unavailable" in capsys.readouterr().err
+
+
+def test_unknown_arguments_are_an_error_for_commands_that_take_none(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["validate", str(tmp_path / "x.jsonl"), "--bogus"])
+    assert info.value.code == 2
+    assert "manni: error: unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
 def simulate(tmp_path, *args: str, name: str = "games.jsonl") -> str:

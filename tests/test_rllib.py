@@ -15,20 +15,14 @@ pytest.importorskip("ray.rllib", reason="Ray RLlib is optional: pip install -e '
 torch = pytest.importorskip("torch")
 
 from agents.arena import run_arena  # noqa: E402
+from agents.envs import policy_factory  # noqa: E402
 from agents.ppo_agent import PPOAgent  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from agents.rllib_agent import export_policy  # noqa: E402
 from manni_env.engine import GameState, IllegalActionError  # noqa: E402
-from manni_env.rllib_env import (  # noqa: E402
-    AGENTS,
-    BASELINE_ACTION,
-    MASK,
-    OBS,
-    ManniMultiAgentEnv,
-    MaskedPPOTorchRLModule,
-    SeatMapping,
-)
+from manni_env.rllib_env import AGENTS, BASELINE_ACTION, MASK, OBS, ManniMultiAgentEnv  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
+from train.rllib_modules import MaskedPPOTorchRLModule, SeatMapping  # noqa: E402
 
 pytestmark = pytest.mark.rllib
 
@@ -104,10 +98,14 @@ def test_bad_steps_raise_and_leave_the_state_unchanged():
         ManniMultiAgentEnv({"episode": "trick"})
     with pytest.raises(ValueError, match="unknown env_config keys"):
         ManniMultiAgentEnv({"varient": "basic"})
+    with pytest.raises(TypeError, match="zero-argument callable returning a Policy"):
+        ManniMultiAgentEnv({"baseline": "rule_based"})  # the env package does not resolve agent specs
+    with pytest.raises(TypeError, match="not a Policy"):
+        ManniMultiAgentEnv({"baseline": dict})
 
 
 def test_baseline_action_is_the_baseline_agents_move_for_the_seat_on_turn():
-    env = ManniMultiAgentEnv({"variant": "hornafjardar", "baseline": "rule_based", "seed": 7})
+    env = ManniMultiAgentEnv({"variant": "hornafjardar", "baseline": policy_factory("rule_based"), "seed": 7})
     reference = make_agent("rule_based")  # deterministic: its move depends on the view only
     rng = np.random.default_rng(2)
     obs, _ = env.reset(seed=4)
@@ -203,7 +201,7 @@ def test_train_checkpoint_restore_and_arena(tmp_path):
     """A real run: local Ray, 2 env runners, three tiny PPO iterations, save, restore, arena."""
     import ray
 
-    from manni_env.rllib_env import MAIN
+    from train.rllib_modules import MAIN
     from train.rllib_ppo import RLlibArgs, build_config, learner_weights, save
 
     args = RLlibArgs(variant="basic", target=3, num_env_runners=2, train_batch_size=200, minibatch_size=100,

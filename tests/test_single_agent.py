@@ -1,4 +1,6 @@
-"""The single-agent Gymnasium env: SB3 checks, masks, rewards, opponents, vector envs."""
+"""The single-agent Gymnasium env: SB3 checks, masks, rewards, opponents, vector envs.
+
+Most tests name the opponents by spec through :func:`agents.envs.single_agent_env`."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import pytest
 from stable_baselines3.common.env_checker import check_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+from agents.envs import single_agent_env
 from agents.registry import make_agent
 from manni_env.engine import IllegalActionError
 from manni_env.single_agent import SingleAgentManniEnv
@@ -60,21 +63,21 @@ def random_rollout(env, steps: int, seed: int):
 
 @pytest.mark.parametrize("opponents", [("random", "random"), ("rule_based", "rule_based")])
 def test_check_env(opponents):
-    check_env(SingleAgentManniEnv(opponents=opponents, seed=3))
+    check_env(single_agent_env(opponents=opponents, seed=3))
 
 
 def test_check_env_game_episodes_other_variant():
-    check_env(SingleAgentManniEnv("basic", opponents=("random", "rule_based"), episode="game", seed=4, target=5))
+    check_env(single_agent_env("basic", opponents=("random", "rule_based"), episode="game", seed=4, target=5))
 
 
 @pytest.mark.parametrize("variant", ["trjamann", "laugarvatn"])
 def test_check_env_announcement_variants(variant):
-    check_env(SingleAgentManniEnv(variant, opponents=("rule_based", "random"), seed=5))
+    check_env(single_agent_env(variant, opponents=("rule_based", "random"), seed=5))
 
 
 def test_masks_never_empty_and_opponents_legal():
     a, b = CheckedAgent("rule_based"), CheckedAgent("random")
-    env = SingleAgentManniEnv(opponents=(a, b), seed=11)
+    env = single_agent_env(opponents=(a, b), seed=11)
     episodes = sum(term or trunc for _, _, term, trunc in random_rollout(env, 1500, seed=11))
     assert episodes > 50
     assert a.moves > 500 and b.moves > 500
@@ -82,7 +85,7 @@ def test_masks_never_empty_and_opponents_legal():
 
 
 def test_deal_reward_is_the_learners_deal_score_even_when_an_opponent_ends_the_deal():
-    env = SingleAgentManniEnv(opponents=("rule_based", "random"), seed=5)
+    env = single_agent_env(opponents=("rule_based", "random"), seed=5)
     env.reset(seed=5)
     rng = np.random.default_rng(5)
     ended_by = {"learner": 0, "opponent": 0}
@@ -110,7 +113,7 @@ def test_deal_reward_is_the_learners_deal_score_even_when_an_opponent_ends_the_d
 
 
 def test_game_episode_rewards_sum_to_the_final_total():
-    env = SingleAgentManniEnv(opponents=("rule_based", "rule_based"), episode="game", seed=8)
+    env = single_agent_env(opponents=("rule_based", "rule_based"), episode="game", seed=8)
     total, done = 0.0, False
     for _, reward, terminated, truncated in random_rollout(env, 5000, seed=8):
         total += reward
@@ -123,13 +126,13 @@ def test_game_episode_rewards_sum_to_the_final_total():
 
 
 def test_deal_cap_is_truncation_in_game_episodes():
-    env = SingleAgentManniEnv(opponents=("random", "random"), episode="game", seed=2, max_deals=1)
+    env = single_agent_env(opponents=("random", "random"), episode="game", seed=2, max_deals=1)
     outcomes = [(term, trunc) for _, _, term, trunc in random_rollout(env, 200, seed=2) if term or trunc]
     assert outcomes and all(o == (False, True) for o in outcomes)
 
 
 def test_illegal_learner_action_is_a_clear_error_and_changes_nothing():
-    env = SingleAgentManniEnv(opponents=("random", "random"), seed=1)
+    env = single_agent_env(opponents=("random", "random"), seed=1)
     env.reset(seed=1)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     before = env.state.to_dict()
@@ -141,14 +144,14 @@ def test_illegal_learner_action_is_a_clear_error_and_changes_nothing():
 
 
 def test_illegal_opponent_action_is_not_accepted():
-    env = SingleAgentManniEnv(opponents=(AlwaysZero(), AlwaysZero()), seed=0)
+    env = single_agent_env(opponents=(AlwaysZero(), AlwaysZero()), seed=0)
     with pytest.raises(IllegalActionError):
         for _ in random_rollout(env, 50, seed=0):
             pass
 
 
 def test_sampled_actions_are_legal():
-    env = SingleAgentManniEnv(opponents=("random", "random"), seed=6)
+    env = single_agent_env(opponents=("random", "random"), seed=6)
     env.reset(seed=6)
     env.action_space.seed(6)
     for _ in range(300):
@@ -161,7 +164,7 @@ def test_sampled_actions_are_legal():
 
 def test_same_seed_same_trajectory():
     def trajectory():
-        env = SingleAgentManniEnv(opponents=("random", "rule_based"), seed=21)
+        env = single_agent_env(opponents=("random", "rule_based"), seed=21)
         return [(o.tobytes(), r, t) for o, r, t, _ in random_rollout(env, 200, seed=21)]
 
     assert trajectory() == trajectory()
@@ -182,17 +185,19 @@ def test_opponent_factory_is_asked_every_episode_with_the_env_generator():
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="episode must be one of deal, game"):
-        SingleAgentManniEnv(episode="trick")
+        single_agent_env(episode="trick")
+    with pytest.raises(ValueError, match="reward must be one of deal, trick"):
+        single_agent_env(reward="points")
     with pytest.raises(ValueError, match="two agents"):
-        SingleAgentManniEnv(opponents=("random",))
+        single_agent_env(opponents=("random",))
     with pytest.raises(ValueError, match="unknown agent"):
-        SingleAgentManniEnv(opponents=("random", "nobody"))
+        single_agent_env(opponents=("random", "nobody"))
     with pytest.raises(ValueError, match="option 'negative' is not valid"):
-        SingleAgentManniEnv(negative=True)
+        single_agent_env(negative=True)
 
 
 def _make_env(rank: int):
-    return lambda: SingleAgentManniEnv(opponents=("rule_based", "random"), seed=100 + rank)
+    return lambda: single_agent_env(opponents=("rule_based", "random"), seed=100 + rank)
 
 
 @pytest.mark.parametrize("vec_cls", [DummyVecEnv, SubprocVecEnv])
@@ -213,3 +218,17 @@ def test_vector_envs(vec_cls):
         assert dones >= 2  # deals end and the vector env resets them
     finally:
         venv.close()
+
+
+def test_the_env_takes_policies_only_and_needs_them():
+    """The env package does not resolve agent specs: opponents are Policy objects or a factory."""
+    policies = (make_agent("random"), make_agent("rule_based"))
+    env = SingleAgentManniEnv("basic", opponents=policies, seed=1, target=3)
+    env.reset()
+    assert sorted(p.name for p in env.policies if p is not None) == ["random", "rule_based"]
+    with pytest.raises(TypeError, match="opponents"):
+        SingleAgentManniEnv()
+    with pytest.raises(TypeError, match=r"got 'rule_based' \(build the env with agents.envs.single_agent_env"):
+        SingleAgentManniEnv(opponents=("rule_based", "random"))
+    with pytest.raises(TypeError, match="an opponent is a Policy with act"):
+        SingleAgentManniEnv(opponents=lambda rng: (policies[0], 3)).reset()

@@ -147,7 +147,8 @@ def check_args(args: Args) -> None:
     """Raise ``ValueError`` naming the first bad argument."""
     from manni_env.observation import HISTORIES
     from manni_env.rules import VARIANTS
-    from manni_env.single_agent import EPISODES, REWARDS
+    from manni_env.shaping import REWARDS
+    from manni_env.single_agent import EPISODES
 
     choices = {"variant": VARIANTS, "history": HISTORIES, "episode": EPISODES, "reward": REWARDS,
                "activation": ("relu", "tanh")}

@@ -7,9 +7,9 @@ What runs where: each **env runner** (a Ray actor, one CPU) steps its copies of
 :class:`~manni_env.rllib_env.ManniMultiAgentEnv` and the modules' inference; the **learner**
 (in this process with ``--num-learners 0``, else that many Ray actors with ``--num-cpus-per-learner``
 each) updates the shared module ``"main"`` with PPO. Seats map to modules per episode by
-:class:`~manni_env.rllib_env.SeatMapping`: ``--baseline-seats`` of them play the frozen
+:class:`~train.rllib_modules.SeatMapping`: ``--baseline-seats`` of them play the frozen
 ``--baseline`` (``rule_based``), the rest ``"main"`` (self-play); only ``"main"`` is trained.
-Action masking: :class:`~manni_env.rllib_env.MaskedPPOTorchRLModule`.
+Action masking: :class:`~train.rllib_modules.MaskedPPOTorchRLModule`.
 
 Every ``--checkpoint-every`` iterations and at the end the algorithm is saved to
 ``--checkpoint-dir`` (``Algorithm.save_to_path``; ``--resume DIR`` continues from one) together
@@ -131,11 +131,19 @@ def rule_options(args: RLlibArgs) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None}
 
 
+def baseline_spec(args: RLlibArgs) -> str | None:
+    """The agent spec of the frozen baseline, or ``None`` for pure self-play."""
+    return None if args.baseline == "none" or args.baseline_seats == 0 else args.baseline
+
+
 def env_config(args: RLlibArgs) -> dict[str, Any]:
-    """``env_config`` of :class:`~manni_env.rllib_env.ManniMultiAgentEnv`."""
-    baseline = None if args.baseline == "none" or args.baseline_seats == 0 else args.baseline
+    """``env_config`` of :class:`~manni_env.rllib_env.ManniMultiAgentEnv` (the baseline as a
+    picklable policy factory, so env runners on other machines build their own copies)."""
+    from agents.envs import policy_factory
+
+    spec = baseline_spec(args)
     return {"variant": args.variant, "options": rule_options(args), "history": args.history,
-            "episode": args.episode, "baseline": baseline}
+            "episode": args.episode, "baseline": policy_factory(spec) if spec else None}
 
 
 def build_config(args: RLlibArgs):
@@ -144,10 +152,12 @@ def build_config(args: RLlibArgs):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from manni_env.rllib_env import MAIN, BaselineRLModule, ManniMultiAgentEnv, MaskedPPOTorchRLModule, SeatMapping
+    from manni_env.rllib_env import ManniMultiAgentEnv
+    from train.rllib_modules import MAIN, BaselineRLModule, MaskedPPOTorchRLModule, SeatMapping
 
     cfg = env_config(args)
-    baseline = cfg["baseline"] and cfg["baseline"].partition(":")[0]  # module id: the agent's name
+    spec = baseline_spec(args)
+    baseline = spec and spec.partition(":")[0]  # module id: the agent's name
     modules = {MAIN: RLModuleSpec(
         module_class=MaskedPPOTorchRLModule,
         model_config={"fcnet_hiddens": list(args.hidden), "fcnet_activation": args.activation,
@@ -175,7 +185,7 @@ def build_config(args: RLlibArgs):
 
 def learner_weights(algo) -> dict:
     """The trained module's weights as the learner holds them (name → numpy array)."""
-    from manni_env.rllib_env import MAIN
+    from train.rllib_modules import MAIN
 
     return algo.learner_group.get_weights(module_ids=[MAIN])[MAIN]
 
@@ -185,12 +195,12 @@ def save(algo, args: RLlibArgs, iteration: int, env_steps: int) -> Path:
     import ray
 
     from agents.rllib_agent import export_policy
-    from manni_env.rllib_env import MAIN
+    from train.rllib_modules import MAIN
 
     path = Path(args.checkpoint_dir).resolve()
     algo.save_to_path(str(path))
     info = {"iterations": iteration, "env_steps": env_steps, "ray_version": ray.__version__,
-            "baseline": env_config(args)["baseline"], "baseline_seats": args.baseline_seats, "seed": args.seed}
+            "baseline": baseline_spec(args), "baseline_seats": args.baseline_seats, "seed": args.seed}
     module = algo.get_module(MAIN)  # the local env runner's copy: it may lag the learner (after a restore)
     module.set_state(learner_weights(algo))
     export_policy(module, path, make_rules(args.variant, **rule_options(args)), args.history, info)
@@ -225,9 +235,10 @@ def train(args: RLlibArgs) -> Path:
 
     import agents
     import manni_env
+    import train as train_package
 
     if args.address:  # ship this checkout's packages to the cluster's workers
-        runtime_env = {"py_modules": [str(Path(m.__file__).parent) for m in (manni_env, agents)]}
+        runtime_env = {"py_modules": [str(Path(m.__file__).parent) for m in (manni_env, agents, train_package)]}
         ray.init(address=args.address, runtime_env=runtime_env, ignore_reinit_error=True)
     else:
         ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, ignore_reinit_error=True)

@@ -1,1 +1,1 @@
-"""``manni`` subcommands that belong to the agents package (arena, play)."""
+"""``manni`` subcommands that need agents (simulate, arena, play); declared as ``manni.commands`` entry points."""

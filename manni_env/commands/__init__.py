@@ -1,1 +1,1 @@
-"""``manni`` subcommands that belong to the environment package (validate, simulate)."""
+"""``manni`` subcommands that belong to the environment package (validate, layout)."""

@@ -15,10 +15,13 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..cli_options import add_variant_options, rules_from_args
-from ..engine import GameState
-from ..records import game_record, write_records
-from ..rules import Rules
+from manni_env.cli_options import add_variant_options, rules_from_args
+from manni_env.engine import GameState
+from manni_env.records import game_record, write_records
+from manni_env.rules import Rules
+
+from ..match import play_game
+from ..registry import make_agent
 
 
 def register(subparsers) -> None:
@@ -51,8 +54,6 @@ def _count(text: str) -> int:
 
 
 def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from agents.registry import make_agent
-
     rules = rules_from_args(args)
     try:
         policies = [make_agent(spec) for spec in args.agents]
@@ -68,8 +69,6 @@ def simulate_games(
     rules: Rules, policies: Sequence, games: int, seed: int, players: Sequence[str], progress: bool = False
 ) -> Iterator[dict]:
     """Play ``games`` games (seeded as the module docstring says); yield each game's record."""
-    from agents.match import play_game
-
     for child in tqdm(np.random.SeedSequence(seed).spawn(games), desc="games", unit="game", disable=not progress):
         state = GameState(rules, seed=int(child.generate_state(1)[0]))
         play_game(state, policies, [np.random.default_rng(s) for s in child.spawn(3)])

@@ -1,0 +1,157 @@
+"""The package layering: ``manni_env`` < ``agents`` < ``train``, and no import cycles.
+
+A lower layer never imports a higher one, not even inside a function (the source is read with
+:mod:`ast`, so lazy imports count), and every module of ``manni_env`` imports with ``agents`` and
+``train`` made unimportable. Among all modules of the three packages, no two import each other
+directly or through others (lazy imports included: they only hide a cycle until the call).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ("manni_env", "agents", "train")  # each may import only the ones before it
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the three packages, by dotted name."""
+    return {module_name(p): p for layer in LAYERS for p in sorted((ROOT / layer).rglob("*.py"))}
+
+
+def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return True
+    return False
+
+
+def imports(name: str, path: Path, known: set[str]) -> list[tuple[str, int]]:
+    """(imported module, line) for every import in the file, lazy ones included (not those under
+    ``if TYPE_CHECKING``); ``from package import submodule`` counts as importing the submodule,
+    ``importlib.import_module("x")`` as importing ``x``."""
+    tree = ast.parse(path.read_text(), str(path))
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if _type_checking_only(node, parents):
+            continue
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.append((sub if sub in known else base, node.lineno))
+        elif (isinstance(node, ast.Call) and ast.unparse(node.func) in ("importlib.import_module", "import_module")
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            found.append((node.args[0].value, node.lineno))
+    return found
+
+
+def test_lower_layers_never_import_higher_ones():
+    known = set(modules())
+    offences = []
+    for name, path in modules().items():
+        rank = LAYERS.index(name.split(".")[0])
+        for target, line in imports(name, path, known):
+            top = target.split(".")[0]
+            if top in LAYERS and LAYERS.index(top) > rank:
+                offences.append(f"{path.relative_to(ROOT)}:{line}: imports {target}")
+    assert not offences, "a lower layer imports a higher one:\n" + "\n".join(offences)
+
+
+def test_every_env_module_imports_with_agents_and_train_blocked():
+    """Import every module of manni_env in a fresh interpreter where agents and train cannot load."""
+    names = sorted(n for n in modules() if n.split(".")[0] == "manni_env")
+    script = textwrap.dedent(f"""
+        import importlib, importlib.abc, sys
+
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, fullname, path=None, target=None):
+                if fullname.split(".")[0] in ("agents", "train"):
+                    raise ImportError(f"layering: {{fullname}} imported while importing manni_env")
+
+        sys.meta_path.insert(0, Block())
+        for name in {names!r}:
+            try:
+                importlib.import_module(name)
+            except ModuleNotFoundError as err:  # an optional extra (ray) that is not installed
+                if err.name.split(".")[0] in ("manni_env", "agents", "train"):
+                    raise
+                print("skipped", name, "needs", err.name)
+        print("imported", len({names!r}))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"imported {len(names)}" in done.stdout
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = modules()
+    graph = {name: set() for name in known}
+    for name, path in known.items():
+        for target, _ in imports(name, path, set(known)):
+            if target in known and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def test_no_import_cycles():
+    graph = import_graph()
+    assert {"manni_env.engine", "manni_env.view", "agents.pimc", "agents.registry"} <= set(graph)
+    assert not cycles(graph), f"import cycles: {cycles(graph)}"
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
