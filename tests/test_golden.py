@@ -75,8 +75,10 @@ def test_replay_reproduces_golden_file(name, path_name, history, reward):
             got = {"deal_end": deals, "contract": contract.describe(), "declarer": contract.declarer,
                    **{k: list(step.deal_end[k]) for k in RESULT_FIELDS}}
             deals += 1
-            game_over = step.terminated or step.truncated
-            paid = step.deal_end["points"] if reward == "deal" else outcome_rewards(step.winners) if game_over else (0,) * 3
+            if reward == "deal":
+                paid = step.deal_end["points"]
+            else:
+                paid = outcome_rewards(step.winners) if step.terminated or step.truncated else (0, 0, 0)
             assert step.rewards == tuple(float(p) for p in paid), f"{where}: rewards {step.rewards}"
         else:
             assert step.terminated or step.truncated, f"{where}: the game did not end"

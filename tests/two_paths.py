@@ -3,22 +3,26 @@
 :class:`EnginePath` drives ``GameState`` + ``ObservationEncoder`` (paying rewards as the AEC env
 does); :class:`VectorPath` drives a one-slot ``VectorManni`` that plays explicit deals. Both start
 a game from explicit deals, expose the seat on turn, phase, legal actions, its observation and any
-seat's view, and turn each step into a :class:`StepResult`. :func:`vector_unsupported` says why
-the vector path cannot run a rule set yet (``None`` once it can), for ``pytest.skip``.
+seat's view, and turn each step into a :class:`StepResult`. The vector path also steps an engine
+alongside and asserts after every step that both agree exactly (step result, seat on turn, phase,
+legal actions, observation bytes, every seat's view), so each scripted test on it is an
+equivalence test too. :func:`vector_unsupported` says why the vector path cannot run a rule set
+yet (``None`` once it can), for ``pytest.skip``.
 """
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pytest
 
-from manni_env.engine import Deal, GameState
+from manni_env.actions import action_to_str
+from manni_env.engine import Deal, GameState, IllegalActionError
 from manni_env.env import outcome_rewards
 from manni_env.observation import ObservationEncoder
-from manni_env.rules import Phase, Rules
+from manni_env.rules import Phase, Rules, make_rules
 from manni_env.vector import VectorManni
 from manni_env.view import SeatView
 
@@ -99,7 +103,8 @@ class EnginePath:
 
 
 class VectorPath:
-    """A one-slot ``VectorManni`` reset with ``deals`` as its slot's explicit deals."""
+    """A one-slot ``VectorManni`` reset with ``deals`` as its slot's explicit deals, checked against
+    an engine playing the same deals after every step."""
 
     name = "vector"
 
@@ -107,6 +112,9 @@ class VectorPath:
         self.venv = VectorManni(rules, 1, history=history, reward=reward)
         self.obs, self.mask, _ = self.venv.reset(seed=0, deals=[list(deals)])
         self.over = False
+        self.engine = EnginePath(rules, deals, history, reward)
+        self.steps = 0
+        self._agree("after reset")
 
     @property
     def to_move(self) -> int:
@@ -146,18 +154,58 @@ class VectorPath:
         if terminated[0] or truncated[0]:
             self.over = True
             winners = tuple(np.flatnonzero(infos["winners"][0]).tolist())
-        return StepResult(tuple(float(r) for r in rewards[0]), deal_end, bool(terminated[0]), bool(truncated[0]),
-                          winners)
+        result = StepResult(tuple(float(r) for r in rewards[0]), deal_end, bool(terminated[0]), bool(truncated[0]),
+                            winners)
+        self.steps += 1
+        where = f"step {self.steps} ({action_to_str(action)})"
+        try:
+            expected = self.engine.step(action)
+        except IllegalActionError as e:
+            raise AssertionError(f"{where}: the vector env accepted an action the engine rejects: {e}") from None
+        assert result == expected, f"{where}: vector env {result}, engine {expected}"
+        self._agree(f"after {where}")
+        return result
+
+    def _agree(self, where: str) -> None:
+        """Assert that the vector env and the engine are in the same position."""
+        engine = self.engine
+        assert self.over == engine.state.finished, f"{where}: game over {self.over}, engine {engine.state.finished}"
+        if self.over:
+            return
+        assert (self.to_move, self.phase) == (engine.to_move, engine.phase), (
+            f"{where}: seat {self.to_move} in {self.phase.name}, engine seat {engine.to_move} in {engine.phase.name}")
+        assert self.legal() == engine.legal(), f"{where}: legal {self.legal()}, engine {engine.legal()}"
+        obs, expected = self.observation(), engine.observation()
+        if obs.tobytes() != expected.tobytes():
+            differ = np.flatnonzero(obs != expected).tolist()
+            raise AssertionError(f"{where}: observations differ at indices {differ}")
+        for seat in range(3):
+            mine, theirs = self.view(seat), engine.view(seat)
+            differ = [f.name for f in fields(SeatView) if getattr(mine, f.name) != getattr(theirs, f.name)]
+            assert not differ, f"{where}: seat {seat}'s view differs in {', '.join(differ)}"
 
 
 PATHS = {"engine": EnginePath, "vector": VectorPath}
 
 
+def padded(rules: Rules, deals: list[Deal]) -> list[Deal]:
+    """``deals`` followed by seeded random deals up to the deal cap, so that both paths play the
+    same deals however long the game goes on (``rules.first_dealer`` must be set)."""
+    if rules.first_dealer is None:
+        raise ValueError("explicit deals need rules with first_dealer set")
+    more = [
+        GameState(make_rules(rules.variant, **{**rules.options(), "first_dealer": (rules.first_dealer + k) % 3}),
+                  seed=k).deal
+        for k in range(len(deals), rules.max_deals)
+    ]
+    return [*deals, *more]
+
+
 def open_path(name: str, rules: Rules, deals: list[Deal], history: str = "summary", reward: str = "deal"):
-    """The path ``name`` ("engine" or "vector") playing ``deals``; skips the test while the vector
-    env cannot (see :func:`vector_unsupported`)."""
+    """The path ``name`` ("engine" or "vector") playing ``deals``, then seeded random deals (see
+    :func:`padded`); skips the test while the vector env cannot (see :func:`vector_unsupported`)."""
     if name == "vector":
         reason = vector_unsupported(rules)
         if reason is not None:
             pytest.skip(reason)
-    return PATHS[name](rules, deals, history, reward)
+    return PATHS[name](rules, padded(rules, deals), history, reward)
