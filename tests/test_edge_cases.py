@@ -1,5 +1,6 @@
 """Scripted edge cases on explicit deals, each run by one test body on both paths: the engine and
-the vector env (see two_paths.py; on the vector path every step is also checked against the engine).
+the vector env, with its default backend and with its kernels run by Python (see two_paths.py; on
+the vector path every step is also checked against the engine).
 
 Ties at the target, the deal cap, exchange limits, the Basic swap, the Manni pickup, every
 announcement of whole Trjámann and Laugarvatnsmanni games, the ace-low Nullo trick, RULES.md's
@@ -20,7 +21,7 @@ from manni_env.cards import RANKS, SUITS, card_from_str, cards_of, mask_of, rank
 from manni_env.engine import Contract, Deal, GameState
 from manni_env.rules import ANNOUNCEMENT_VARIANTS, Phase, Rules, make_rules
 
-paths = pytest.mark.parametrize("path_name", ["engine", "vector"])
+paths = pytest.mark.parametrize("path_name", ["engine", "vector", "vector-python"])
 KEEP = {Phase.EXCHANGE: A.EXCHANGE_DONE, Phase.SWAP: A.KEEP_HAND, Phase.PICKUP: A.PASS_MANNI}
 
 

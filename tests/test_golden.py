@@ -21,6 +21,8 @@ from manni_env.rules import make_rules
 
 # history of the observation checked, and the reward mode checked with it
 MODES = [("summary", "deal"), ("full", "outcome")]
+# (path, mode): the vector env's Python execution of its kernels once per file
+REPLAYS = [(p, m) for p in ("engine", "vector") for m in MODES] + [("vector-python", MODES[0])]
 
 
 def read_lines(name: str) -> list[dict]:
@@ -42,10 +44,10 @@ def golden_deals(lines: list[dict]) -> list[Deal]:
             for line in lines if "deal" in line]
 
 
-@pytest.mark.parametrize("history, reward", MODES)
-@pytest.mark.parametrize("path_name", ["engine", "vector"])
+@pytest.mark.parametrize("path_name, mode", REPLAYS, ids=[f"{p}-{h}-{r}" for p, (h, r) in REPLAYS])
 @pytest.mark.parametrize("name", GOLDEN)
-def test_replay_reproduces_golden_file(name, path_name, history, reward):
+def test_replay_reproduces_golden_file(name, path_name, mode):
+    history, reward = mode
     lines = read_lines(name)
     head = lines[0]
     # the first dealer comes from the file (the game drew it from its seed)

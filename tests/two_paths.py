@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, fields
+from functools import partial
 
 import numpy as np
 import pytest
@@ -41,21 +42,20 @@ class StepResult:
     winners: tuple[int, ...] | None
 
 
-def vector_unsupported(rules: Rules) -> str | None:
-    """Why ``VectorManni`` cannot replay explicit deals of ``rules`` yet, or ``None`` if it can."""
+def vector_unsupported(rules: Rules, backend: str = "auto") -> str | None:
+    """Why ``VectorManni`` cannot replay explicit deals of ``rules`` with ``backend`` yet, or
+    ``None`` if it can."""
     if "deals" not in inspect.signature(VectorManni.reset).parameters:
         return "VectorManni.reset(deals=...) (explicit deals) is not implemented yet"
     try:
-        VectorManni(rules, 1)
+        VectorManni(rules, 1, backend=backend)
     except (ValueError, NotImplementedError) as e:
-        return f"VectorManni does not support {rules.variant!r} yet: {e}"
+        return f"VectorManni(backend={backend!r}) does not support {rules.variant!r} yet: {e}"
     return None
 
 
 class EnginePath:
     """The reference engine: ``GameState(rules, deals=deals)``."""
-
-    name = "engine"
 
     def __init__(self, rules: Rules, deals: list[Deal], history: str = "summary", reward: str = "deal"):
         self.state = GameState(rules, deals=list(deals))
@@ -106,10 +106,9 @@ class VectorPath:
     """A one-slot ``VectorManni`` reset with ``deals`` as its slot's explicit deals, checked against
     an engine playing the same deals after every step."""
 
-    name = "vector"
-
-    def __init__(self, rules: Rules, deals: list[Deal], history: str = "summary", reward: str = "deal"):
-        self.venv = VectorManni(rules, 1, history=history, reward=reward)
+    def __init__(self, rules: Rules, deals: list[Deal], history: str = "summary", reward: str = "deal",
+                 backend: str = "auto"):
+        self.venv = VectorManni(rules, 1, history=history, reward=reward, backend=backend)
         self.obs, self.mask, _ = self.venv.reset(seed=0, deals=[list(deals)])
         self.over = False
         self.engine = EnginePath(rules, deals, history, reward)
@@ -185,7 +184,9 @@ class VectorPath:
             assert not differ, f"{where}: seat {seat}'s view differs in {', '.join(differ)}"
 
 
-PATHS = {"engine": EnginePath, "vector": VectorPath}
+#: "vector" runs VectorManni's default backend (numba when installed), "vector-python" the same
+#: kernels run by Python
+PATHS = {"engine": EnginePath, "vector": VectorPath, "vector-python": partial(VectorPath, backend="python")}
 
 
 def padded(rules: Rules, deals: list[Deal]) -> list[Deal]:
@@ -202,10 +203,10 @@ def padded(rules: Rules, deals: list[Deal]) -> list[Deal]:
 
 
 def open_path(name: str, rules: Rules, deals: list[Deal], history: str = "summary", reward: str = "deal"):
-    """The path ``name`` ("engine" or "vector") playing ``deals``, then seeded random deals (see
+    """The path ``name`` (a key of :data:`PATHS`) playing ``deals``, then seeded random deals (see
     :func:`padded`); skips the test while the vector env cannot (see :func:`vector_unsupported`)."""
-    if name == "vector":
-        reason = vector_unsupported(rules)
+    if name != "engine":
+        reason = vector_unsupported(rules, "python" if name == "vector-python" else "auto")
         if reason is not None:
             pytest.skip(reason)
     return PATHS[name](rules, padded(rules, deals), history, reward)
