@@ -21,8 +21,9 @@ from manni_env.rules import make_rules
 
 # history of the observation checked, and the reward mode checked with it
 MODES = [("summary", "deal"), ("full", "outcome")]
-# (path, mode): the vector env's Python execution of its kernels once per file
-REPLAYS = [(p, m) for p in ("engine", "vector") for m in MODES] + [("vector-python", MODES[0])]
+# (path, mode): the vector env's Python execution of its kernels, and its slot 0 of three, once per file
+REPLAYS = [(p, m) for p in ("engine", "vector") for m in MODES]
+REPLAYS += [(p, MODES[0]) for p in ("vector-python", "vector-slots")]
 
 
 def read_lines(name: str) -> list[dict]:

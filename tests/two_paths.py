@@ -24,7 +24,7 @@ from manni_env.engine import Deal, GameState, IllegalActionError
 from manni_env.env import outcome_rewards
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import Phase, Rules, make_rules
-from manni_env.vector import VectorManni
+from manni_env.vector import VectorManni, random_legal_actions
 from manni_env.view import SeatView
 
 RESULT_FIELDS = ("tricks_won", "points", "plus", "minus", "totals")
@@ -103,13 +103,16 @@ class EnginePath:
 
 
 class VectorPath:
-    """A one-slot ``VectorManni`` reset with ``deals`` as its slot's explicit deals, checked against
-    an engine playing the same deals after every step."""
+    """Slot 0 of a ``VectorManni`` reset with ``deals`` as its explicit deals, checked against an
+    engine playing the same deals after every step. With ``slots > 1`` the other slots play their
+    own random deals by random legal actions alongside (in other phases, ending their games at
+    other steps)."""
 
     def __init__(self, rules: Rules, deals: list[Deal], history: str = "summary", reward: str = "deal",
-                 backend: str = "auto"):
-        self.venv = VectorManni(rules, 1, history=history, reward=reward, backend=backend)
-        self.obs, self.mask, _ = self.venv.reset(seed=0, deals=[list(deals)])
+                 backend: str = "auto", slots: int = 1):
+        self.venv = VectorManni(rules, slots, history=history, reward=reward, backend=backend)
+        self.obs, self.mask, _ = self.venv.reset(seed=0, deals=[list(deals)] + [[]] * (slots - 1))
+        self.others = np.random.default_rng(0)
         self.over = False
         self.engine = EnginePath(rules, deals, history, reward)
         self.steps = 0
@@ -146,7 +149,9 @@ class VectorPath:
 
     def step(self, action: int) -> StepResult:
         assert not self.over, "the game is over"
-        self.obs, self.mask, _, rewards, terminated, truncated, infos = self.venv.step(np.array([action]))
+        actions = random_legal_actions(self.mask, self.others)
+        actions[0] = action
+        self.obs, self.mask, _, rewards, terminated, truncated, infos = self.venv.step(actions)
         deal_end = winners = None
         if infos["deal_over"][0]:
             deal_end = {name: tuple(int(x) for x in infos[name][0]) for name in RESULT_FIELDS}
@@ -185,8 +190,13 @@ class VectorPath:
 
 
 #: "vector" runs VectorManni's default backend (numba when installed), "vector-python" the same
-#: kernels run by Python
-PATHS = {"engine": EnginePath, "vector": VectorPath, "vector-python": partial(VectorPath, backend="python")}
+#: kernels run by Python, "vector-slots" slot 0 of three
+PATHS = {
+    "engine": EnginePath,
+    "vector": VectorPath,
+    "vector-python": partial(VectorPath, backend="python"),
+    "vector-slots": partial(VectorPath, slots=3),
+}
 
 
 def padded(rules: Rules, deals: list[Deal]) -> list[Deal]:
