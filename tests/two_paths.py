@@ -1,7 +1,7 @@
 """One small interface over the two implementations of the rules, so a test body runs on both.
 
 :class:`EnginePath` drives ``GameState`` + ``ObservationEncoder`` (paying rewards as the AEC env
-does); :class:`VectorPath` drives a one-slot ``VectorManni`` that plays explicit deals. Both start
+does); :class:`VectorPath` drives slot 0 of a ``VectorManni`` that plays explicit deals. Both start
 a game from explicit deals, expose the seat on turn, phase, legal actions, its observation and any
 seat's view, and turn each step into a :class:`StepResult`. The vector path also steps an engine
 alongside and asserts after every step that both agree exactly (step result, seat on turn, phase,
