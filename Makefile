@@ -1,4 +1,4 @@
-# `make main`: set up .venv, train an agent with the fast trainer and evaluate it against the baselines.
+# `make main`: set up .venv, train an agent (`manni train`: the fast trainer) and evaluate it against the baselines.
 # `make test`: set up .venv and run the test suite.
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 main: setup
-	$(PY) -m train.ppo_vector
+	$(VENV)/bin/manni train
 
 test: setup
 	$(PY) -m pytest -n 2 -q

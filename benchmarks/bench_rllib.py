@@ -54,9 +54,9 @@ def _sample(runner, steps: int) -> tuple[int, float]:
 
 def measure(args: argparse.Namespace, runners: int, envs: int) -> dict[str, float]:
     """Build one algorithm with ``runners`` × ``envs`` and measure it (see the module docstring)."""
-    from train.rllib_ppo import RLlibArgs, build_config
+    from train.rllib_ppo import Args, build_config
 
-    config = RLlibArgs(variant=args.variant, num_env_runners=runners, num_envs_per_env_runner=envs,
+    config = Args(variant=args.variant, num_env_runners=runners, num_envs_per_env_runner=envs,
                        train_batch_size=args.batch, minibatch_size=min(250, args.batch), num_epochs=args.epochs)
     algo = build_config(config).build_algo()
     try:

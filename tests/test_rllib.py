@@ -202,10 +202,10 @@ def test_train_checkpoint_restore_and_arena(tmp_path):
     import ray
 
     from train.rllib_modules import MAIN
-    from train.rllib_ppo import RLlibArgs, build_config, learner_weights, save
+    from train.rllib_ppo import Args, build_config, learner_weights, save
 
-    args = RLlibArgs(variant="basic", target=3, num_env_runners=2, train_batch_size=200, minibatch_size=100,
-                     num_epochs=1, hidden=[32, 32], checkpoint_dir=str(tmp_path / "ckpt"), seed=5)
+    args = Args(variant="basic", target=3, num_env_runners=2, train_batch_size=200, minibatch_size=100,
+                num_epochs=1, hidden=[32, 32], seed=5)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # never a running cluster
     try:
         algo = build_config(args).build_algo()
@@ -218,9 +218,12 @@ def test_train_checkpoint_restore_and_arena(tmp_path):
                 result = algo.train()
             returns = result["env_runners"]["module_episode_returns_mean"]
             assert set(returns) == {MAIN, "rule_based"}  # seats mapped to both modules
+            learner_steps = result["env_runners"]["num_module_steps_sampled_lifetime"][MAIN]  # what --total-steps counts
+            assert 0 < learner_steps < result["env_runners"]["num_env_steps_sampled_lifetime"]
             trained = weights()
             assert any(not np.array_equal(initial[k], trained[k]) for k in trained)  # main learned
-            path = save(algo, args, iteration=2, env_steps=int(result["env_runners"]["num_env_steps_sampled_lifetime"]))
+            path = save(algo, args, tmp_path / "ckpt", iteration=2,
+                        env_steps=int(result["env_runners"]["num_env_steps_sampled_lifetime"]))
             algo.train()
             assert any(not np.array_equal(trained[k], v) for k, v in weights().items())
             algo.restore_from_path(str(path))
@@ -240,3 +243,24 @@ def test_train_checkpoint_restore_and_arena(tmp_path):
     stats = {a.spec: a for a in result.agents}
     assert len(result.games) == 3 * 6  # every deal in every seating, each move legal (else it raises)
     assert stats[f"rllib:{path}"].moves > 0 and stats[f"rllib:{path}"].copies == 1
+
+
+@pytest.mark.slow
+def test_manni_train_rllib_end_to_end(tmp_path, capsys):
+    """``manni train --trainer rllib``: in-process sampling until --total-steps learner decisions,
+    the checkpoint with its export in the run directory, the final arena against both baselines."""
+    from manni_env.cli import main
+
+    argv = ["train", "--trainer", "rllib", "--variant", "basic", "--target", "3", "--num-env-runners", "0",
+            "--num-cpus", "1", "--train-batch-size", "100", "--minibatch-size", "50", "--num-epochs", "1",
+            "--hidden", "16", "--total-steps", "150", "--stop-iters", "20", "--final-eval-deals", "1",
+            "--runs-dir", str(tmp_path), "--run-name", "r", "--seed", "3"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    run = tmp_path / "r"
+    iterations = [line for line in out.splitlines() if line.startswith("iter ")]
+    assert 1 <= len(iterations) < 20  # stopped by --total-steps, not by --stop-iters
+    assert f"agent: rllib:{run}" in out and "### vs 2 × rule_based" in out and "### vs 2 × random" in out
+    assert (run / "args.json").is_file() and (run / "arena_final.json").is_file()
+    agent = make_agent(f"rllib:{run}")
+    assert agent.meta["variant"] == "basic" and agent.meta["net_arch"] == [16]

@@ -1,4 +1,5 @@
-"""Self-play MaskablePPO training: a seeded smoke run, export fidelity, resume, CLI, checkpoint errors."""
+"""Self-play MaskablePPO training (train/ppo_sb3.py): a seeded smoke run, export fidelity, resume,
+checkpoint errors; and ``manni train``, the one training command with the options every trainer shares."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import pytest
 import torch
 
 from agents.arena import run_arena
+from agents.envs import single_agent_env
 from agents.ppo_agent import CheckpointError, PPOAgent
+from manni_env.cli import main
 from manni_env.rules import make_rules
-from manni_env.single_agent import SingleAgentManniEnv
-from train.args import Args, check_args, parse_args
-from train.ppo_sb3 import actor_layers, collect_demonstrations, load_training_checkpoint, train
+from train import ppo_sb3, ppo_vector, rllib_ppo
+from train.args import TRAINERS, TrainArgs, parse_args
+from train.ppo_sb3 import Args, actor_layers, load_training_checkpoint, train
 
 pytestmark = pytest.mark.slow
 
@@ -21,8 +24,8 @@ pytestmark = pytest.mark.slow
 def smoke_args(tmp_path, **changes) -> Args:
     """A run of a few seconds: a short imitation warm start, then one PPO rollout per env."""
     base = dict(
-        run_name="smoke", runs_dir=str(tmp_path), seed=3, total_timesteps=1024, num_envs=2, n_steps=256,
-        batch_size=256, n_epochs=2, net_arch=[64, 64], bc_samples=6000, bc_epochs=6, snapshot_every=512,
+        run_name="smoke", runs_dir=str(tmp_path), seed=3, total_steps=1024, num_envs=2, n_steps=256,
+        batch_size=256, n_epochs=2, hidden=[64, 64], bc_samples=6000, bc_epochs=6, snapshot_every=512,
         eval_every=1024, eval_deals=2, final_eval_deals=4, checkpoint_every=0, progress_bar=False,
     )
     base.update(changes)
@@ -44,7 +47,7 @@ def test_smoke_run_writes_everything_and_beats_random(smoke_run):
     assert smoke_run.history and smoke_run.history[-1]["timesteps"] == 1024
     meta = json.loads((run / "agent.json").read_text())
     assert meta["training"]["args"]["seed"] == 3 and meta["training"]["timesteps"] == 1024
-    spec = f"ppo:{smoke_run.agent_path.with_suffix('')}"
+    spec = f"ppo:{smoke_run.agent}"
     result = run_arena([spec, "random", "random"], make_rules(), deals=24, seed=77, progress=False)
     score = next(a for a in result.agents if a.spec == spec).deal_score
     assert score.low > 0.0, f"the trained agent does not beat random: {score}"
@@ -53,12 +56,12 @@ def test_smoke_run_writes_everything_and_beats_random(smoke_run):
 def test_exported_actor_matches_the_sb3_policy(tmp_path):
     from sb3_contrib import MaskablePPO
 
-    env = SingleAgentManniEnv(opponents=("random", "random"), seed=0)
+    env = single_agent_env(opponents=("random", "random"), seed=0)
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [32, 16], "activation_fn": torch.nn.ReLU},
                         seed=0, device="cpu")
     from train.ppo_sb3 import export_agent
 
-    path = export_agent(model, tmp_path / "net", smoke_args(tmp_path, net_arch=[32, 16]), 0, 0.0)
+    path = export_agent(model, tmp_path / "net", smoke_args(tmp_path, hidden=[32, 16]), 0, 0.0)
     agent = PPOAgent(path)
     obs = np.stack([env.reset(seed=s)[0] for s in range(5)])
     with torch.no_grad():
@@ -68,21 +71,13 @@ def test_exported_actor_matches_the_sb3_policy(tmp_path):
     assert len(actor_layers(model)) == 3
 
 
-def test_demonstrations_returns_sum_to_deal_scores():
-    args = Args(reward="deal")
-    data = collect_demonstrations(args, 500, seed=1)
-    assert len(data["actions"]) >= 500
-    assert data["masks"][np.arange(len(data["actions"])), data["actions"]].all()  # teacher moves are legal
-    assert set(np.unique(data["returns"])) <= set(range(-8, 9))
-
-
 def test_resume_continues_the_run(tmp_path):
-    first = train(smoke_args(tmp_path, run_name="r", total_timesteps=512, bc_samples=0, final_eval_deals=1,
+    first = train(smoke_args(tmp_path, run_name="r", total_steps=512, bc_samples=0, final_eval_deals=1,
                              eval_every=0, snapshot_every=0))
     latest = first.run_dir / "checkpoints" / "latest.pt"
     data = load_training_checkpoint(latest)
     assert data["num_timesteps"] == 512
-    second = train(smoke_args(tmp_path, run_name="ignored", total_timesteps=1024, resume=str(latest),
+    second = train(smoke_args(tmp_path, run_name="ignored", total_steps=1024, resume=str(latest),
                               final_eval_deals=1))
     assert second.run_dir == first.run_dir  # the saved arguments (run name included) win
     assert load_training_checkpoint(latest)["num_timesteps"] == 1024
@@ -101,23 +96,63 @@ def test_broken_training_checkpoints_are_clear_errors(tmp_path):
 
 def test_tampered_exported_agent_is_refused(smoke_run, tmp_path):
     weights = tmp_path / "agent.safetensors"
-    weights.write_bytes(smoke_run.agent_path.read_bytes()[:-64])
-    (tmp_path / "agent.json").write_text(smoke_run.agent_path.with_suffix(".json").read_text())
+    weights.write_bytes(smoke_run.agent.with_suffix(".safetensors").read_bytes()[:-64])
+    (tmp_path / "agent.json").write_text(smoke_run.agent.with_suffix(".json").read_text())
     with pytest.raises(CheckpointError, match="agent.safetensors: checksum mismatch"):
         PPOAgent(weights)
 
 
-def test_arguments_and_cli(capsys):
-    args = parse_args(["--total-timesteps", "5000", "--net-arch", "64", "32", "--no-progress-bar", "--seed", "9"])
-    assert (args.total_timesteps, args.net_arch, args.progress_bar, args.seed) == (5000, [64, 32], False, 9)
-    with pytest.raises(ValueError, match="--p-snapshot \\+ --p-random must not exceed 1"):
-        check_args(Args(p_snapshot=0.8, p_random=0.5))
-    from manni_env.cli import main
+def test_resume_reads_arguments_saved_under_the_old_names():
+    saved = {"total_timesteps": 5000, "learning_rate": 3e-4, "net_arch": [64], "bc_learning_rate": 1e-2, "seed": 4}
+    args = Args.from_dict(saved)
+    assert (args.total_steps, args.lr, args.hidden, args.bc_lr, args.seed) == (5000, 3e-4, [64], 1e-2, 4)
 
-    with pytest.raises(SystemExit) as err:
-        main(["train", "--history", "everything"])
-    assert err.value.code == 2
-    assert "--history must be one of summary, full" in capsys.readouterr().err
+
+@pytest.mark.parametrize("module", [ppo_vector, ppo_sb3, rllib_ppo], ids=["vector", "sb3", "rllib"])
+def test_every_trainer_takes_the_shared_options(module):
+    assert issubclass(module.Args, TrainArgs)
+    shared = ["--total-steps", "700", "--lr", "0.002", "--hidden", "48", "24", "--runs-dir", "out", "--run-name", "r1",
+              "--seed", "5", "--variant", "basic", "--target", "3", "--negative", "--max-deals", "9", "--history", "full",
+              "--final-eval-deals", "0"]
+    args = parse_args(module.Args, shared)
+    assert (args.total_steps, args.lr, args.hidden, args.runs_dir, args.run_name, args.seed) == (700, 0.002, [48, 24], "out",
+                                                                                                 "r1", 5)
+    assert args.rules() == make_rules("basic", target=3, negative=True, max_deals=9)
+    assert (args.history, args.final_eval_deals) == ("full", 0)
+    # the deprecated names still work
+    old = parse_args(module.Args, ["--total-timesteps", "800", "--learning-rate", "0.01", "--net-arch", "16"])
+    assert (old.total_steps, old.lr, old.hidden) == (800, 0.01, [16])
+
+
+def test_manni_train_picks_the_trainer_and_its_options(capsys):
+    assert set(TRAINERS) == {"vector", "sb3", "rllib"}
+    helps = {}
+    for trainer in TRAINERS:
+        with pytest.raises(SystemExit) as err:
+            main(["train", "--trainer", trainer, "--help"])
+        assert err.value.code == 0
+        helps[trainer] = capsys.readouterr().out
+        assert helps[trainer].startswith(f"usage: manni train --trainer {trainer} [options]")
+        assert "--total-steps" in helps[trainer] and "--hidden" in helps[trainer] and "--variant" in helps[trainer]
+    assert "--total-timesteps" not in helps["sb3"]  # deprecated names are not advertised
+    assert "--num-envs" in helps["vector"] and "--bc-teacher" in helps["sb3"] and "--num-env-runners" in helps["rllib"]
     with pytest.raises(SystemExit):
         main(["train", "--help"])
-    assert "learner decisions to train for" in capsys.readouterr().out
+    assert capsys.readouterr().out == helps["vector"]  # the fast trainer is the default
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--trainer", "sb3", "--history", "everything"], "--history must be one of summary, full, got 'everything'"),
+    (["--trainer", "sb3", "--p-snapshot", "0.8", "--p-random", "0.5"], "--p-snapshot + --p-random must not exceed 1"),
+    (["--trainer", "rllib", "--baseline", "nobody"], "unknown agent 'nobody'"),
+    (["--variant", "trjamann", "--target", "5"], "option 'target' is not valid for variant 'trjamann'"),
+    (["--hidden", "0"], "--hidden needs positive layer sizes"),
+    (["--no-such-option", "1"], "unrecognized arguments: --no-such-option 1"),
+    (["--trainer", "keras"], "argument --trainer: invalid choice: 'keras'"),
+])
+def test_bad_training_options_exit_with_code_2_and_one_message(argv, message, capsys):
+    with pytest.raises(SystemExit) as err:
+        main(["train", *argv])
+    assert err.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert message in lines[-1] and len(lines) == 2  # the usage line, then the problem

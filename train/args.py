@@ -1,9 +1,13 @@
-"""The arguments of ``train/ppo_sb3.py`` (one documented dataclass) and its command line.
+"""The arguments every trainer shares (:class:`TrainArgs`) and their command line.
 
-Each field's docstring is its ``--help`` text. :func:`add_arguments` turns the dataclass into
-argparse options (``total_timesteps`` → ``--total-timesteps``, booleans as ``--flag/--no-flag``);
-the same options serve ``python -m train.ppo_sb3`` and ``manni train``. This module imports no
-torch, so ``manni --help`` stays fast.
+Each trainer's ``Args`` extends :class:`TrainArgs` in its own file (``train/ppo_vector.py``,
+``train/ppo_sb3.py``, ``train/rllib_ppo.py``), so the three take the same names for the same
+things: ``--total-steps``, ``--lr``, ``--hidden``, ``--runs-dir``, ``--run-name``, ``--seed``,
+the variant options of every ``manni`` command (``--variant``, ``--target``, ``--negative``,
+``--max-deals``, ``--first-dealer``), ``--history``, ``--episode`` and the final arena's options.
+Each field's docstring is its ``--help`` text; :func:`add_arguments` turns a dataclass into argparse
+options (``total_steps`` → ``--total-steps``, booleans as ``--flag/--no-flag``). This module
+imports no torch, so ``manni --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -12,169 +16,169 @@ import argparse
 import ast
 import dataclasses
 import inspect
+import json
 import textwrap
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, ClassVar
+
+from manni_env.cli_options import add_variant_options
+from manni_env.observation import HISTORIES
+from manni_env.rules import Rules, make_rules
+
+#: ``manni train --trainer NAME``: the module that trains
+TRAINERS = {"vector": "train.ppo_vector", "sb3": "train.ppo_sb3", "rllib": "train.rllib_ppo"}
+#: the rule options of :func:`~manni_env.rules.make_rules`; their flags come from
+#: :func:`~manni_env.cli_options.add_variant_options`, as in every ``manni`` command
+RULE_FIELDS = ("variant", "target", "negative", "max_deals", "first_dealer")
+EPISODES = ("deal", "game")
+ACTIVATIONS = ("relu", "tanh")
 
 
 @dataclass
-class Args:
-    """Self-play MaskablePPO training of a Manni agent (defaults: ≤ 10 minutes on 2 CPU cores)."""
+class TrainArgs:
+    """What every trainer takes (each trainer's ``Args`` adds its own options)."""
+
+    #: short name of the trainer in default run names
+    TRAINER: ClassVar[str] = "train"
+    #: deprecated flag names still accepted: field → old flag
+    ALIASES: ClassVar[dict[str, str]] = {"total_steps": "--total-timesteps", "lr": "--learning-rate",
+                                         "hidden": "--net-arch"}
 
     run_name: str | None = None
-    """directory name of the run under --runs-dir (default: <variant>_ppo_s<seed>_<UTC time>)"""
+    """directory name of the run under --runs-dir (default: <variant>_<trainer>_s<seed>_<UTC time>)"""
     runs_dir: str = "runs"
-    """where runs are written (checkpoints, TensorBoard logs, plots, the exported agent)"""
+    """where runs are written"""
     seed: int = 1
-    """seed of the networks, the environments and the opponent pool"""
+    """seed of the run: networks, deals, opponents"""
     variant: str = "hornafjardar"
-    """Manni variant to train for (hornafjardar, basic, trjamann, laugarvatn)"""
+    """Manni variant (hornafjardar, basic, trjamann, laugarvatn)"""
+    target: int | None = None
+    """rule option: the game's target (hornafjardar, basic; default: the variant's)"""
+    negative: bool | None = None
+    """rule option: Basic Manni's negative scoring"""
+    max_deals: int | None = None
+    """rule option: deal cap (hornafjardar, basic; default: the variant's)"""
+    first_dealer: int | None = None
+    """rule option: the seat that deals first (default: drawn)"""
     history: str = "summary"
     """observation history: summary (cards played per seat) or full (every play in order)"""
     episode: str = "deal"
-    """episode unit of the training env: deal or game"""
-    reward: str = "trick"
-    """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
-    its score) or deal (the deal score at the deal's end)"""
-    total_timesteps: int = 300_000
-    """learner decisions to train for (in total, when resuming)"""
-    num_envs: int = 8
-    """parallel environments"""
-    subproc: bool = False
-    """run the environments in subprocesses (SubprocVecEnv) instead of in this process"""
-    torch_threads: int = 1
-    """torch CPU threads"""
-    learning_rate: float = 1e-4
-    """Adam learning rate of PPO"""
-    n_steps: int = 256
-    """steps per environment per rollout"""
-    batch_size: int = 512
-    """minibatch size"""
-    n_epochs: int = 4
-    """optimisation epochs per rollout"""
-    gamma: float = 0.995
-    """discount factor (a deal is about 17 learner decisions)"""
-    gae_lambda: float = 0.95
-    """GAE lambda"""
-    clip_range: float = 0.2
-    """PPO clipping coefficient"""
-    ent_coef: float = 0.003
-    """entropy bonus coefficient"""
-    vf_coef: float = 0.5
-    """value loss coefficient"""
-    max_grad_norm: float = 0.5
-    """gradient clipping norm"""
-    net_arch: list[int] = field(default_factory=lambda: [256, 256])
-    """hidden layer sizes of the policy and of the value network"""
+    """what ends a learner's episode: deal or game"""
+    total_steps: int = 1_000_000
+    """learner decisions to train for"""
+    lr: float = 1e-4
+    """Adam learning rate"""
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
+    """hidden layer sizes of the actor and of the critic"""
     activation: str = "relu"
     """hidden activation: relu or tanh"""
-    bc_samples: int = 100_000
-    """decisions of --bc-teacher self-play imitated (policy) and fitted (value) before PPO; 0: start from scratch"""
-    bc_teacher: str = "rule_based"
-    """agent spec whose play is imitated first"""
-    bc_epochs: int = 8
-    """passes over the imitation data"""
-    bc_learning_rate: float = 1e-3
-    """Adam learning rate of the imitation phase"""
-    p_snapshot: float = 0.2
-    """probability that an opponent seat is a frozen snapshot of the learner (once one exists)"""
-    p_random: float = 0.05
-    """probability that an opponent seat is the random agent; the rest play rule_based"""
-    snapshot_every: int = 25_000
-    """steps between frozen snapshots added to the opponent pool"""
-    pool_size: int = 8
-    """most recent snapshots kept in the pool"""
-    eval_every: int = 100_000
-    """steps between duplicate-arena evaluations against random and rule_based (0: never)"""
-    eval_deals: int = 30
-    """duplicate deals (x 6 seatings) per periodic evaluation"""
-    final_eval_deals: int = 150
-    """duplicate deals (x 6 seatings) of the final evaluation"""
+    final_eval_deals: int = 500
+    """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based,
+    seed --eval-seed + 1 (0: none)"""
     eval_seed: int = 2024
-    """seed of the evaluation deals (the same deals at every evaluation)"""
+    """seed of the evaluation deals"""
     eval_workers: int = 1
-    """processes for the final evaluation"""
-    checkpoint_every: int = 100_000
-    """steps between resumable checkpoints"""
-    resume: str | None = None
-    """continue the run saved in this checkpoint (.pt) with its saved arguments; only
-    --total-timesteps, --resume and the evaluation sizes come from this command line"""
-    export: str | None = None
-    """also write the final agent to this path (NAME → NAME.safetensors + NAME.json)"""
-    progress_bar: bool = True
-    """show a progress bar while training"""
+    """processes for the final arena"""
+
+    def rule_options(self) -> dict[str, Any]:
+        """The rule options given (those left at ``None`` keep the variant's defaults)."""
+        return {name: getattr(self, name) for name in RULE_FIELDS[1:] if getattr(self, name) is not None}
+
+    def rules(self) -> Rules:
+        """The :class:`Rules` to train on (``ValueError`` for a bad variant or option)."""
+        return make_rules(self.variant, **self.rule_options())
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the first bad argument (subclasses add their own checks)."""
+        self.rules()
+        for name, valid in {"history": HISTORIES, "episode": EPISODES, "activation": ACTIVATIONS}.items():
+            if getattr(self, name) not in valid:
+                raise ValueError(f"--{name} must be one of {', '.join(valid)}, got {getattr(self, name)!r}")
+        if self.total_steps is not None and self.total_steps < 1:
+            raise ValueError(f"--total-steps must be at least 1, got {self.total_steps}")
+        if not self.lr > 0:
+            raise ValueError(f"--lr must be positive, got {self.lr}")
+        if not self.hidden or min(self.hidden) < 1:
+            raise ValueError(f"--hidden needs positive layer sizes, got {self.hidden}")
+        if self.final_eval_deals < 0:
+            raise ValueError(f"--final-eval-deals must not be negative, got {self.final_eval_deals}")
+        if self.eval_workers < 1:
+            raise ValueError(f"--eval-workers must be at least 1, got {self.eval_workers}")
+
+    def run_dir(self) -> Path:
+        """``runs_dir/run_name``, created, with ``args.json``; names the run if it has no name."""
+        if self.run_name is None:
+            self.run_name = f"{self.variant}_{self.TRAINER}_s{self.seed}_{datetime.now(timezone.utc):%Y%m%d_%H%M%S}"
+        path = Path(self.runs_dir) / self.run_name
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "args.json").write_text(json.dumps(dataclasses.asdict(self), indent=2) + "\n")
+        return path
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]):
+        """An instance from saved arguments (``args.json``, a checkpoint); fields saved under a
+        deprecated name are renamed."""
+        renames = {old.lstrip("-").replace("-", "_"): new for new, old in cls.ALIASES.items()}
+        return cls(**{renames.get(k, k): v for k, v in data.items()})
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """Attribute docstrings (a string literal right after a field) of a dataclass, by field name."""
-    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
-    docs = {}
-    for node, after in zip(body, body[1:]):
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and isinstance(after, ast.Expr)
-            and isinstance(after.value, ast.Constant)
-            and isinstance(after.value.value, str)
-        ):
-            docs[node.target.id] = " ".join(after.value.value.split())
+    """Attribute docstrings (a string literal right after a field) of a dataclass and its bases."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__[:-1]):
+        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0].body
+        for node, after in zip(body, body[1:]):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                docs[node.target.id] = " ".join(after.value.value.split())
     return docs
 
 
-def add_arguments(parser: argparse.ArgumentParser, cls: type = Args) -> None:
-    """One ``--kebab-name`` option per dataclass field, with the field's docstring as help."""
+def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
+    """One ``--kebab-name`` option per dataclass field, with the field's docstring as help; the rule
+    options as :func:`~manni_env.cli_options.add_variant_options` adds them; the deprecated
+    names of :attr:`TrainArgs.ALIASES` as hidden synonyms."""
     docs = field_docs(cls)
     defaults = cls()
     for f in dataclasses.fields(cls):
-        flag = "--" + f.name.replace("_", "-")
+        if f.name in RULE_FIELDS:
+            continue
         default = getattr(defaults, f.name)
         help_text = docs.get(f.name, "") + ("" if default is None else f" (default: {default})")
         kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        flags = ["--" + f.name.replace("_", "-")]
         if kind == "bool":
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=help_text)
+            options = dict(action=argparse.BooleanOptionalAction)
         elif kind.startswith("list[int]"):
-            parser.add_argument(flag, type=int, nargs="+", default=default, metavar="N", help=help_text)
+            options = dict(type=int, nargs="+", metavar="N")
         else:
-            convert = {"int": int, "float": float}.get(kind.split(" ")[0], str)
-            parser.add_argument(flag, type=convert, default=default, help=help_text)
+            options = dict(type={"int": int, "float": float}.get(kind.split(" ")[0], str))
+        parser.add_argument(*flags, dest=f.name, default=default, help=help_text, **options)
+        if f.name in cls.ALIASES:  # the old name, hidden from --help
+            parser.add_argument(cls.ALIASES[f.name], dest=f.name, default=argparse.SUPPRESS, help=argparse.SUPPRESS,
+                                **options)
+    add_variant_options(parser)
 
 
-def args_from_namespace(ns: argparse.Namespace, cls: type = Args):
-    """The dataclass instance holding the parsed options."""
-    return cls(**{f.name: getattr(ns, f.name) for f in dataclasses.fields(cls)})
-
-
-def check_args(args: Args) -> None:
-    """Raise ``ValueError`` naming the first bad argument."""
-    from manni_env.observation import HISTORIES
-    from manni_env.rules import VARIANTS
-    from manni_env.shaping import REWARDS
-    from manni_env.single_agent import EPISODES
-
-    choices = {"variant": VARIANTS, "history": HISTORIES, "episode": EPISODES, "reward": REWARDS,
-               "activation": ("relu", "tanh")}
-    for name, valid in choices.items():
-        if getattr(args, name) not in valid:
-            raise ValueError(f"--{name} must be one of {', '.join(valid)}, got {getattr(args, name)!r}")
-    for name in ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "torch_threads", "pool_size",
-                 "eval_deals", "final_eval_deals", "eval_workers"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    for name in ("p_snapshot", "p_random"):
-        if not 0.0 <= getattr(args, name) <= 1.0:
-            raise ValueError(f"--{name.replace('_', '-')} must be a probability, got {getattr(args, name)}")
-    if args.p_snapshot + args.p_random > 1.0:
-        raise ValueError("--p-snapshot + --p-random must not exceed 1")
-    if not args.net_arch or min(args.net_arch) < 1:
-        raise ValueError(f"--net-arch needs positive layer sizes, got {args.net_arch}")
-
-
-def parse_args(argv: list[str] | None = None) -> Args:
-    """Parse and check a command line into :class:`Args` (exit code 2 on a bad value)."""
-    parser = argparse.ArgumentParser(description=inspect.getdoc(Args))
-    add_arguments(parser)
-    args = args_from_namespace(parser.parse_args(argv))
+def parse_args(cls: type, argv: list[str] | None = None, prog: str | None = None, description: str | None = None):
+    """Parse and check a command line into ``cls`` (exit code 2 and one line on a bad value)."""
+    parser = argparse.ArgumentParser(
+        prog=prog, usage="%(prog)s [options]", description=description or inspect.getdoc(cls),
+        epilog="One training command: manni train --trainer vector (default) | sb3 | rllib [options]; "
+        "manni train --trainer NAME --help lists that trainer's options.",
+    )
+    add_arguments(parser, cls)
+    ns = parser.parse_args(argv)
+    args = cls(**{f.name: getattr(ns, f.name) for f in dataclasses.fields(cls)})
     try:
-        check_args(args)
+        args.check()
     except ValueError as err:
         parser.error(str(err))
     return args

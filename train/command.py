@@ -1,36 +1,35 @@
-"""``manni train``: train a self-play MaskablePPO agent, then evaluate it against the baselines.
+"""``manni train --trainer vector|sb3|rllib``: train an agent, then evaluate it against the baselines.
 
-The options are the documented fields of :class:`train.args.Args` (``manni train --help``); on
-defaults a small Hornafjarðarmanni agent trains in under 10 minutes on 2 CPU cores, is saved under
-``runs/<run_name>/`` and is evaluated in the duplicate arena against ``random`` ×2 and
+``vector`` (the default, what ``make main`` runs) is the fast plain-torch PPO on the vector env
+(:mod:`train.ppo_vector`), ``sb3`` sb3-contrib MaskablePPO on the single-agent env
+(:mod:`train.ppo_sb3`), ``rllib`` PPO on Ray RLlib (:mod:`train.rllib_ppo`). Every other option
+goes to the chosen trainer's own parser: the options of :class:`train.args.TrainArgs` (the same for
+all three) and those of the trainer's ``Args`` (``manni train --trainer NAME --help``). A run is
+saved under ``runs/<run_name>/`` and ends with the duplicate arena against ``random`` ×2 and
 ``rule_based`` ×2 (Markdown tables printed).
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
+import importlib
 
-from .args import Args, add_arguments, args_from_namespace, check_args
+from .args import TRAINERS
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
-        help="train a self-play MaskablePPO agent and evaluate it against the baselines",
-        description=inspect.getdoc(Args),
+        help="train an agent (--trainer vector|sb3|rllib) and evaluate it against the baselines",
+        description=__doc__.split("\n\n")[0],
+        add_help=False,  # --help goes to the chosen trainer's parser, which knows all its options
+        allow_abbrev=False,  # so that no trainer option is taken for an abbreviation of --trainer
     )
-    add_arguments(parser)
-    parser.set_defaults(func=_main, _train_parser=parser)
+    parser.add_argument("--trainer", choices=TRAINERS, default="vector",
+                        help="vector (default: fast PPO on the vector env), sb3 (MaskablePPO) or rllib (Ray RLlib)")
+    parser.set_defaults(func=_main, rest=[])
 
 
 def _main(ns: argparse.Namespace) -> int:
-    args = args_from_namespace(ns)
-    try:
-        check_args(args)
-    except ValueError as err:
-        ns._train_parser.error(str(err))
-    from .ppo_sb3 import report, train  # torch and SB3 load only when training
-
-    print(report(train(args)))
-    return 0
+    trainer = importlib.import_module(TRAINERS[ns.trainer])  # torch loads only when training
+    return trainer.main(ns.rest, prog=f"manni train --trainer {ns.trainer}")

@@ -1,9 +1,14 @@
 """Self-play MaskablePPO for Manni (sb3-contrib), in one readable file.
 
-    python -m train.ppo_sb3 --total-timesteps 300000 --seed 1      # or: manni train ...
+    manni train --trainer sb3 --total-steps 300000 --seed 1      # or: python -m train.ppo_sb3 ...
 
-1. Warm start (``--bc-samples``): the policy imitates ``rule_based`` self-play (cross-entropy under
-   the legal mask) and the critic fits its returns, so PPO starts near the baseline's level.
+The options every trainer shares come from :class:`train.args.TrainArgs`; this trainer's own are
+the fields of :class:`Args`.
+
+1. Warm start (``--bc-samples``): the policy imitates ``--bc-teacher`` (``rule_based``) playing
+   every seat (cross-entropy under the legal mask; the data come from the vector env,
+   :mod:`train.demonstrations`) and the critic fits its returns, so PPO starts near the
+   baseline's level.
 2. PPO: the learner plays in :class:`manni_env.single_agent.SingleAgentManniEnv` (one deal per
    episode, shaped ``trick`` reward) against two opponents drawn per episode and per seat from a
    pool: frozen snapshots of itself (``--p-snapshot``, once one exists), ``random``
@@ -20,7 +25,8 @@ Everything goes to ``runs/<run_name>/``:
 - ``checkpoints/latest.pt`` (resumable with ``--resume``; plain tensors and JSON-like values, read
   back with ``torch.load(weights_only=True)``);
 - ``agent.safetensors`` + ``agent.json`` (the playable agent: ``manni arena ppo:runs/<run>/agent ...``);
-- ``learning_curve.png`` and ``arena_final.md`` / ``.json`` (duplicate arena vs the baselines).
+- ``learning_curve.png`` and ``arena_final.md`` / ``.json`` (duplicate arena vs the baselines;
+  :mod:`train.reporting`).
 """
 
 from __future__ import annotations
@@ -28,13 +34,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import platform
 import sys
 import time
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import sb3_contrib
+import stable_baselines3
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
@@ -45,14 +52,102 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 from agents.arena import BASELINES, ArenaResult, against_baselines
 from agents.ppo_agent import PPOAgent, policy_metadata, save_checkpoint
 from agents.registry import make_agent
-from manni_env.engine import GameState
-from manni_env.observation import ObservationEncoder
-from manni_env.rules import make_rules
+from manni_env.shaping import REWARDS
 from manni_env.single_agent import SingleAgentManniEnv
-from train.args import Args, check_args, parse_args
+from train.args import TrainArgs, parse_args
+from train.demonstrations import TEACHERS, collect_demonstrations
+from train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
 
 TRAIN_FORMAT = "manni-ppo-train/1"
 ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}
+
+
+@dataclass
+class Args(TrainArgs):
+    """Self-play MaskablePPO (sb3-contrib) on the single-agent env against an opponent pool."""
+
+    TRAINER = "ppo"
+    ALIASES = {**TrainArgs.ALIASES, "bc_lr": "--bc-learning-rate"}
+
+    total_steps: int = 300_000
+    """learner decisions to train for (in total, when resuming)"""
+    final_eval_deals: int = 150
+    """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based,
+    seed --eval-seed + 1 (0: none)"""
+    reward: str = "trick"
+    """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
+    its score) or deal (the deal score at the deal's end)"""
+    num_envs: int = 8
+    """parallel environments"""
+    subproc: bool = False
+    """run the environments in subprocesses (SubprocVecEnv) instead of in this process"""
+    torch_threads: int = 1
+    """torch CPU threads"""
+    n_steps: int = 256
+    """steps per environment per rollout"""
+    batch_size: int = 512
+    """minibatch size"""
+    n_epochs: int = 4
+    """optimisation epochs per rollout"""
+    gamma: float = 0.995
+    """discount factor (a deal is about 17 learner decisions)"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_range: float = 0.2
+    """PPO clipping coefficient"""
+    ent_coef: float = 0.003
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+    bc_samples: int = 100_000
+    """imitation warm start: decisions of --bc-teacher playing every seat, imitated (policy) and fitted
+    (value) before PPO; 0: start from scratch"""
+    bc_teacher: str = "rule_based"
+    """the warm start's teacher: rule_based or random"""
+    bc_epochs: int = 8
+    """passes over the imitation data"""
+    bc_lr: float = 1e-3
+    """Adam learning rate of the imitation phase"""
+    p_snapshot: float = 0.2
+    """probability that an opponent seat is a frozen snapshot of the learner (once one exists)"""
+    p_random: float = 0.05
+    """probability that an opponent seat is the random agent; the rest play rule_based"""
+    snapshot_every: int = 25_000
+    """steps between frozen snapshots added to the opponent pool"""
+    pool_size: int = 8
+    """most recent snapshots kept in the pool"""
+    eval_every: int = 100_000
+    """steps between duplicate-arena evaluations against random and rule_based (0: never)"""
+    eval_deals: int = 30
+    """duplicate deals (x 6 seatings) per periodic evaluation"""
+    checkpoint_every: int = 100_000
+    """steps between resumable checkpoints"""
+    resume: str | None = None
+    """continue the run saved in this checkpoint (.pt) with its saved arguments; only
+    --total-steps, --resume and the final evaluation's options come from this command line"""
+    export: str | None = None
+    """also write the final agent to this path (NAME → NAME.safetensors + NAME.json)"""
+    progress_bar: bool = True
+    """show a progress bar while training"""
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the first bad argument."""
+        super().check()
+        for name, valid in {"reward": REWARDS, "bc_teacher": TEACHERS}.items():
+            if getattr(self, name) not in valid:
+                raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(valid)}, got {getattr(self, name)!r}")
+        for name in ("num_envs", "n_steps", "batch_size", "n_epochs", "torch_threads", "pool_size", "eval_deals"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        for name in ("p_snapshot", "p_random"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"--{name.replace('_', '-')} must be a probability, got {getattr(self, name)}")
+        if self.p_snapshot + self.p_random > 1.0:
+            raise ValueError("--p-snapshot + --p-random must not exceed 1")
+        if self.bc_samples < 0:
+            raise ValueError(f"--bc-samples must not be negative, got {self.bc_samples}")
 
 
 class OpponentPool:
@@ -92,7 +187,8 @@ def make_env(args: Args, rank: int, seed: int, pool: OpponentPool):
 
     def thunk():
         env = SingleAgentManniEnv(
-            args.variant, opponents=pool, history=args.history, episode=args.episode, seed=seed + rank, reward=args.reward
+            args.variant, opponents=pool, history=args.history, episode=args.episode, seed=seed + rank,
+            reward=args.reward, **args.rule_options(),
         )
         return Monitor(env)
 
@@ -106,83 +202,25 @@ def actor_layers(model: MaskablePPO) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(m.weight.detach().cpu().numpy(), m.bias.detach().cpu().numpy()) for m in linears]
 
 
-def command_line() -> str:
-    """How this process was started, without the interpreter's or the script's location."""
-    program = {"manni": "manni", "ppo_sb3.py": "python -m train.ppo_sb3"}.get(Path(sys.argv[0]).name, Path(sys.argv[0]).name)
-    return " ".join([program, *sys.argv[1:]])
-
-
 def export_agent(model: MaskablePPO, path: Path, args: Args, timesteps: int, wall_time: float) -> Path:
     """Write the playable agent (safetensors + JSON metadata with the training provenance)."""
-    import sb3_contrib
-    import stable_baselines3
-
     metadata = {
-        **policy_metadata(make_rules(args.variant), args.history, args.activation),
-        "training": {
-            "algorithm": "sb3-contrib MaskablePPO, self-play opponent pool",
-            "command": command_line(),
-            "args": dataclasses.asdict(args),
-            "timesteps": int(timesteps),
-            "wall_time_s": round(wall_time, 1),
-            "hardware": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
-            "torch_threads": torch.get_num_threads(),
-        },
-        "provenance": {
-            "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "stable_baselines3": stable_baselines3.__version__,
-            "sb3_contrib": sb3_contrib.__version__,
-        },
+        **policy_metadata(args.rules(), args.history, args.activation),
+        **training_metadata(args, "sb3-contrib MaskablePPO, self-play opponent pool", timesteps, wall_time,
+                            stable_baselines3=stable_baselines3.__version__, sb3_contrib=sb3_contrib.__version__),
     }
     return save_checkpoint(path, actor_layers(model), metadata)
 
 
-def evaluate(agent: str, variant: str, deals: int, seed: int, workers: int = 1, progress: bool = False) -> dict[str, ArenaResult]:
-    """Duplicate arena of ``agent`` against two copies of each baseline."""
-    return against_baselines(agent, make_rules(variant), deals, seed, workers, progress)
+def evaluate(agent: str, args: Args) -> dict[str, ArenaResult]:
+    """The periodic evaluation: ``eval_deals`` duplicate deals of ``agent`` against two copies of each baseline."""
+    return against_baselines(agent, args.rules(), args.eval_deals, args.eval_seed)
 
 
 def score_of(result: ArenaResult, spec: str) -> dict:
     """Mean deal score and 95% CI of ``spec`` in an arena result."""
     stats = next(a for a in result.agents if a.spec == spec)
     return dataclasses.asdict(stats.deal_score)
-
-
-def collect_demonstrations(args: Args, samples: int, seed: int) -> dict[str, np.ndarray]:
-    """``samples`` decisions of three ``--bc-teacher`` players in whole games: observation, legal
-    mask, action, and the return to go under the training reward (the rest of the deal score)."""
-    rules = make_rules(args.variant)
-    encoder = ObservationEncoder(rules, history=args.history)
-    teacher = make_agent(args.bc_teacher)
-    rng = np.random.default_rng(seed)
-    obs, masks, actions, returns = [], [], [], []
-    while len(actions) < samples:
-        state = GameState(rules, seed=int(rng.integers(2**63)))
-        teacher.reset()
-        pending: list[tuple[int, int, float]] = []  # (sample index, seat, reward already paid this deal)
-        while not state.finished:
-            seat = state.to_move
-            view = state.view(seat)
-            paid = 0.0
-            if args.reward == "trick" and state.contract is not None:
-                paid = state.tricks_won[seat] * (-1.0 if state.contract.nullo else 1.0)
-            pending.append((len(actions), seat, paid))
-            obs.append(encoder.encode(view))
-            masks.append(encoder.action_mask(view).astype(bool))
-            actions.append(teacher.act(view, rng))
-            returns.append(0.0)
-            deals = len(state.rounds)
-            state.apply(actions[-1])
-            if len(state.rounds) > deals:  # a deal ended: fill in its returns to go
-                points = state.rounds[-1].points
-                for i, s, already in pending:
-                    returns[i] = points[s] - already
-                pending = []
-                if len(actions) >= samples:  # stop only between deals
-                    break
-    return {"obs": np.stack(obs), "masks": np.stack(masks), "actions": np.array(actions), "returns": np.array(returns, np.float32)}
 
 
 def imitate(model: MaskablePPO, data: dict[str, np.ndarray], epochs: int, learning_rate: float, batch_size: int, seed: int) -> dict:
@@ -249,7 +287,7 @@ class SelfPlayCallback(BaseCallback):
         eval_start = time.time()
         path = export_agent(self.model, self.run_dir / "eval" / "current", self.args, self.num_timesteps, self.wall_time())
         spec = f"ppo:{path.with_suffix('')}"
-        results = evaluate(spec, self.args.variant, self.args.eval_deals, self.args.eval_seed)
+        results = evaluate(spec, self.args)
         entry = {"timesteps": self.num_timesteps, "wall_time_s": round(self.wall_time(), 1)}
         for baseline, result in results.items():
             entry[f"vs_{baseline}"] = score_of(result, spec)
@@ -288,54 +326,17 @@ def load_training_checkpoint(path: str | Path) -> dict:
     return data
 
 
-def plot_learning_curve(history: list[dict], path: Path, title: str) -> None:
-    """Arena deal score (95% CI band) against training steps, one line per baseline."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    steps = [h["timesteps"] for h in history]
-    for baseline in BASELINES:
-        scores = [h[f"vs_{baseline}"] for h in history]
-        mean = [s["mean"] for s in scores]
-        ax.plot(steps, mean, marker="o", label=f"vs 2 × {baseline}")
-        if all(s["low"] is not None for s in scores):
-            ax.fill_between(steps, [s["low"] for s in scores], [s["high"] for s in scores], alpha=0.2)
-    ax.axhline(0.0, color="grey", linewidth=0.8)
-    ax.set(xlabel="training steps (learner decisions)", ylabel="mean deal score (95% CI)", title=title)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-@dataclasses.dataclass
-class TrainResult:
-    """Where a finished run put its agent and how it scored."""
-
-    run_dir: Path
-    agent_path: Path
-    final: dict[str, ArenaResult]
-    history: list[dict]
-    wall_time_s: float
-
-
 def train(args: Args) -> TrainResult:
     """Train, export, evaluate and plot; see the module docstring."""
-    check_args(args)
-    # 1. resume: the saved arguments win, except the run length and the evaluation sizes
+    args.check()
+    # 1. resume: the saved arguments win, except the run length and the final evaluation
     checkpoint = None
     if args.resume:
         checkpoint = load_training_checkpoint(args.resume)
-        keep = {k: getattr(args, k) for k in ("total_timesteps", "resume", "final_eval_deals", "eval_workers", "export", "progress_bar")}
-        args = dataclasses.replace(Args(**json.loads(checkpoint["args"])), **keep)
-    if args.run_name is None:
-        args.run_name = f"{args.variant}_ppo_s{args.seed}_{datetime.now(timezone.utc):%Y%m%d_%H%M%S}"
-    run_dir = Path(args.runs_dir) / args.run_name
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2) + "\n")
+        keep = {k: getattr(args, k) for k in ("total_steps", "resume", "final_eval_deals", "eval_workers", "export",
+                                              "progress_bar")}
+        args = dataclasses.replace(Args.from_dict(json.loads(checkpoint["args"])), **keep)
+    run_dir = args.run_dir()
 
     # 2. seeding: torch and SB3 from args.seed; each env owns a generator seeded from it
     torch.set_num_threads(args.torch_threads)
@@ -349,7 +350,7 @@ def train(args: Args) -> TrainResult:
     model = MaskablePPO(
         "MlpPolicy",
         envs,
-        learning_rate=args.learning_rate,
+        learning_rate=args.lr,
         n_steps=args.n_steps,
         batch_size=args.batch_size,
         n_epochs=args.n_epochs,
@@ -359,7 +360,7 @@ def train(args: Args) -> TrainResult:
         ent_coef=args.ent_coef,
         vf_coef=args.vf_coef,
         max_grad_norm=args.max_grad_norm,
-        policy_kwargs={"net_arch": list(args.net_arch), "activation_fn": ACTIVATIONS[args.activation]},
+        policy_kwargs={"net_arch": list(args.hidden), "activation_fn": ACTIVATIONS[args.activation]},
         seed=args.seed + done,
         device="cpu",
         verbose=0,
@@ -369,8 +370,8 @@ def train(args: Args) -> TrainResult:
     wall_before = 0.0
     if checkpoint is None and args.bc_samples > 0:
         bc_start = time.time()
-        data = collect_demonstrations(args, args.bc_samples, seed=args.seed)
-        for key, value in imitate(model, data, args.bc_epochs, args.bc_learning_rate, args.batch_size, args.seed).items():
+        data = collect_demonstrations(args.rules(), args.bc_samples, args.seed, args.history, args.reward, args.bc_teacher)
+        for key, value in imitate(model, data, args.bc_epochs, args.bc_lr, args.batch_size, args.seed).items():
             model.logger.record(key, value)
         model.logger.dump(0)
         wall_before = time.time() - bc_start  # the warm start counts in the training wall time
@@ -383,7 +384,7 @@ def train(args: Args) -> TrainResult:
 
     # 4. learn
     callback = SelfPlayCallback(args, run_dir, history, wall_before)
-    remaining = max(0, args.total_timesteps - done)
+    remaining = max(0, args.total_steps - done)
     if remaining:
         model.learn(remaining, callback=callback, progress_bar=args.progress_bar, reset_num_timesteps=False)
     envs.close()
@@ -396,25 +397,14 @@ def train(args: Args) -> TrainResult:
     agent_path = export_agent(model, run_dir / "agent", args, model.num_timesteps, wall_time)
     if args.export:
         export_agent(model, Path(args.export), args, model.num_timesteps, wall_time)
-    spec = f"ppo:{agent_path.with_suffix('')}"
-    final = evaluate(spec, args.variant, args.final_eval_deals, args.eval_seed + 1, args.eval_workers, args.progress_bar)
-    (run_dir / "arena_final.md").write_text("\n".join(r.to_markdown() for r in final.values()))
-    (run_dir / "arena_final.json").write_text(json.dumps({b: r.to_dict() for b, r in final.items()}, indent=2) + "\n")
+    agent = agent_path.with_suffix("")
     plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: arena score while training")
-    return TrainResult(run_dir, agent_path, final, history, wall_time)
+    final = final_arena(f"ppo:{agent}", args, run_dir, args.progress_bar)
+    return TrainResult(run_dir, agent, final, history, wall_time, model.num_timesteps)
 
 
-def report(result: TrainResult) -> str:
-    """The final Markdown tables and where everything is."""
-    lines = [f"Trained in {result.wall_time_s / 60:.1f} min; agent: {result.agent_path.with_suffix('')}", ""]
-    for baseline, arena in result.final.items():
-        lines += [f"### vs 2 × {baseline}", "", arena.to_markdown()]
-    lines.append(f"Learning curve: {result.run_dir / 'learning_curve.png'}; TensorBoard: tensorboard --logdir {result.run_dir / 'tb'}")
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    print(report(train(parse_args(argv))))
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    print(report(train(parse_args(Args, argv, prog))))
     return 0
 
 

@@ -1,20 +1,22 @@
 """Fast self-play PPO for Manni on the vector env, in plain torch and one readable file.
 
-    python -m train.ppo_vector --total-steps 1000000 --seed 1
+    manni train --total-steps 1000000 --seed 1          # or: python -m train.ppo_vector ...
 
-CleanRL-style (``cleanrl/ppo.py``): a documented :class:`Args` dataclass, a linear :func:`train`.
-Like ``train/ppo_sb3.py`` it starts with an imitation warm start (``bc_samples`` decisions of
-``rule_based`` playing every seat, cloned by the actor with cross-entropy and by the critic with
-the return to go; counted in the reported wall time). ``num_envs`` games run in lockstep in
-:class:`manni_env.vector.VectorManni`. At the start of every game each seat is given,
+CleanRL-style (``cleanrl/ppo.py``): a documented :class:`Args` dataclass (the options every trainer
+shares come from :class:`train.args.TrainArgs`), a linear :func:`train`. It serves every variant
+the vector env plays. Like ``train/ppo_sb3.py`` it starts with an imitation warm start
+(``bc_samples`` decisions of ``bc_teacher`` playing every seat, :mod:`train.demonstrations`,
+cloned by the actor with cross-entropy and by the critic with the return to go; counted in the
+reported wall time). ``num_envs`` games run in lockstep in :class:`manni_env.vector.VectorManni`. At the start of every game each seat is given,
 independently, to a frozen snapshot of the learner (``p_snapshot``, once the pool holds one), to
 ``rule_based`` (``p_rule_based``) or ``random`` (``p_random``), or else to the learner; at least one
 seat stays with the learner. Every step runs one batched forward pass per network that has a seat
 on turn, and the baselines act in batches too (:class:`agents.rule_based_vector.VectorRuleBased`,
 compiled with numba when installed; ``random`` draws from the masks). Each (game, seat) played by
-the learner is its own trajectory: with ``reward="trick"`` (the default, as in ``ppo_sb3``) each
-trick a seat wins pays its worth (+1, Nullo −1) to that seat's latest decision and the deal's end
-pays the rest of the deal score; with ``reward="deal"`` the deal score is paid at the end. The deal
+the learner is its own trajectory: with ``reward="trick"`` (the default, as in ``ppo_sb3``;
+:mod:`manni_env.shaping`) each trick a seat wins pays its worth (+1, Nullo −1) to that seat's
+latest decision and the deal's end pays the rest of the deal score; with ``reward="deal"`` the deal
+score is paid at the end. The deal
 (``episode="deal"``) or the game ends a seat's episode, and a trajectory cut by the end of a rollout
 is bootstrapped with the value of that seat's current observation. Then GAE, the clipped PPO
 objective with masked categorical policies (illegal logits set to -1e8), the value loss (clipped
@@ -28,72 +30,57 @@ policy's mean deal score against 2 × ``random`` and 2 × ``rule_based`` over ``
 deals, :func:`agents.vector_arena.duplicate_score`, with the training wall time);
 ``agent.safetensors`` + ``agent.json`` (the actor in the ``ppo`` agent's checkpoint format:
 ``manni arena ppo:runs/<run>/agent rule_based rule_based``); ``learning_curve.png``; and
-``arena_final.md`` / ``.json``, the final agent's duplicate arena against both baselines (printed).
+``arena_final.md`` / ``.json``, the final agent's duplicate arena against both baselines (printed;
+:mod:`train.reporting`).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import inspect
 import json
-import os
-import platform
 import sys
 import time
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from agents.arena import BASELINES, against_baselines
+from agents.arena import BASELINES
 from agents.ppo_agent import policy_metadata, save_checkpoint
 from agents.rule_based_vector import VectorRuleBased
 from agents.vector_arena import duplicate_score
 from manni_env.actions import NUM_ACTIONS
-from manni_env.rules import make_rules
-from manni_env.vector import BACKENDS, NULLO, VectorManni, random_legal_actions
-from train.args import add_arguments, args_from_namespace
+from manni_env.shaping import REWARDS, VectorTrickRewards
+from manni_env.vector import BACKENDS, VectorManni, random_legal_actions
+from train.args import TrainArgs, parse_args
+from train.demonstrations import TEACHERS, collect_demonstrations
+from train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
 
 @dataclass
-class Args:
-    """Self-play PPO on the vector env (plain torch)."""
+class Args(TrainArgs):
+    """Self-play PPO on the vector env (plain torch): the fast trainer, manni train's default."""
 
-    run_name: str | None = None
-    """directory name of the run under --runs-dir (default: <variant>_ppovec_s<seed>_<UTC time>)"""
-    runs_dir: str = "runs"
-    """where runs are written"""
-    seed: int = 1
-    """seed of torch, the vector env's deals and the seat assignment"""
-    variant: str = "hornafjardar"
-    """Manni variant: hornafjardar or basic"""
-    history: str = "summary"
-    """observation history: summary or full"""
-    episode: str = "deal"
-    """what ends a seat's episode for GAE: deal or game"""
+    TRAINER = "ppovec"
+    ALIASES = {**TrainArgs.ALIASES, "bc_lr": "--bc-learning-rate"}
+
     reward: str = "trick"
     """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
     its score) or deal (the deal score at the deal's end)"""
-    total_steps: int = 1_000_000
-    """learner decisions to train for"""
     time_limit_s: float = 0.0
     """stop after this many seconds of wall time (0: no limit)"""
     num_envs: int = 256
     """games stepped in lockstep"""
     backend: str = "auto"
-    """vector env backend: numpy, numba, or auto (numba when installed); both play identical games"""
+    """vector env backend: numba, python (the same kernels, slow) or auto (numba when installed)"""
     num_steps: int = 64
     """vector steps per rollout (one decision per game per step; trajectories cut by the rollout's
     end are bootstrapped with the critic)"""
-    learning_rate: float = 1e-4
-    """Adam learning rate"""
     anneal_lr: bool = False
     """decay the learning rate linearly to 0 over total_steps"""
     gamma: float = 0.995
@@ -116,14 +103,10 @@ class Args:
     """value loss coefficient"""
     max_grad_norm: float = 0.5
     """gradient clipping norm"""
-    net_arch: list[int] = field(default_factory=lambda: [256, 256])
-    """hidden layer sizes of the actor and of the critic"""
-    activation: str = "relu"
-    """hidden activation: relu or tanh"""
     p_snapshot: float = 0.2
     """probability that a seat is played by a frozen snapshot (once the pool has one)"""
     p_rule_based: float = 0.75
-    """probability that a seat is played by the rule_based agent (through the vector env's seat views)"""
+    """probability that a seat is played by the rule_based agent (batched on the vector env)"""
     p_random: float = 0.05
     """probability that a seat is played by the random agent; the other seats are the learner's, and
     at least one seat of every game (the defaults, like train/ppo_sb3.py's pool, leave it exactly one)"""
@@ -132,11 +115,13 @@ class Args:
     pool_size: int = 8
     """most recent snapshots kept in the pool"""
     bc_samples: int = 600_000
-    """imitation warm start: rule_based decisions (rule_based playing every seat) to clone before PPO
+    """imitation warm start: decisions of --bc-teacher playing every seat, cloned before PPO
     (0: start from scratch; the observations take 2.5 KB each in memory)"""
+    bc_teacher: str = "rule_based"
+    """the warm start's teacher: rule_based or random"""
     bc_epochs: int = 4
     """passes over the imitation data"""
-    bc_learning_rate: float = 2e-3
+    bc_lr: float = 2e-3
     """Adam learning rate of the imitation phase"""
     bc_batch_size: int = 1024
     """minibatch size of the imitation phase"""
@@ -144,44 +129,31 @@ class Args:
     """learner decisions between duplicate-arena evaluations against random and rule_based (0: never)"""
     eval_deals: int = 2000
     """duplicate deals per evaluation (each played with the learner in every seat; vector env, seconds)"""
-    eval_seed: int = 2024
-    """seed of the evaluation deals"""
-    final_eval_deals: int = 500
-    """duplicate deals (x 6 seatings) of the final arena (``manni arena``) against 2 × random and
-    2 × rule_based, seed eval_seed + 1 (0: none)"""
-    eval_workers: int = 1
-    """processes for the final arena"""
     torch_threads: int = 0
     """torch CPU threads (0: torch's default, one per core)"""
     progress_bar: bool = True
     """show a progress bar"""
 
-
-def check_args(args: Args) -> None:
-    """Raise ``ValueError`` naming the first bad argument."""
-    choices = {"variant": ("hornafjardar", "basic"), "history": ("summary", "full"), "episode": ("deal", "game"),
-               "reward": ("trick", "deal"),
-               "activation": tuple(ACTIVATIONS), "backend": BACKENDS}
-    for name, valid in choices.items():
-        if getattr(args, name) not in valid:
-            raise ValueError(f"--{name} must be one of {', '.join(valid)}, got {getattr(args, name)!r}")
-    for name in ("total_steps", "num_envs", "num_steps", "minibatch_size", "update_epochs", "pool_size",
-                 "eval_deals", "snapshot_every", "bc_batch_size", "eval_workers"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    for name in ("p_snapshot", "p_rule_based", "p_random"):
-        if not 0.0 <= getattr(args, name) <= 1.0:
-            raise ValueError(f"--{name.replace('_', '-')} must be a probability, got {getattr(args, name)}")
-    if args.p_snapshot + args.p_rule_based + args.p_random > 1.0:
-        raise ValueError("--p-snapshot + --p-rule-based + --p-random must not exceed 1 "
-                         "(the rest, and at least one seat of every game, is the learner's)")
-    for name in ("torch_threads", "final_eval_deals"):
-        if getattr(args, name) < 0:
-            raise ValueError(f"--{name.replace('_', '-')} must not be negative, got {getattr(args, name)}")
-    if args.bc_samples < 0 or args.bc_epochs < 0:
-        raise ValueError("--bc-samples and --bc-epochs must not be negative")
-    if not args.net_arch or min(args.net_arch) < 1:
-        raise ValueError(f"--net-arch needs positive layer sizes, got {args.net_arch}")
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the first bad argument."""
+        super().check()
+        choices = {"reward": REWARDS, "backend": BACKENDS, "bc_teacher": TEACHERS}
+        for name, valid in choices.items():
+            if getattr(self, name) not in valid:
+                raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(valid)}, got {getattr(self, name)!r}")
+        for name in ("num_envs", "num_steps", "minibatch_size", "update_epochs", "pool_size", "eval_deals",
+                     "snapshot_every", "bc_batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        for name in ("p_snapshot", "p_rule_based", "p_random"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"--{name.replace('_', '-')} must be a probability, got {getattr(self, name)}")
+        if self.p_snapshot + self.p_rule_based + self.p_random > 1.0:
+            raise ValueError("--p-snapshot + --p-rule-based + --p-random must not exceed 1 "
+                             "(the rest, and at least one seat of every game, is the learner's)")
+        for name in ("torch_threads", "bc_samples", "bc_epochs", "eval_every"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"--{name.replace('_', '-')} must not be negative, got {getattr(self, name)}")
 
 
 def mlp(sizes: list[int], activation: type[nn.Module]) -> nn.Sequential:
@@ -201,10 +173,10 @@ def layer_init(layer: nn.Linear, std: float = np.sqrt(2)) -> nn.Linear:
 class Actor(nn.Module):
     """Observation → action logits (the part a ``ppo`` checkpoint holds)."""
 
-    def __init__(self, obs_size: int, net_arch: list[int], activation: str):
+    def __init__(self, obs_size: int, hidden: list[int], activation: str):
         super().__init__()
-        self.pi = mlp([obs_size, *net_arch], ACTIVATIONS[activation])
-        self.action = layer_init(nn.Linear(net_arch[-1], NUM_ACTIONS), std=0.01)
+        self.pi = mlp([obs_size, *hidden], ACTIVATIONS[activation])
+        self.action = layer_init(nn.Linear(hidden[-1], NUM_ACTIONS), std=0.01)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Masked logits: illegal actions get -1e8."""
@@ -219,10 +191,10 @@ class Actor(nn.Module):
 class Critic(nn.Module):
     """Observation → value (used in training only; not part of the checkpoint)."""
 
-    def __init__(self, obs_size: int, net_arch: list[int], activation: str):
+    def __init__(self, obs_size: int, hidden: list[int], activation: str):
         super().__init__()
-        self.vf = mlp([obs_size, *net_arch], ACTIVATIONS[activation])
-        self.value = layer_init(nn.Linear(net_arch[-1], 1), std=1.0)
+        self.vf = mlp([obs_size, *hidden], ACTIVATIONS[activation])
+        self.value = layer_init(nn.Linear(hidden[-1], 1), std=1.0)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.value(self.vf(obs)).squeeze(-1)
@@ -234,91 +206,18 @@ def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     return (logits - torch.log(-torch.log(u))).argmax(1)
 
 
-def trick_rewards(venv: VectorManni, won_before: np.ndarray, deal_over: np.ndarray) -> np.ndarray:
-    """(N, 3) worth of the tricks each seat won in the last step (+1, Nullo −1) in games whose deal
-    goes on (a finished deal's tricks are settled with its score)."""
-    worth = (venv.tricks_won - won_before).astype(np.float32)
-    worth[venv.kind == NULLO] *= -1.0
-    worth[deal_over] = 0.0
-    return worth
-
-
-class RewardBook:
-    """Training rewards per (game, seat): ``trick`` pays each trick at once and the deal's end the
-    rest of the deal score; ``deal`` pays the deal score at the end."""
-
-    def __init__(self, venv: VectorManni, reward: str):
-        self.venv, self.trick = venv, reward == "trick"
-        self.paid = np.zeros((venv.num_envs, 3), np.float32)  # shaping paid in each deal under way
-        self.won_before = venv.tricks_won.copy()
-
-    def before_step(self) -> None:
-        if self.trick:
-            self.won_before = self.venv.tricks_won.copy()
-
-    def after_step(self, rewards: np.ndarray, deal_over: np.ndarray) -> np.ndarray:
-        """(N, 3) training rewards of this step (``rewards``: the vector env's deal scores)."""
-        if not self.trick:
-            return rewards
-        worth = trick_rewards(self.venv, self.won_before, deal_over)
-        out = worth.copy()
-        out[deal_over] = rewards[deal_over] - self.paid[deal_over]
-        self.paid += worth
-        self.paid[deal_over] = 0.0
-        return out
-
-
-def collect_demonstrations(args: Args, rules, samples: int) -> dict[str, torch.Tensor]:
-    """``rule_based`` plays every seat of up to 1024 vector games: observations, masks and actions
-    of at least ``samples`` of its decisions, and each decision's return to go under the training
-    reward (scaled) as the critic's target. The games play on until every recorded deal is over."""
-    n = min(1024, samples)
-    venv = VectorManni(rules, n, history=args.history, backend=args.backend)
-    teacher = VectorRuleBased()
-    book = RewardBook(venv, args.reward)
-    obs, mask, to_move = venv.reset(seed=args.seed + 1_000_003)
-    steps = -(-samples // n)
-    b_obs = np.zeros((steps, n, venv.obs_size), np.float32)
-    b_mask = np.zeros((steps, n, NUM_ACTIONS), bool)
-    b_act = np.zeros((steps, n), np.int64)
-    b_seat = np.zeros((steps, n), np.int64)
-    step_rewards: list[np.ndarray] = []  # (n, 3) rewards of each step
-    deal_end: list[np.ndarray] = []  # (n,) deals over in each step
-    closed = np.zeros(n, bool)  # the deal under way at the last recorded step is over
-    t = 0
-    while t < steps or not closed.all():
-        actions = teacher.act(venv)
-        if t < steps:
-            b_obs[t], b_mask[t], b_act[t], b_seat[t] = obs, mask, actions, to_move
-        book.before_step()
-        obs, mask, to_move, rewards, _, _, infos = venv.step(actions)
-        step_rewards.append(book.after_step(rewards, infos["deal_over"]) * args.reward_scale)
-        deal_end.append(infos["deal_over"])
-        if t >= steps - 1:
-            closed |= infos["deal_over"]
-        t += 1
-    # return to go of each decision: its seat's rewards from that step to the end of the deal
-    togo = np.zeros((n, 3), np.float32)
-    returns = np.zeros((steps, n), np.float32)
-    ar = np.arange(n)
-    for t in reversed(range(len(step_rewards))):
-        togo[deal_end[t]] = 0.0
-        togo += step_rewards[t]
-        if t < steps:
-            returns[t] = togo[ar, b_seat[t]]
-    return {"obs": torch.from_numpy(b_obs.reshape(steps * n, -1)), "masks": torch.from_numpy(b_mask.reshape(steps * n, -1)),
-            "actions": torch.from_numpy(b_act.reshape(-1)), "returns": torch.from_numpy(returns.reshape(-1))}
-
-
-def imitate(actor: Actor, critic: Critic, data: dict[str, torch.Tensor], args: Args, gen: torch.Generator) -> dict:
-    """Behaviour cloning warm start: the actor learns the teacher's moves (cross-entropy under the
-    legal mask), the critic the returns to go (MSE)."""
+def imitate(actor: Actor, critic: Critic, arrays: dict[str, np.ndarray], args: Args, gen: torch.Generator) -> dict:
+    """Behaviour cloning warm start on :func:`~train.demonstrations.collect_demonstrations` data: the
+    actor learns the teacher's moves (cross-entropy under the legal mask), the critic the returns
+    to go (MSE, scaled by ``reward_scale``)."""
     from tqdm import tqdm
 
+    data = {k: torch.from_numpy(v) for k, v in arrays.items()}
+    data["returns"] = data["returns"] * args.reward_scale
     params = list(actor.parameters()) + list(critic.parameters())
-    optimizer = torch.optim.Adam(params, lr=args.bc_learning_rate)
+    optimizer = torch.optim.Adam(params, lr=args.bc_lr)
     n = len(data["actions"])
-    for _ in tqdm(range(args.bc_epochs), desc="warm start (imitating rule_based)", unit="epoch",
+    for _ in tqdm(range(args.bc_epochs), desc=f"warm start (imitating {args.bc_teacher})", unit="epoch",
                   disable=not args.progress_bar):
         for idx in torch.randperm(n, generator=gen).split(args.bc_batch_size):
             logits = actor(data["obs"][idx], data["masks"][idx])
@@ -336,18 +235,8 @@ def imitate(actor: Actor, critic: Critic, data: dict[str, torch.Tensor], args: A
 def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float) -> Path:
     """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON)."""
     metadata = {
-        **policy_metadata(make_rules(args.variant), args.history, args.activation),
-        "training": {
-            "algorithm": "plain-torch self-play PPO on the vector env (train/ppo_vector.py)",
-            "command": " ".join(sys.argv),
-            "args": dataclasses.asdict(args),
-            "timesteps": int(steps),
-            "wall_time_s": round(wall_time, 1),
-            "hardware": f"{platform.machine()} {os.cpu_count()} cores",
-            "torch_threads": torch.get_num_threads(),
-        },
-        "provenance": {"created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                       "python": platform.python_version(), "torch": torch.__version__},
+        **policy_metadata(args.rules(), args.history, args.activation),
+        **training_metadata(args, "plain-torch self-play PPO on the vector env (train/ppo_vector.py)", steps, wall_time),
     }
     return save_checkpoint(path, actor.layers(), metadata)
 
@@ -360,44 +249,16 @@ def evaluate(actor: Actor, args: Args) -> dict:
         with torch.no_grad():
             return actor(torch.from_numpy(obs), torch.from_numpy(mask)).argmax(1).numpy()
 
-    rules = make_rules(args.variant)
+    rules = args.rules()
     return {f"vs_{b}": dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, b,
                                                           args.history, args.backend)) for b in BASELINES}
 
 
-def plot_learning_curve(history: list[dict], path: Path, title: str) -> None:
-    """Arena deal score (95% CI band) against learner decisions and against wall time."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for ax, key, label in ((axes[0], "timesteps", "learner decisions"), (axes[1], "wall_time_s", "wall time (s)")):
-        xs = [h[key] for h in history]
-        for baseline in BASELINES:
-            scores = [h[f"vs_{baseline}"] for h in history]
-            ax.plot(xs, [s["mean"] for s in scores], marker="o", label=f"vs 2 × {baseline}")
-            if all(s["low"] is not None for s in scores):
-                ax.fill_between(xs, [s["low"] for s in scores], [s["high"] for s in scores], alpha=0.2)
-        ax.axhline(0.0, color="grey", linewidth=0.8)
-        ax.set(xlabel=label)
-    axes[0].set(ylabel="mean deal score (95% CI)")
-    axes[0].legend()
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-def train(args: Args) -> Path:
-    """Train, evaluate and export; returns the run directory."""
-    check_args(args)
-    if args.run_name is None:
-        args.run_name = f"{args.variant}_ppovec_s{args.seed}_{datetime.now(timezone.utc):%Y%m%d_%H%M%S}"
-    run_dir = Path(args.runs_dir) / args.run_name
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2) + "\n")
+def train(args: Args) -> TrainResult:
+    """Train, export, evaluate and plot; see the module docstring."""
+    args.check()
+    rules = args.rules()
+    run_dir = args.run_dir()
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
@@ -409,14 +270,13 @@ def train(args: Args) -> Path:
         torch.set_num_threads(args.torch_threads)
     gen = torch.Generator().manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    rules = make_rules(args.variant)
     n, T = args.num_envs, args.num_steps
     venv = VectorManni(rules, n, history=args.history, backend=args.backend)
     obs, mask, to_move = venv.reset(seed=args.seed)
     obs_size = venv.obs_size
 
-    actor = Actor(obs_size, args.net_arch, args.activation)
-    critic = Critic(obs_size, args.net_arch, args.activation)
+    actor = Actor(obs_size, args.hidden, args.activation)
+    critic = Critic(obs_size, args.hidden, args.activation)
     steps, update, start = 0, 0, time.time()
     eval_seconds = 0.0  # the training wall time counts the warm start but not the evaluations
 
@@ -424,14 +284,17 @@ def train(args: Args) -> Path:
         return time.time() - start - eval_seconds
 
     if args.bc_samples:
-        for name, value in imitate(actor, critic, collect_demonstrations(args, rules, args.bc_samples), args, gen).items():
+        data = collect_demonstrations(rules, args.bc_samples, args.seed + 1_000_003, args.history, args.reward,
+                                      args.bc_teacher, args.backend)
+        for name, value in imitate(actor, critic, data, args, gen).items():
             writer.add_scalar(name, value, 0)
+        del data
     params = list(actor.parameters()) + list(critic.parameters())
-    optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
+    optimizer = torch.optim.Adam(params, lr=args.lr, eps=1e-5)
     pool: list[Actor] = []
 
     rule_based = VectorRuleBased()
-    book = RewardBook(venv, args.reward)
+    shaping = VectorTrickRewards(venv, args.reward)
 
     def assign_seats(games: np.ndarray) -> None:
         """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0."""
@@ -477,7 +340,7 @@ def train(args: Args) -> Path:
 
     while steps < args.total_steps and not (args.time_limit_s and wall_time() > args.time_limit_s):
         if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - steps / args.total_steps)
+            optimizer.param_groups[0]["lr"] = args.lr * max(0.0, 1.0 - steps / args.total_steps)
         last_t = np.full((n, 3), -1, np.int64)  # each (game, seat)'s latest learner decision in this rollout
         b_valid[:] = False
         b_rew[:] = 0.0
@@ -510,11 +373,11 @@ def train(args: Args) -> Path:
             b_valid[t] = learner
             b_seat[t] = to_move
             last_t[learner, to_move[learner]] = t
-            book.before_step()
+            shaping.before_step()
             obs, mask, to_move, rewards, terminated, truncated, infos = venv.step(actions.numpy())
             steps += int(learner.sum())
             # credit each learner seat's reward to its latest decision in this rollout
-            paid = book.after_step(rewards, infos["deal_over"]) * args.reward_scale
+            paid = shaping.after_step(rewards, infos["deal_over"]) * args.reward_scale
             g, s = np.nonzero((paid != 0) & (last_t >= 0) & (controller == LEARNER))
             b_rew[last_t[g, s], g] += paid[g, s]
             # end the episodes of finished deals (or games)
@@ -536,7 +399,7 @@ def train(args: Args) -> Path:
         g, s = np.nonzero(last_t >= 0)
         if g.size:
             with torch.no_grad():
-                next_value[g, s] = critic(torch.from_numpy(venv.encoder.encode(venv, g, s))).numpy()
+                next_value[g, s] = critic(torch.from_numpy(venv.observe(g, s))).numpy()
         # GAE along each (game, seat) trajectory, backwards in time
         values = b_val.numpy()
         adv = np.zeros((T, n), np.float32)
@@ -599,7 +462,7 @@ def train(args: Args) -> Path:
 
         if steps >= next_snapshot:
             next_snapshot += args.snapshot_every
-            frozen = Actor(obs_size, args.net_arch, args.activation)
+            frozen = Actor(obs_size, args.hidden, args.activation)
             frozen.load_state_dict(actor.state_dict())
             frozen.requires_grad_(False)
             pool.append(frozen)
@@ -617,33 +480,12 @@ def train(args: Args) -> Path:
     agent = export(actor, run_dir / "agent", args, steps, wall).with_suffix("")
     plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: score while training")
     writer.close()
-    print(f"Trained in {wall / 60:.1f} min ({steps:,} learner decisions, {steps / wall:,.0f}/s); agent: {agent}")
-    print(f"Learning curve: {run_dir / 'learning_curve.png'}; TensorBoard: tensorboard --logdir {run_dir / 'tb'}")
-    if args.final_eval_deals:
-        print(final_arena(f"ppo:{agent}", args, run_dir))
-    return run_dir
+    final = final_arena(f"ppo:{agent}", args, run_dir, args.progress_bar)
+    return TrainResult(run_dir, agent, final, history, wall, steps)
 
 
-def final_arena(spec: str, args: Args, run_dir: Path) -> str:
-    """``manni arena`` of ``spec`` against two copies of each baseline; writes ``arena_final.md`` /
-    ``.json`` and returns the Markdown."""
-    results = against_baselines(spec, make_rules(args.variant), args.final_eval_deals, args.eval_seed + 1,
-                                args.eval_workers, args.progress_bar)
-    text = "\n".join(f"### vs 2 × {b}\n\n{r.to_markdown()}" for b, r in results.items())
-    (run_dir / "arena_final.md").write_text(text)
-    (run_dir / "arena_final.json").write_text(json.dumps({b: r.to_dict() for b, r in results.items()}, indent=2) + "\n")
-    return text
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=inspect.getdoc(Args))
-    add_arguments(parser, Args)
-    args = args_from_namespace(parser.parse_args(argv), Args)
-    try:
-        check_args(args)
-    except ValueError as err:
-        parser.error(str(err))
-    train(args)
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    print(report(train(parse_args(Args, argv, prog))))
     return 0
 
 

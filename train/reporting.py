@@ -1,0 +1,114 @@
+"""What every trainer writes around training: the export's provenance, the learning curve, the final
+arena against the baselines and the closing summary."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from agents.arena import BASELINES, ArenaResult, against_baselines
+
+from .args import TrainArgs
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """Where a finished run put its agent and how it scored."""
+
+    run_dir: Path
+    agent: Path  # the playable agent's path stem: ppo:<agent> (rllib:<agent> for RLlib runs)
+    final: dict[str, ArenaResult]  # the final arena against each baseline (empty with --final-eval-deals 0)
+    history: list[dict]  # evaluations while training: timesteps, wall_time_s, vs_<baseline> scores
+    wall_time_s: float
+    steps: int
+
+
+def command_line() -> str:
+    """How this process was started, without the interpreter's or the script's location."""
+    program = Path(sys.argv[0])
+    name = "manni" if program.name == "manni" else f"python -m train.{program.stem}"
+    return " ".join([name, *sys.argv[1:]])
+
+
+def training_metadata(args: TrainArgs, algorithm: str, steps: int, wall_time: float, **versions: str) -> dict[str, Any]:
+    """The ``training`` and ``provenance`` entries of an exported agent's metadata."""
+    import torch
+
+    return {
+        "training": {
+            "algorithm": algorithm,
+            "command": command_line(),
+            "args": dataclasses.asdict(args),
+            "timesteps": int(steps),
+            "wall_time_s": round(wall_time, 1),
+            "hardware": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
+            "torch_threads": torch.get_num_threads(),
+        },
+        "provenance": {
+            "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            **versions,
+        },
+    }
+
+
+def final_arena(spec: str, args: TrainArgs, run_dir: Path, progress: bool = False) -> dict[str, ArenaResult]:
+    """The duplicate arena (``manni arena``) of ``spec`` against two copies of each baseline,
+    ``--final-eval-deals`` deals × 6 seatings, seed ``--eval-seed`` + 1; written to
+    ``arena_final.md`` / ``.json`` in ``run_dir``. Nothing with ``--final-eval-deals 0``."""
+    if not args.final_eval_deals:
+        return {}
+    results = against_baselines(spec, args.rules(), args.final_eval_deals, args.eval_seed + 1, args.eval_workers,
+                                progress)
+    (run_dir / "arena_final.md").write_text(arena_tables(results))
+    (run_dir / "arena_final.json").write_text(json.dumps({b: r.to_dict() for b, r in results.items()}, indent=2) + "\n")
+    return results
+
+
+def arena_tables(results: dict[str, ArenaResult]) -> str:
+    return "\n".join(f"### vs 2 × {baseline}\n\n{result.to_markdown()}" for baseline, result in results.items())
+
+
+def plot_learning_curve(history: list[dict], path: Path, title: str) -> None:
+    """Evaluation score (95% CI band) against learner decisions and against wall time, one line per baseline."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, key, label in ((axes[0], "timesteps", "learner decisions"), (axes[1], "wall_time_s", "wall time (s)")):
+        xs = [h[key] for h in history]
+        for baseline in BASELINES:
+            scores = [h[f"vs_{baseline}"] for h in history]
+            ax.plot(xs, [s["mean"] for s in scores], marker="o", label=f"vs 2 × {baseline}")
+            if all(s["low"] is not None for s in scores):
+                ax.fill_between(xs, [s["low"] for s in scores], [s["high"] for s in scores], alpha=0.2)
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.set(xlabel=label)
+    axes[0].set(ylabel="mean deal score (95% CI)")
+    axes[0].legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def report(result: TrainResult, agent_kind: str = "ppo") -> str:
+    """The closing summary: time, where the agent is, the final arena tables."""
+    lines = [f"Trained in {result.wall_time_s / 60:.1f} min ({result.steps:,} learner decisions); "
+             f"agent: {agent_kind}:{result.agent}"]
+    if result.final:
+        lines += ["", arena_tables(result.final)]
+    if result.history:
+        lines.append(f"Learning curve: {result.run_dir / 'learning_curve.png'}")
+    if (result.run_dir / "tb").is_dir():
+        lines.append(f"TensorBoard: tensorboard --logdir {result.run_dir / 'tb'}")
+    return "\n".join(lines)
