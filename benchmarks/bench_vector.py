@@ -5,18 +5,19 @@ One process; each row is measured ``--repeats`` times for ``--seconds`` of this 
 the rows taking turns in each round, and the median is shown (CPU rather than wall time, so other
 work on a shared machine disturbs the numbers less; numpy uses one thread here). Rows:
 
-- ``vector env N=…``: :class:`manni_env.vector.VectorManni` stepping N games in lockstep, with the
-  numpy backend and, when numba is installed, the numba backend; every step
-  returns ``(N, obs_size)`` observations and ``(N, 63)`` masks, and a uniformly random legal
-  action per game is drawn from the mask (``argmax(random * mask)``). The rate counts the CPU time
+- ``vector env N=…``: :class:`manni_env.vector.VectorManni` stepping N games of each variant in
+  lockstep with the compiled kernels (and one row of the same kernels run by Python,
+  ``backend="python"``, at a small N); every step returns ``(N, obs_size)`` observations and
+  ``(N, 63)`` masks, and a uniformly random legal action per game is drawn from the mask
+  (``argmax(random * mask)``). The rate counts the CPU time
   inside ``step`` (the environment's own cost, as the OpenSpiel rows count the game's); the notes
   give the rate of the whole loop including that numpy action choice. One agent-step = one
   decision of one game.
 - ``manni AEC env``: the PettingZoo ``agent_iter`` loop with observations and masks
-  (``benchmarks/bench_speed.py``'s runner).
+  (``benchmarks/bench_speed.py``'s runner), first variant only.
 - ``OpenSpiel skat``: random play with and without the acting player's observation tensor.
 
-``--profile`` adds a cProfile summary of the largest vector run (where the time goes).
+``--profile`` adds a cProfile summary of the largest vector run of the first variant (where the time goes).
 ``--json OUT`` writes the results.
 """
 
@@ -40,10 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 from bench_speed import Chooser, environment, manni_aec, measure_once, open_spiel  # noqa: E402
 
-from manni_env.rules import make_rules  # noqa: E402
-from manni_env.vector import VectorManni, resolve_backend  # noqa: E402
+from manni_env.rules import VARIANTS, make_rules  # noqa: E402
+from manni_env.vector import VectorManni  # noqa: E402
 
 SIZES = (1, 64, 1024, 4096)
+PYTHON_N = 16  # batch size of the row that runs the kernels uncompiled
 
 
 class VectorRow:
@@ -56,7 +58,7 @@ class VectorRow:
         self.venv = VectorManni(make_rules(variant), n, backend=backend)
         self.rng = np.random.default_rng(seed)
         _, self.mask, _ = self.venv.reset(seed)
-        self.measure(0.0, 100)  # warm-up past the first deal ends: JIT compilation, deal blocks, allocations
+        self.measure(0.0, 100 if backend == "numba" else 5)  # warm-up: compilation (or the cache), allocations
 
     def measure(self, seconds: float, min_steps: int = 20) -> tuple[float, float]:
         steps, in_step = 0, 0.0
@@ -77,7 +79,7 @@ def profile_vector(variant: str, n: int, steps: int, backend: str, top: int = 12
     rng = np.random.default_rng(0)
     _, mask, _ = venv.reset(0)
     profiler = cProfile.Profile()
-    for step in range(100 + steps):  # the first 100 steps warm up (JIT compilation, allocations)
+    for step in range(100 + steps):  # the first 100 steps warm up (compilation or the cache, allocations)
         if step == 100:
             profiler.enable()
         _, mask, *_ = venv.step((rng.random(mask.shape, np.float32) * mask).argmax(1))
@@ -91,22 +93,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per measurement (default 2)")
     parser.add_argument("--repeats", type=int, default=3, help="measurements per row; the median is shown")
-    parser.add_argument("--variant", default="hornafjardar", help="Manni variant of the vector rows")
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS),
+                        help="Manni variants of the vector rows (default: all)")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="batch sizes N")
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary of the largest N")
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
 
     load_before = os.getloadavg()[0]
-    backends = ["numpy"] + (["numba"] if resolve_backend("auto") == "numba" else [])
+    first = args.variants[0]
     # name -> (measure(seconds) -> (rate, loop rate or None), notes); rows take turns in each round
     rows: dict[str, tuple] = {}
-    for backend in backends:
+    for variant in args.variants:
         for n in args.sizes:
-            rows[f"vector env N={n} ({args.variant}, {backend})"] = (VectorRow(args.variant, n, backend).measure,
-                                                                     "obs + mask for all N games each step")
+            rows[f"vector env N={n} ({variant})"] = (VectorRow(variant, n, "numba").measure,
+                                                     "obs + mask for all N games each step")
+    rows[f"vector env N={PYTHON_N} ({first}, uncompiled)"] = (VectorRow(first, PYTHON_N, "python").measure,
+                                                             "the same kernels run by Python")
     for i, (name, make, notes) in enumerate((
-        (f"manni AEC env ({args.variant})", manni_aec(args.variant), "agent_iter loop, obs + mask"),
+        (f"manni AEC env ({first})", manni_aec(first), "agent_iter loop, obs + mask"),
         ("OpenSpiel skat + obs", open_spiel("skat", "observation"), "observation_tensor each step"),
         ("OpenSpiel skat", open_spiel("skat", None), "no obs"),
     )):
@@ -135,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ref = next((r for name, r, _ in rows if name == "OpenSpiel skat + obs"), None)
     env = environment()
-    numba = f", numba {importlib.metadata.version('numba')}" if "numba" in backends else ""
+    numba = f", numba {importlib.metadata.version('numba')}"
     print(f"Agent-steps per CPU-second (median of {args.repeats} x {args.seconds:g} CPU-s, rows taking turns), "
           f"one process, CPU: {env['cpu']}, Python {env['python']}, numpy {env['numpy']}{numba}; "
           f"1-minute load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after the measurements\n")
@@ -145,9 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {'-' if rate is None else f'{rate:,.0f}'} | {ratio} | {notes} |")
     if args.profile:
         n = max(args.sizes)
-        for backend in backends:
-            text = profile_vector(args.variant, n, 100, backend)
-            print(f"\ncProfile of 100 steps at N={n}, {backend} backend:\n```\n{text}```")
+        text = profile_vector(first, n, 100, "numba")
+        print(f"\ncProfile of 100 steps at N={n} ({first}):\n```\n{text}```")
     if args.json:
         Path(args.json).write_text(json.dumps([{"row": a, "steps_per_s": b, "notes": c} for a, b, c in rows], indent=1))
     return 0

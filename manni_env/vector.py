@@ -1,10 +1,11 @@
-"""A batched Manni environment: N games stepped in lockstep with numpy (or numba).
+"""A batched Manni environment: N games of any variant stepped in lockstep by compiled kernels.
 
-``VectorManni`` plays ``num_envs`` independent games of Hornafjarðarmanni or Basic Manni (the
-announcement variants are not vectorized) with the engine's rules, state held as arrays: hands,
-discards, drawn and played cards as ``(N, 3, 52)`` booleans, the Manni as ``(N, 16)`` cards in
-drawing order, the trick, tallies and counters as ``(N,)`` / ``(N, 3)`` integers. Every game has
-exactly one seat on turn, so one step takes one action per game.
+``VectorManni`` plays ``num_envs`` independent games with the engine's rules. Their state is one
+:class:`~manni_env.vector_kernels.VectorState` (``venv.state``): hands, discards, drawn and played
+cards as ``(N, 3, 52)`` booleans, the Manni as ``(N, manni_size)`` cards in drawing order, the
+trick, tallies and counters as ``(N,)`` / ``(N, 3)`` integers; each of its arrays is also an
+attribute (``venv.hands is venv.state.hands``). Every game has exactly one seat on turn, so one
+step takes one action per game.
 
 API (all arrays have the batch dimension first)::
 
@@ -14,7 +15,8 @@ API (all arrays have the batch dimension first)::
 
 - ``obs[i]`` is the observation of the seat on turn in game ``i`` (``to_move[i]``), byte-identical
   to ``ObservationEncoder(rules, history).encode(state.view(to_move))`` of the scalar engine;
-  ``mask[i]`` is that seat's legal-action mask (never all zeros).
+  ``mask[i]`` is that seat's legal-action mask (never all zeros). :meth:`VectorManni.observe`
+  encodes any seat (a trainer bootstraps the values of seats not on turn with it).
 - ``rewards`` is ``(N, 3)`` float32 by absolute seat, as the AEC env pays them: each seat's deal
   score in the step that ends a deal (``reward="deal"``, the default), or the zero-sum game outcome
   in the step that ends a game (``reward="outcome"``: winners share +1, the others share −1, see
@@ -23,72 +25,49 @@ API (all arrays have the batch dimension first)::
   Finished games reset at once (Gymnasium's "same-step" autoreset): the returned ``obs``, ``mask``
   and ``to_move`` already belong to the next game in that slot. ``infos`` holds arrays:
   ``deal_over`` (N,) bool, ``tricks_won`` / ``points`` / ``plus`` / ``minus`` / ``totals`` (N, 3)
-  of the deal that ended in this step, ``winners`` (N, 3) bool for games that ended, and
-  ``new_deal`` / ``new_game`` (N,) bool for slots whose next deal / game started in this step.
+  of the deal that ended in this step (zeros elsewhere), ``winners`` (N, 3) bool of the games that
+  ended, and ``new_deal`` / ``new_game`` (N,) bool for slots whose next deal / game started.
 - Every step returns new arrays, so callers may keep them across steps (but should not modify
   ``mask`` in place: the next ``step`` checks the actions against it).
 
-``backend="numpy"`` (default) runs array operations over the batch; ``backend="numba"`` (needs the
-``fast`` extra) runs compiled per-game loops from :mod:`manni_env.vector_numba` on the same arrays,
-3–4 times as fast from N = 1024 (see ``benchmarks/bench_vector.py``); ``"auto"`` picks numba when
-it is installed. Both play identical games (tested). For Gymnasium's vector API see
-:mod:`manni_env.vector_gym`; :meth:`VectorManni.view` gives any seat's engine
-:class:`~manni_env.view.SeatView` so scalar policies (``rule_based``) can play a seat.
+The rules run in :mod:`manni_env.vector_kernels`, compiled by numba (``backend="numba"``, what
+``"auto"`` picks when numba imports) or the same functions run by Python (``backend="python"``,
+slow; used where numba is missing). For Gymnasium's vector API see :mod:`manni_env.vector_gym`;
+:meth:`VectorManni.view` gives any seat's engine :class:`~manni_env.view.SeatView`, so scalar
+policies (``rule_based``) can play a seat.
 
 Seeding: ``reset(seed)`` gives slot ``i`` its own generator
 ``np.random.default_rng(np.random.SeedSequence(seed).spawn(N)[i])``. It draws each game's first
-dealer and shuffles each deal (``Generator.permuted`` on the variant's pack, drawn in blocks of
-:data:`DEAL_BLOCK`), and the deal is dealt exactly as the engine deals a shuffled pack. A slot's
-games therefore depend only on the seed, the slot index and that slot's own actions.
-:meth:`VectorManni.deal` returns a slot's current deal as an engine :class:`~manni_env.engine.Deal`,
-so any game can be replayed by ``GameState`` (this is how records are written, see
-:class:`GameLog`).
+dealer (unless ``rules.first_dealer`` fixes it) and shuffles the deals (``Generator.permuted`` on
+the variant's pack, drawn in blocks of :data:`DEAL_BLOCK` when needed), each dealt exactly as the
+engine deals a shuffled pack. A slot's games therefore depend only on the seed, the slot index and
+that slot's own actions. ``reset(seed, deals)`` plays explicit deals first, as
+``GameState(deals=...)`` does. :meth:`VectorManni.deal` returns a slot's current deal as an engine
+:class:`~manni_env.engine.Deal`, so any game can be replayed by ``GameState`` (this is how records
+are written, see :class:`GameLog`).
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import actions as A
+from . import vector_kernels
 from .cards import cards_of
-from .engine import Contract, Deal, GameState, Phase
-from .rules import VARIANT_TABLE, Rules, make_rules
+from .engine import Deal, GameState
+from .observation import ObservationEncoder
+from .rules import Contract, ContractKind, Phase, Rules, make_rules
+from .vector_kernels import DEAL_BLOCK, VectorState, kernel_rules, new_state, new_step_out
 from .view import SeatView
 
-DEAL_BLOCK = 32
-BACKENDS = ("numpy", "numba", "auto")
-NULLO, TRUMP, GRAND = 0, 1, 2
-_SUIT_OF = np.arange(52) // 13
-_RANK_OF = np.arange(52) % 13
-_SUIT_CARDS = _SUIT_OF[None, :] == np.arange(4)[:, None]  # (4, 52)
-_TRUMP_ROTATION = np.array(VARIANT_TABLE["basic"].trump_rotation)
+__all__ = ["BACKENDS", "DEAL_BLOCK", "GameLog", "VectorManni", "random_legal_actions", "resolve_backend"]
 
-
-def _deal_positions(variant: str) -> tuple[np.ndarray, np.ndarray]:
-    """Positions in a shuffled pack of the Manni cards (drawing order) and of the hands of
-    forehand, middlehand and dealer (``(3, 12)``), following the engine's dealing order."""
-    if variant == "hornafjardar":
-        manni, hands = [], [[], [], []]
-        p = 0
-        for _ in range(4):
-            manni += range(p, p + 4)
-            p += 4
-            for j in range(3):
-                hands[j] += range(p, p + 3)
-                p += 3
-        return np.array(manni), np.array(hands)
-    manni, hands = [], [[], [], []]
-    for r in range(3):
-        base = 16 * r
-        for j in range(3):
-            hands[j] += range(base + 4 * j, base + 4 * j + 4)
-        manni += range(base + 12, base + 16)
-    return np.array(manni), np.array(hands)
-
-
-_KINDS = ("nullo", "trump", "grand")  # indexed by NULLO, TRUMP, GRAND
+BACKENDS = ("auto", "numba", "python")
+NULLO, TRUMP, GRAND = (int(k) for k in ContractKind)  # contract kinds as the state's ``kind`` holds them
 
 
 def _bits(row: np.ndarray) -> int:
@@ -96,7 +75,7 @@ def _bits(row: np.ndarray) -> int:
     return int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
 
 
-def resolve_backend(backend: str, fallback: str = "numpy") -> str:
+def resolve_backend(backend: str, fallback: str = "python") -> str:
     """``fallback`` (the uncompiled code), ``numba`` (raises if numba is not installed) or ``auto``
     (numba when installed, else ``fallback``)."""
     choices = ("auto", "numba", fallback)
@@ -108,7 +87,7 @@ def resolve_backend(backend: str, fallback: str = "numpy") -> str:
         import numba  # noqa: F401
     except ImportError:
         if backend == "numba":
-            raise ValueError("backend 'numba' needs numba: pip install numba (the 'fast' extra)") from None
+            raise ValueError("backend 'numba' needs numba: pip install numba") from None
         return fallback
     return "numba"
 
@@ -139,493 +118,241 @@ def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarr
 class VectorManni:
     """``num_envs`` Manni games in lockstep (see the module docstring for the API)."""
 
+    state: VectorState
+
     def __init__(self, rules: Rules, num_envs: int, reward: str = "deal", history: str = "summary",
-                 log_games: bool = False, backend: str = "numpy"):
-        if rules.is_announcement:
-            raise ValueError(f"variant {rules.variant!r} is not vectorized; use 'hornafjardar' or 'basic'")
+                 log_games: bool = False, backend: str = "auto"):
         if reward not in ("deal", "outcome"):
             raise ValueError(f"reward must be 'deal' or 'outcome', got {reward!r}")
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs!r}")
-        from .vector_obs import VectorEncoder
-
         self.backend = resolve_backend(backend)
-        self._kernels = None
-        if self.backend == "numba":
-            from . import vector_numba
-
-            self._kernels = vector_numba
+        self._kernels = vector_kernels if self.backend == "numba" else vector_kernels.plain_kernels()
         self.rules = rules
-        self.num_envs = n = num_envs
+        self.num_envs = num_envs
         self.reward_mode = reward
-        self.horn = rules.variant == "hornafjardar"
-        self.encoder = VectorEncoder(rules, history)
+        self.encoder = ObservationEncoder(rules, history)  # the layout (segments, bounds)
         self.obs_size = self.encoder.size
+        self._krules = kernel_rules(rules, self.encoder, reward == "outcome")
         self.log_games = log_games
         self.logs: list[GameLog] = []
         self.finished_logs: list[GameLog] = []
-        self._pack = np.array(cards_of(rules.pack), dtype=np.int8)
-        self._manni_pos, self._hand_pos = _deal_positions(rules.variant)
-        self._ar = np.arange(n)
-        m = rules.manni_size
-        b3 = (n, 3, 52)
-        # per-game state
-        self.hands = np.zeros(b3, bool)
-        self.dealt = np.zeros(b3, bool)
-        self.discards = np.zeros(b3, bool)
-        self.drawn = np.zeros(b3, bool)
-        self.played = np.zeros(b3, bool)
-        self.voids = np.zeros((n, 3, 4), bool)
-        self.manni = np.zeros((n, m), np.int64)
-        self.manni_pos = np.zeros(n, np.int64)
-        self.cut_card = np.full(n, -1, np.int64)
-        self.kind = np.zeros(n, np.int64)
-        self.trump = np.full(n, -1, np.int64)
-        self.phase = np.zeros(n, np.int64)
-        self.to_move = np.zeros(n, np.int64)
-        self.dealer = np.zeros(n, np.int64)
-        self.deal_index = np.zeros(n, np.int64)
-        self.decision = np.zeros(n, np.int64)
-        self.pending = np.zeros((n, 12), np.int64)
-        self.n_pending = np.zeros(n, np.int64)
-        self.exchange_counts = np.zeros((n, 3), np.int64)
-        self.swapper = np.zeros(n, np.int64)
-        self.passed = np.zeros((n, 3), np.int64)  # passed[i, k] = seat that passed k-th, -1 none
-        self.n_passed = np.zeros(n, np.int64)
-        self.leader = np.zeros(n, np.int64)
-        self.led_suit = np.zeros(n, np.int64)
-        self.trick = np.zeros((n, 3), np.int64)
-        self.trick_len = np.zeros(n, np.int64)
-        self.plays = np.zeros((n, 3 * rules.hand_size, 2), np.int64)  # (seat, card) in play order
-        self.n_plays = np.zeros(n, np.int64)
-        self.tricks_won = np.zeros((n, 3), np.int64)
-        self.plus = np.zeros((n, 3), np.int64)
-        self.minus = np.zeros((n, 3), np.int64)
-        self.totals = np.zeros((n, 3), np.int64)
-        # per-slot deal streams
+        spec = rules.spec
+        self._slot_names = {row.slot: row.name for row in spec.announcements}
+        self._contract_names = {(int(row.kind), -1 if row.trump is None else row.trump): row.name
+                                for row in spec.announcements}
+        self._block = np.tile(np.array(cards_of(rules.pack), np.int8), (DEAL_BLOCK, 1))
+        self._all = np.arange(num_envs, dtype=np.int64)
         self._rngs: list[np.random.Generator] = []
-        self._decks = np.zeros((n, DEAL_BLOCK, len(self._pack)), np.int8)
-        self._deck_ptr = np.zeros(n, np.int64)
-        self._seeded = False
-        if self._kernels is not None:
-            self._observe_args = self._kernel_observe_args()
+        self._mask = np.zeros((num_envs, A.NUM_ACTIONS), bool)
+        self.state = new_state(rules, num_envs)
+        # the kernels, compiled (or loaded from numba's cache) for these argument types
+        k, state, krules = self._kernels, self.state, self._krules
+        self._step = k.bind(k.step, state, krules, self._all, self._mask, new_step_out(num_envs))
+        self._start_deals = k.bind(k.start_deals, state, krules, self._all)
+        self._observe = k.bind(k.observe, state, krules, self._all, self._all, np.zeros((1, self.obs_size), np.float32),
+                             self._mask)
 
     # ------------------------------------------------------------------ public API
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Seed every slot (see the module docstring) and start a new game in each."""
-        children = np.random.SeedSequence(seed).spawn(self.num_envs)
-        self._rngs = [np.random.default_rng(c) for c in children]
-        self._deck_ptr[:] = DEAL_BLOCK
-        self._seeded = True
-        self.logs = [GameLog(i, 0) for i in range(self.num_envs)]
+    def reset(self, seed: int | None = None, deals: Sequence[Sequence[Deal]] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Seed every slot (see the module docstring) and start a new game in each. ``deals[i]``
+        (optional) are the first deals of slot ``i``'s first game, played in order before its random
+        deals and dropped if that game ends first; a bad deal raises ``ValueError`` (nothing changed)."""
+        n, rules = self.num_envs, self.rules
+        rngs = [np.random.default_rng(c) for c in np.random.SeedSequence(seed).spawn(n)]
+        first = rules.first_dealer
+        dealers = np.array([int(rng.integers(3)) if first is None else first for rng in rngs], np.int64)
+        hands, manni, cut, counts = self._check_deals(deals, dealers)
+        self.state = state = self.state._replace(queued_hands=hands, queued_manni=manni, queued_cut=cut)
+        self._rngs = rngs
+        state.n_queued[:] = counts
+        state.dealer[:] = dealers
+        state.next_queued[:] = 0
+        for name in ("plus", "minus", "totals", "deal_index"):
+            getattr(state, name)[:] = 0
+        state.used[:] = False
+        state.used_order[:] = -1
+        state.deck_ptr[:] = DEAL_BLOCK
+        self._refill(self._all)
+        self._start_deals(state, self._krules, self._all)
+        self.logs = [GameLog(i, int(d)) for i, d in enumerate(dealers)]
         self.finished_logs = []
-        self._new_game(self._ar)
-        obs = self._observe_and_mask()
-        return obs, self._mask, self.to_move.copy()
+        self._log_deals(self._all)
+        obs, self._mask = self._observe_all()
+        return obs, self._mask, state.to_move.copy()
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Apply one action per game for its seat on turn. Raises ``ValueError`` (and changes
         nothing) if any action is illegal."""
-        if not self._seeded:
+        if not self._rngs:
             raise RuntimeError("call reset(seed) before step()")
         a = np.asarray(actions)
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got {a.dtype} {a.shape}")
-        a = a.astype(np.int64, copy=False)
-        n = self.num_envs
-        rewards = np.zeros((n, 3), np.float32)
-        terminated = np.zeros(n, bool)
-        truncated = np.zeros(n, bool)
-        infos = {"deal_over": np.zeros(n, bool), "new_deal": np.zeros(n, bool), "new_game": np.zeros(n, bool)}
-        if self._kernels is not None:
-            illegal, deals_over = self._kernels.step_kernel(
-                a, self._mask.view(np.uint8), self.phase, self.hands, self.discards, self.drawn, self.played,
-                self.voids, self.manni, self.manni_pos, self.kind, self.trump, self.to_move, self.dealer,
-                self.decision, self.pending, self.n_pending, self.exchange_counts, self.swapper, self.passed,
-                self.n_passed, self.leader, self.led_suit, self.trick, self.trick_len, self.plays, self.n_plays,
-                self.tricks_won, self.rules.tricks_per_deal, infos["deal_over"])
-            if illegal:
-                self._check_actions(a)
-            self._log_actions(a)
-            if deals_over:
-                self._end_deal(np.flatnonzero(infos["deal_over"]), rewards, terminated, truncated, infos)
-        else:
-            self._check_actions(a)
-            self._log_actions(a)
-            phase = self.phase
-            play = np.flatnonzero(phase == Phase.PLAY)
-            ex = np.flatnonzero(phase == Phase.EXCHANGE)
-            sw = np.flatnonzero(phase == Phase.SWAP)
-            if play.size:
-                self._play(play, a[play], rewards, terminated, truncated, infos)
-            if ex.size:
-                self._exchange(ex, a[ex])
-            if sw.size:
-                self._swap(sw, a[sw])
-        obs = self._observe_and_mask()
-        return obs, self._mask, self.to_move.copy(), rewards, terminated, truncated, infos
-
-    def _check_actions(self, a: np.ndarray) -> None:
-        """Raise ``ValueError`` naming the first illegal action in ``a`` (int64), if any."""
-        bad = (a < 0) | (a >= A.NUM_ACTIONS)
-        if not bad.any():
-            bad = ~self._mask[self._ar, a]
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"illegal action {int(a[i])} in game {i} (phase {Phase(int(self.phase[i])).name}, "
-                             f"seat {int(self.to_move[i])}); {int(bad.sum())} illegal action(s) in all, nothing applied")
-
-    def _log_actions(self, a: np.ndarray) -> None:
+        a = np.ascontiguousarray(a, np.int64)
+        out = new_step_out(self.num_envs)
+        waiting = self._step(self.state, self._krules, a, self._mask, out)
+        if waiting < 0:
+            raise ValueError(self._illegal_message(a))
         if self.log_games:
-            for i, action in enumerate(a.tolist()):
-                self.logs[i].actions.append(action)
+            for log, action in zip(self.logs, a.tolist()):
+                log.actions.append(action)
+        if waiting:
+            self._deal_waiting(np.flatnonzero(out.needs_deal), out.new_game)
+        if self.log_games:
+            self._log_deals(np.flatnonzero(out.new_deal))
+        obs, self._mask = self._observe_all()
+        infos = {name: getattr(out, name) for name in ("deal_over", "new_deal", "new_game", "tricks_won", "points",
+                                                       "plus", "minus", "totals", "winners")}
+        return obs, self._mask, self.state.to_move.copy(), out.rewards, out.terminated, out.truncated, infos
+
+    def observe(self, games, seats=None) -> np.ndarray:
+        """(len(games), obs_size) float32 observations of ``seats`` (default: the seats on turn) in ``games``."""
+        games = np.ascontiguousarray(np.asarray(games, np.int64).reshape(-1))
+        if games.size and (games.min() < 0 or games.max() >= self.num_envs):
+            raise ValueError(f"games must be in 0..{self.num_envs - 1}")
+        if seats is None:
+            seats = self.state.to_move[games]
+        seats = np.broadcast_to(np.asarray(seats, np.int64), games.shape)
+        if games.size and (seats.min() < 0 or seats.max() > 2):
+            raise ValueError("seats must be in 0..2")
+        obs = np.empty((games.size, self.obs_size), np.float32)
+        mask = np.empty((games.size, A.NUM_ACTIONS), bool)
+        self._observe(self.state, self._krules, games, np.ascontiguousarray(seats), obs, mask)
+        return obs
 
     def action_mask(self) -> np.ndarray:
         """(N, 63) bool legal-action masks of the seats on turn (a copy)."""
         return self._mask.copy()
 
-    def _observe_and_mask(self) -> np.ndarray:
-        """Observations of the seats on turn, (N, obs_size) float32; sets ``self._mask`` to their
-        legal-action masks. Both are new arrays."""
-        if self._kernels is None:
-            self._mask = self._compute_mask()
-            return self.encoder.encode(self, self._ar)
-        obs = np.empty((self.num_envs, self.obs_size), np.float32)
-        mask = np.empty((self.num_envs, A.NUM_ACTIONS), bool)
-        self._kernels.observe_kernel(obs, mask.view(np.uint8), *self._observe_args)
-        self._mask = mask
-        return obs
-
-    def _observe(self) -> np.ndarray:
-        """Observations of the seats on turn, (N, obs_size) float32 (a new array)."""
-        if self._kernels is None:
-            return self.encoder.encode(self, self._ar)
-        obs = np.empty((self.num_envs, self.obs_size), np.float32)
-        self._kernels.observe_kernel(obs, np.empty((self.num_envs, A.NUM_ACTIONS), np.uint8), *self._observe_args)
-        return obs
-
-    def _kernel_observe_args(self) -> tuple:
-        """The arguments of :func:`~manni_env.vector_numba.observe_kernel` after ``out`` and ``mask``
-        (the card arrays as uint8 views; all are views of this env's state, so they stay current)."""
-        e, rules = self.encoder, self.rules
-        u8 = [a.view(np.uint8) for a in (self.hands, self.discards, self.drawn, self.played, self.voids)]
-        return (e.kernel_offsets, e.horn, e.full, e.play_slot, e.variant_one, rules.manni_size,
-                float(rules.tricks_per_deal), e.score, rules.max_deals, rules.hand_size, self.phase, *u8,
-                self.cut_card, self.kind, self.trump, self.to_move, self.dealer, self.exchange_counts,
-                self.manni_pos, self.decision, self.n_pending, self.swapper, self.passed, self.leader,
-                self.led_suit, self.trick, self.trick_len, self.tricks_won, self.plus, self.minus, self.totals,
-                self.deal_index, self.plays, self.n_plays)
-
-    def _compute_mask(self) -> np.ndarray:
-        n = self.num_envs
-        mask = np.zeros((n, A.NUM_ACTIONS), bool)
-        hand = self.hands[self._ar, self.to_move]  # (N, 52)
-        phase = self.phase
-        follow = hand & _SUIT_CARDS[self.led_suit]  # led_suit -1 picks spades; masked by trick_len below
-        must = (phase == Phase.PLAY) & (self.trick_len > 0) & follow.any(1)
-        cards = (phase == Phase.PLAY) | (phase == Phase.EXCHANGE)
-        mask[:, :52] = np.where(must[:, None], follow, hand & cards[:, None])
-        mask[:, A.EXCHANGE_DONE] = phase == Phase.EXCHANGE
-        swap = phase == Phase.SWAP
-        mask[:, A.KEEP_HAND] = swap
-        mask[:, A.SWAP_HAND] = swap
-        return mask
-
-    def exchange_limit(self, idx: np.ndarray) -> np.ndarray:
+    def exchange_limit(self, games: np.ndarray) -> np.ndarray:
         """Hornafjarðarmanni: remaining discard allowance of the seat on turn (0 outside the exchange)."""
-        limits = np.array(self.rules.spec.exchange_limits)[np.minimum(self.decision[idx], 2)]
-        left = np.minimum(limits, self.rules.manni_size - self.manni_pos[idx]) - self.n_pending[idx]
-        return np.where(self.phase[idx] == Phase.EXCHANGE, left, 0)
+        s = self.state
+        limits = self._krules.exchange_limits[np.minimum(s.decision[games], 2)]
+        left = np.minimum(limits, self.rules.manni_size - s.manni_pos[games]) - s.n_pending[games]
+        return np.where(s.phase[games] == Phase.EXCHANGE, left, 0)
 
     def view(self, i: int, seat: int) -> SeatView:
         """Seat ``seat``'s information state in game ``i``, equal to the engine's ``state.view(seat)``
         (for scalar policies such as ``rule_based`` playing a seat of a vector game)."""
-        on_turn = int(self.to_move[i]) == seat
-        kind = int(self.kind[i])
-        trump = int(self.trump[i])
-        view = object.__new__(SeatView)
+        s = self.state
+        on_turn = int(s.to_move[i]) == seat
+        kind, trump, declarer = int(s.kind[i]), int(s.trump[i]), int(s.declarer[i])
+        contract = None
+        if kind >= 0:
+            contract = Contract(ContractKind(kind), trump if trump >= 0 else None, declarer if declarer >= 0 else None,
+                                self._contract_names[kind, trump] if declarer >= 0 else None)
+        view = object.__new__(SeatView)  # as GameState.view builds it
         view.__dict__.update({
             "rules": self.rules,
             "seat": seat,
-            "phase": Phase(int(self.phase[i])),
-            "to_move": int(self.to_move[i]),
-            "deal_index": int(self.deal_index[i]),
-            "dealer": int(self.dealer[i]),
-            "cut_card": int(self.cut_card[i]) if self.horn else None,
-            "contract": Contract(_KINDS[kind], trump if trump >= 0 else None),
-            "hand": _bits(self.hands[i, seat]),
-            "dealt_hand": _bits(self.dealt[i, seat]),
-            "discards": _bits(self.discards[i, seat]),
-            "drawn": _bits(self.drawn[i, seat]),
-            "pending": tuple(self.pending[i, : self.n_pending[i]].tolist()) if on_turn else (),
+            "phase": Phase(int(s.phase[i])),
+            "to_move": int(s.to_move[i]),
+            "deal_index": int(s.deal_index[i]),
+            "dealer": int(s.dealer[i]),
+            "cut_card": int(s.cut_card[i]) if s.cut_card[i] >= 0 else None,
+            "contract": contract,
+            "hand": _bits(s.hands[i, seat]),
+            "dealt_hand": _bits(s.dealt[i, seat]),
+            "discards": _bits(s.discards[i, seat]),
+            "drawn": _bits(s.drawn[i, seat]),
+            "pending": tuple(s.pending[i, : s.n_pending[i]].tolist()) if on_turn else (),
             "exchange_limit": int(self.exchange_limit(np.array([i]))[0]) if on_turn else 0,
-            "exchange_counts": tuple(self.exchange_counts[i].tolist()),
-            "manni_used": int(self.manni_pos[i]),
-            "swapper": int(self.swapper[i]) if self.swapper[i] >= 0 else None,
-            "taker": None,
-            "passed": tuple(self.passed[i, : self.n_passed[i]].tolist()),
-            "used_contracts": ((), (), ()),
-            "leader": int(self.leader[i]),
-            "led_suit": int(self.led_suit[i]),
-            "trick": tuple(self.trick[i, : self.trick_len[i]].tolist()),
-            "plays": tuple(map(tuple, self.plays[i, : self.n_plays[i]].tolist())),
-            "played": tuple(_bits(self.played[i, s]) for s in range(3)),
-            "voids": tuple(_bits(self.voids[i, s]) for s in range(3)),
-            "tricks_won": tuple(self.tricks_won[i].tolist()),
-            "plus": tuple(self.plus[i].tolist()),
-            "minus": tuple(self.minus[i].tolist()),
-            "totals": tuple(self.totals[i].tolist()),
+            "exchange_counts": tuple(s.exchange_counts[i].tolist()),
+            "manni_used": int(s.manni_pos[i]),
+            "swapper": int(s.swapper[i]) if s.swapper[i] >= 0 else None,
+            "taker": int(s.taker[i]) if s.taker[i] >= 0 else None,
+            "passed": tuple(s.passed[i, : s.n_passed[i]].tolist()),
+            "used_contracts": tuple(tuple(self._slot_names[k] for k in s.used_order[i, a].tolist() if k >= 0)
+                                    for a in range(3)),
+            "leader": int(s.leader[i]),
+            "led_suit": int(s.led_suit[i]),
+            "trick": tuple(s.trick[i, : s.trick_len[i]].tolist()),
+            "plays": tuple(map(tuple, s.plays[i, : s.n_plays[i]].tolist())),
+            "played": tuple(_bits(s.played[i, a]) for a in range(3)),
+            "voids": tuple(_bits(s.voids[i, a]) for a in range(3)),
+            "tricks_won": tuple(s.tricks_won[i].tolist()),
+            "plus": tuple(s.plus[i].tolist()),
+            "minus": tuple(s.minus[i].tolist()),
+            "totals": tuple(s.totals[i].tolist()),
             "legal_actions": tuple(np.flatnonzero(self._mask[i]).tolist()) if on_turn else (),
         })
         return view
 
     def deal(self, i: int) -> Deal:
         """Slot ``i``'s current deal as the engine's explicit :class:`Deal`."""
-        d = int(self.dealer[i])
-        order = ((d + 1) % 3, (d + 2) % 3, d)
-        deck = self._decks[i, self._deck_ptr[i] - 1].astype(int).tolist()
-        hands = [None, None, None]
-        for j, seat in enumerate(order):
-            hands[seat] = tuple(deck[p] for p in self._hand_pos[j])
-        cut = deck[-1] if self.horn else None
-        return Deal(tuple(hands), tuple(deck[p] for p in self._manni_pos), cut)
+        s = self.state
+        cut = int(s.cut_card[i])
+        return Deal(tuple(tuple(h) for h in s.deal_hands[i].tolist()), tuple(s.manni[i].tolist()),
+                    cut if cut >= 0 else None)
 
-    # ------------------------------------------------------------------ phases
-    def _play(self, g, card, rewards, terminated, truncated, infos) -> None:
-        s = self.to_move[g]
-        self.hands[g, s, card] = False
-        self.played[g, s, card] = True
-        suit = card // 13
-        tl = self.trick_len[g]
-        lead = tl == 0
-        self.led_suit[g] = np.where(lead, suit, self.led_suit[g])
-        off = ~lead & (suit != self.led_suit[g])
-        self.voids[g[off], s[off], self.led_suit[g[off]]] = True
-        self.trick[g, tl] = card
-        self.plays[g, self.n_plays[g]] = np.stack([s, card], 1)
-        self.n_plays[g] += 1
-        self.trick_len[g] = tl + 1
-        self.to_move[g] = (s + 1) % 3
-        full = g[tl == 2]
-        if not full.size:
-            return
-        cards = self.trick[full]  # (k, 3)
-        rank = _RANK_OF[cards]
-        rank = np.where((self.kind[full] == NULLO)[:, None] & (rank == 12), -1, rank)
-        suits = cards // 13
-        key = np.where(suits == self.trump[full][:, None], 100 + rank,
-                       np.where(suits == self.led_suit[full][:, None], rank, -100))
-        winner = (self.leader[full] + key.argmax(1)) % 3
-        self.tricks_won[full, winner] += 1
-        self.trick_len[full] = 0
-        self.led_suit[full] = -1
-        self.leader[full] = winner
-        self.to_move[full] = winner
-        over = full[self.tricks_won[full].sum(1) == self.rules.tricks_per_deal]
-        if over.size:
-            self._end_deal(over, rewards, terminated, truncated, infos)
+    # ------------------------------------------------------------------ internals
+    def _observe_all(self) -> tuple[np.ndarray, np.ndarray]:
+        """Observations and legal-action masks of the seats on turn (new arrays)."""
+        obs = np.empty((self.num_envs, self.obs_size), np.float32)
+        mask = np.empty((self.num_envs, A.NUM_ACTIONS), bool)
+        self._observe(self.state, self._krules, self._all, self.state.to_move, obs, mask)
+        return obs, mask
 
-    def _exchange(self, g, a) -> None:
-        card = a < 52
-        gc, s = g[card], self.to_move[g[card]]
-        c = a[card]
-        self.hands[gc, s, c] = False
-        self.discards[gc, s, c] = True
-        self.pending[gc, self.n_pending[gc]] = c
-        self.n_pending[gc] += 1
-        finish = np.concatenate([g[~card], gc[self.exchange_limit(gc) == 0]])
-        if not finish.size:
-            return
-        finish.sort()
-        s = self.to_move[finish]
-        k = self.n_pending[finish]
-        pos = self.manni_pos[finish]
-        j = np.arange(self.rules.manni_size)
-        take = (j >= pos[:, None]) & (j < (pos + k)[:, None])  # (f, M)
-        rows, cols = np.nonzero(take)
-        self.hands[finish[rows], s[rows], self.manni[finish[rows], cols]] = True
-        self.drawn[finish[rows], s[rows], self.manni[finish[rows], cols]] = True
-        self.exchange_counts[finish, s] = k
-        self.manni_pos[finish] = pos + k
-        self.n_pending[finish] = 0
-        self._next_decision(finish)
+    def _illegal_message(self, a: np.ndarray) -> str:
+        bad = (a < 0) | (a >= A.NUM_ACTIONS)
+        if not bad.any():
+            bad = ~self._mask[self._all, a]
+        i = int(np.flatnonzero(bad)[0])
+        return (f"illegal action {int(a[i])} in game {i} (phase {Phase(int(self.state.phase[i])).name}, "
+                f"seat {int(self.state.to_move[i])}); {int(bad.sum())} illegal action(s) in all, nothing applied")
 
-    def _swap(self, g, a) -> None:
-        swap = g[a == A.SWAP_HAND]
-        if swap.size:
-            s = self.to_move[swap]
-            self.discards[swap, s] = self.hands[swap, s]
-            manni = np.zeros((swap.size, 52), bool)
-            manni[np.arange(swap.size)[:, None], self.manni[swap]] = True
-            self.hands[swap, s] = manni
-            self.drawn[swap, s] = manni
-            self.swapper[swap] = s
-            self._start_play(swap)
-        keep = g[a == A.KEEP_HAND]
-        if keep.size:
-            self.passed[keep, self.n_passed[keep]] = self.to_move[keep]
-            self.n_passed[keep] += 1
-            self._next_decision(keep)
-
-    def _next_decision(self, g) -> None:
-        self.decision[g] += 1
-        dec = self.decision[g]
-        more = dec < 3
-        gm = g[more]
-        self.to_move[gm] = (self.dealer[gm] + 1 + dec[more]) % 3
-        if (~more).any():
-            self._start_play(g[~more])
-
-    def _start_play(self, g) -> None:
-        self.phase[g] = Phase.PLAY
-        f = (self.dealer[g] + 1) % 3
-        self.leader[g] = f
-        self.to_move[g] = f
-
-    # ------------------------------------------------------------------ deals and games
-    def _end_deal(self, g, rewards, terminated, truncated, infos) -> None:
-        if self._kernels is not None:
-            self._end_deal_numba(g, rewards, terminated, truncated, infos)
-            return
-        rules = self.rules
-        t = self.tricks_won[g]
-        if self.horn:
-            points = np.where((self.kind[g] == NULLO)[:, None], 4 - t, t - 4)
-        elif rules.negative:
-            points = t - 4
-        else:
-            points = np.maximum(0, t - 4)
-        self.totals[g] += points
-        self.plus[g] += np.maximum(points, 0)
-        self.minus[g] += np.maximum(-points, 0)
-        infos["deal_over"][g] = True
-        for name, value in (("tricks_won", t), ("points", points), ("plus", self.plus[g]),
-                            ("minus", self.minus[g]), ("totals", self.totals[g])):
-            arr = infos.setdefault(name, np.zeros((self.num_envs, 3), np.int64))
-            arr[g] = value
-        totals = self.totals[g]
-        top = totals.max(1)
-        if self.horn:
-            done = self.plus[g].max(1) >= rules.target
-        else:
-            done = (top >= rules.target) & ((totals == top[:, None]).sum(1) == 1)
-        cap = ~done & (self.deal_index[g] + 1 >= rules.max_deals)
-        done |= cap
-        if self.reward_mode == "deal":
-            rewards[g] = points
-        ended = g[done]
-        if ended.size:
-            terminated[ended] = ~cap[done]
-            truncated[ended] = cap[done]
-            winners = infos.setdefault("winners", np.zeros((self.num_envs, 3), bool))
-            winners[ended] = totals[done] == top[done][:, None]
-            if self.reward_mode == "outcome":
-                won = winners[ended]
-                count = won.sum(1, keepdims=True)
-                share = np.where(won, 1.0 / count, -1.0 / np.maximum(3 - count, 1))
-                rewards[ended] = np.where(count == 3, 0.0, share)
-            if self.log_games:
-                self.finished_logs += [self.logs[i] for i in ended.tolist()]
-            infos["new_game"][ended] = True
-            self._new_game(ended)
-        cont = g[~done]
-        if cont.size:
-            self.deal_index[cont] += 1
-            self.dealer[cont] = (self.dealer[cont] + 1) % 3
-            self._start_deal(cont)
-        infos["new_deal"][g] = True
-
-    def _end_deal_numba(self, g, rewards, terminated, truncated, infos) -> None:
-        """``_end_deal`` with the scoring in :func:`~manni_env.vector_numba.end_deal_kernel`."""
+    def _check_deals(self, deals, dealers: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Validate ``reset``'s explicit deals (the k-th deal of slot i is dealt by dealers[i] + k);
+        return them as the state's queue arrays."""
         n, rules = self.num_envs, self.rules
-        arrays = {name: np.zeros((n, 3), np.int64) for name in ("tricks_won", "points", "plus", "minus", "totals")}
-        winners = np.zeros((n, 3), bool)
-        new_game = infos["new_game"]
-        self._kernels.end_deal_kernel(
-            g, self.horn, rules.negative, rules.target, rules.max_deals, self.reward_mode == "outcome",
-            self.tricks_won, self.kind, self.plus, self.minus, self.totals, self.deal_index, self.dealer, rewards,
-            terminated, truncated, *arrays.values(), winners, infos["deal_over"], infos["new_deal"], new_game)
-        infos.update(arrays)
-        ended = new_game[g]
-        if ended.any():
-            infos["winners"] = winners
-            if self.log_games:
-                self.finished_logs += [self.logs[i] for i in g[ended].tolist()]
-            self._new_game(g[ended])
-            g = g[~ended]
-        if g.size:
-            self._start_deal(g)
+        if deals is None:
+            deals = [()] * n
+        elif len(deals) != n:
+            raise ValueError(f"deals must hold one list of deals per game slot ({n}), got {len(deals)}")
+        q = max(map(len, deals), default=0)
+        hands = np.zeros((n, q, 3, rules.hand_size), np.int64)
+        manni = np.zeros((n, q, rules.manni_size), np.int64)
+        cut = np.full((n, q), -1, np.int64)
+        for i, slot in enumerate(deals):
+            for k, deal in enumerate(slot):
+                if not isinstance(deal, Deal):
+                    raise ValueError(f"deals[{i}][{k}] must be a Deal, got {type(deal).__name__}")
+                try:
+                    deal.check(rules, (int(dealers[i]) + k) % 3)
+                except ValueError as error:
+                    raise ValueError(f"deals[{i}][{k}]: {error}") from None
+                hands[i, k], manni[i, k] = deal.hands, deal.manni
+                cut[i, k] = -1 if deal.cut_card is None else deal.cut_card
+        return hands, manni, cut, np.array([len(slot) for slot in deals], np.int64)
 
-    def _new_game(self, g) -> None:
+    def _refill(self, games: np.ndarray) -> None:
+        """Draw a new block of shuffled packs for the games that need a random deal and have none left."""
+        s = self.state
+        for i in games[(s.deck_ptr[games] >= DEAL_BLOCK) & (s.next_queued[games] >= s.n_queued[games])].tolist():
+            s.decks[i] = self._rngs[i].permuted(self._block, axis=1)
+            s.deck_ptr[i] = 0
+
+    def _deal_waiting(self, games: np.ndarray, new_game: np.ndarray) -> None:
+        """Deal the next deal of ``games`` (the step kernel left them waiting): a new game's first
+        dealer and used-up packs come from the slot's generator."""
         first = self.rules.first_dealer
-        for i in g.tolist():
-            d = int(self._rngs[i].integers(3)) if first is None else first
-            self.dealer[i] = d
+        for i in games[new_game[games]].tolist():
+            dealer = int(self._rngs[i].integers(3)) if first is None else first
+            self.state.dealer[i] = dealer
             if self.log_games:
-                self.logs[i] = GameLog(i, d)
-        self.deal_index[g] = 0
-        self.plus[g] = 0
-        self.minus[g] = 0
-        self.totals[g] = 0
-        self._start_deal(g)
+                self.finished_logs.append(self.logs[i])
+                self.logs[i] = GameLog(i, dealer)
+        self._refill(games)
+        self._start_deals(self.state, self._krules, games)
 
-    def _start_deal(self, g) -> None:
-        empty = g[self._deck_ptr[g] >= DEAL_BLOCK]
-        if empty.size:
-            block = np.tile(self._pack, (DEAL_BLOCK, 1))
-            for i in empty.tolist():
-                self._decks[i] = self._rngs[i].permuted(block, axis=1)
-            self._deck_ptr[empty] = 0
-        if self._kernels is not None:
-            self._kernels.start_deal_kernel(
-                g, self._decks, self._deck_ptr, self._hand_pos, self._manni_pos, self.horn, _TRUMP_ROTATION,
-                self.hands, self.dealt, self.discards, self.drawn, self.played, self.voids, self.manni,
-                self.manni_pos, self.cut_card, self.kind, self.trump, self.phase, self.to_move, self.leader,
-                self.dealer, self.deal_index, self.decision, self.n_pending, self.exchange_counts, self.swapper,
-                self.passed, self.n_passed, self.led_suit, self.trick_len, self.n_plays, self.tricks_won)
-            self._log_deals(g)
-            return
-        deck = self._decks[g, self._deck_ptr[g]].astype(np.int64)  # (k, 52 or 48)
-        self._deck_ptr[g] += 1
-        d = self.dealer[g]
-        f = (d + 1) % 3
-        self.hands[g] = False
-        for j in range(3):
-            seat = (d + 1 + j) % 3
-            self.hands[g[:, None], seat[:, None], deck[:, self._hand_pos[j]]] = True
-        self.dealt[g] = self.hands[g]
-        self.manni[g] = deck[:, self._manni_pos]
-        if self.horn:
-            cut = deck[:, -1]
-            rank = cut % 13
-            self.cut_card[g] = cut
-            self.kind[g] = np.where(rank <= 3, NULLO, np.where(rank <= 7, TRUMP, GRAND))
-            self.trump[g] = np.where(self.kind[g] == TRUMP, cut // 13, -1)
-            self.phase[g] = Phase.EXCHANGE
-        else:
-            self.kind[g] = TRUMP
-            self.trump[g] = _TRUMP_ROTATION[self.deal_index[g] % 4]
-            self.phase[g] = Phase.SWAP
-        self.discards[g] = False
-        self.drawn[g] = False
-        self.played[g] = False
-        self.voids[g] = False
-        self.manni_pos[g] = 0
-        self.to_move[g] = f
-        self.leader[g] = f
-        self.decision[g] = 0
-        self.n_pending[g] = 0
-        self.exchange_counts[g] = -1
-        self.swapper[g] = -1
-        self.passed[g] = -1
-        self.n_passed[g] = 0
-        self.led_suit[g] = -1
-        self.trick_len[g] = 0
-        self.n_plays[g] = 0
-        self.tricks_won[g] = 0
-        self._log_deals(g)
-
-    def _log_deals(self, g) -> None:
+    def _log_deals(self, games: np.ndarray) -> None:
         if self.log_games:
-            for i in g.tolist():
+            for i in games.tolist():
                 self.logs[i].deals.append(self.deal(i))
+
+
+for _name in VectorState._fields:  # venv.hands is venv.state.hands, and so on
+    setattr(VectorManni, _name, property(operator.attrgetter(f"state.{_name}"), doc=f"``state.{_name}``"))
+del _name

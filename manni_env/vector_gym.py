@@ -32,7 +32,7 @@ class ManniVectorEnv(gymnasium.vector.VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(self, variant: str = "hornafjardar", num_envs: int = 64, history: str = "summary",
-                 reward: str = "deal", backend: str = "numpy", **options):
+                 reward: str = "deal", backend: str = "auto", **options):
         self.venv = VectorManni(make_rules(variant, **options), num_envs, reward=reward, history=history,
                                 backend=backend)
         self.num_envs = num_envs

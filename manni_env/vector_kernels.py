@@ -1,0 +1,675 @@
+"""The vector env's kernels: one batched implementation of the rules of every variant.
+
+:class:`manni_env.vector.VectorManni` keeps N games in one :class:`VectorState` (arrays with the
+game index first) and runs four kernels on it, each taking that state and one
+:class:`KernelRules` (the variant table's row and the observation layout as scalars and arrays):
+
+- :func:`step` checks one action per game against the legal-action masks and applies them all
+  (exchange, swap, pickup, discard, announcement, card play, trick winner); a game whose deal ends
+  is scored (:func:`_end_deal`: the variant's score table, floor and end rule, the deal cap) and,
+  if the game goes on and its next deal needs no random draw, dealt at once;
+- :func:`start_deals` deals the next deal of the games the caller prepared (a new game's first
+  dealer and exhausted packs are drawn from the per-slot generators in Python);
+- :func:`observe` writes the observation and legal-action mask of any seat, byte-identical to
+  :class:`manni_env.observation.ObservationEncoder` on the engine's seat view.
+
+Variant knowledge comes only from :class:`KernelRules` (built from ``Rules.spec`` by
+:func:`kernel_rules`). The kernels are compiled by numba when it imports (``cache=True``, so only
+the first run compiles); :func:`plain_kernels` gives this module executed without numba, the same
+functions run by the Python interpreter (what runs where numba is missing; slow, identical results).
+
+Writing the observations dominates a step (616 float32 per game with the summary history), so
+:func:`observe` zeroes each row once and fills it while it is in the cache, copying the card
+segments with :func:`_copy` (a loop LLVM turns into SIMD byte-to-float conversions).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from typing import NamedTuple
+
+import numpy as np
+
+from .actions import ANNOUNCE_SPADES, EXCHANGE_DONE, KEEP_HAND, NUM_ACTIONS, PASS_MANNI, SWAP_HAND, TAKE_MANNI
+from .observation import _PLAY_SLOT, EXCHANGE_SCALE, ObservationEncoder, score_scale
+from .rules import VARIANTS, ContractKind, ContractSource, EndRule, ExchangeScheme, Phase, Rules
+
+_PLAIN_NAME = "manni_env._vector_kernels_plain"  # this module loaded again without numba
+try:
+    import numba
+except ImportError:  # the kernels run as plain Python
+    numba = None
+if __name__ == _PLAIN_NAME:
+    numba = None
+
+EXCHANGE, SWAP, PICKUP, DISCARD, ANNOUNCE, PLAY = (int(p) for p in (
+    Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD, Phase.ANNOUNCE, Phase.PLAY))
+NULLO, TRUMP = int(ContractKind.NULLO), int(ContractKind.TRUMP)
+CUT_SOURCE, ROTATION_SOURCE = int(ContractSource.CUT), int(ContractSource.ROTATION)
+PLUS_TARGET, UNIQUE_TOTAL_TARGET = int(EndRule.PLUS_TARGET), int(EndRule.UNIQUE_TOTAL_TARGET)
+CONTRACT_SLOTS = 6  # the observation's "contracts used" slots per seat (Announcement.slot)
+DEAL_BLOCK = 32  # shuffled packs drawn at once per game slot
+
+
+def jit(fn):
+    """``numba.njit`` (cached, no bounds checks) when numba imports, else ``fn`` itself."""
+    if numba is None:
+        return fn
+    return numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")(fn)
+
+
+class VectorState(NamedTuple):
+    """N games' state, game index first; ``-1`` means "none". Seats are absolute (0, 1, 2)."""
+
+    hands: np.ndarray  # (N, 3, 52) bool, cards held now
+    dealt: np.ndarray  # (N, 3, 52) bool, cards as dealt
+    discards: np.ndarray  # (N, 3, 52) bool, own discards this deal (Basic: the swapped-out hand)
+    drawn: np.ndarray  # (N, 3, 52) bool, cards taken from the Manni this deal
+    played: np.ndarray  # (N, 3, 52) bool, cards played this deal
+    voids: np.ndarray  # (N, 3, 4) bool, suits each seat has shown void in
+    deal_hands: np.ndarray  # (N, 3, hand_size) int64, the hands as dealt, in dealing order
+    manni: np.ndarray  # (N, manni_size) int64, the Manni, top (drawn first) first
+    manni_pos: np.ndarray  # (N,) Manni cards drawn so far (Hornafjarðarmanni)
+    cut_card: np.ndarray  # (N,)
+    kind: np.ndarray  # (N,) ContractKind index, -1 before the announcement
+    trump: np.ndarray  # (N,)
+    declarer: np.ndarray  # (N,)
+    phase: np.ndarray  # (N,) Phase value 0..5
+    to_move: np.ndarray  # (N,)
+    dealer: np.ndarray  # (N,)
+    deal_index: np.ndarray  # (N,) deals played before this one in the game
+    decision: np.ndarray  # (N,) exchange / swap / pickup decisions made (0..3)
+    pending: np.ndarray  # (N, hand_size) own discards chosen so far in the exchange / after a pickup
+    n_pending: np.ndarray  # (N,)
+    exchange_counts: np.ndarray  # (N, 3) cards each seat exchanged (Hornafjarðarmanni; -1 undecided)
+    swapper: np.ndarray  # (N,) Basic: who swapped with the Manni
+    taker: np.ndarray  # (N,) announcement variants: who took the Manni
+    passed: np.ndarray  # (N, 3) seats that kept their hand / passed the Manni, in order, -1 padded
+    n_passed: np.ndarray  # (N,)
+    used: np.ndarray  # (N, 3, 6) bool, contract slots each seat has announced this game
+    used_order: np.ndarray  # (N, 3, 6) the same slots in announcement order, -1 padded
+    leader: np.ndarray  # (N,)
+    led_suit: np.ndarray  # (N,)
+    trick: np.ndarray  # (N, 3) cards of the trick under way, in play order
+    trick_len: np.ndarray  # (N,)
+    plays: np.ndarray  # (N, 3 * hand_size, 2) (seat, card) of this deal in play order
+    n_plays: np.ndarray  # (N,)
+    tricks_won: np.ndarray  # (N, 3)
+    plus: np.ndarray  # (N, 3)
+    minus: np.ndarray  # (N, 3)
+    totals: np.ndarray  # (N, 3)
+    decks: np.ndarray  # (N, DEAL_BLOCK, pack size) int8, shuffled packs for the next random deals
+    deck_ptr: np.ndarray  # (N,) next unused row of decks
+    queued_hands: np.ndarray  # (N, Q, 3, hand_size) explicit deals of the first game, hands by seat
+    queued_manni: np.ndarray  # (N, Q, manni_size)
+    queued_cut: np.ndarray  # (N, Q)
+    n_queued: np.ndarray  # (N,) explicit deals left to the slot's first game, from next_queued on
+    next_queued: np.ndarray  # (N,)
+
+
+def new_state(rules: Rules, n: int, queued: int = 0) -> VectorState:
+    """A zeroed state of ``n`` games of ``rules`` with room for ``queued`` explicit deals per slot."""
+    h, m, pack = rules.hand_size, rules.manni_size, rules.pack.bit_count()
+    shapes = {"hands": (n, 3, 52), "dealt": (n, 3, 52), "discards": (n, 3, 52), "drawn": (n, 3, 52),
+              "played": (n, 3, 52), "voids": (n, 3, 4), "used": (n, 3, CONTRACT_SLOTS)}
+    arrays = {name: np.zeros(shape, bool) for name, shape in shapes.items()}
+    sized = {"deal_hands": (n, 3, h), "manni": (n, m), "pending": (n, h), "exchange_counts": (n, 3),
+             "passed": (n, 3), "used_order": (n, 3, CONTRACT_SLOTS), "trick": (n, 3), "plays": (n, 3 * h, 2),
+             "tricks_won": (n, 3), "plus": (n, 3), "minus": (n, 3), "totals": (n, 3),
+             "queued_hands": (n, queued, 3, h), "queued_manni": (n, queued, m), "queued_cut": (n, queued)}
+    for name in VectorState._fields:
+        if name == "decks":
+            arrays[name] = np.zeros((n, DEAL_BLOCK, pack), np.int8)
+        elif name not in arrays:
+            arrays[name] = np.zeros(sized.get(name, (n,)), np.int64)
+    return VectorState(**arrays)
+
+
+class KernelRules(NamedTuple):
+    """What the kernels need of the rules (one variant table row) and of the observation layout."""
+
+    hand_size: int
+    manni_size: int
+    hand_positions: np.ndarray  # (3, hand_size) positions in a shuffled pack of forehand's, middlehand's, dealer's
+    manni_positions: np.ndarray  # (manni_size,)
+    cut: bool  # the pack's bottom card is the cut card
+    contract_source: int  # ContractSource
+    cut_kinds: np.ndarray  # (13,) contract kind by the cut card's rank
+    trump_rotation: np.ndarray  # trump by deal number
+    announce_slot: np.ndarray  # (NUM_ACTIONS,) contract slot of an announcement action, -1 for others
+    announce_kind: np.ndarray  # (NUM_ACTIONS,)
+    announce_trump: np.ndarray  # (NUM_ACTIONS,)
+    first_phase: int  # Phase of the exchange scheme
+    exchange_limits: np.ndarray  # (3,) discards allowed in decision order
+    pickup_discards: int
+    score_sign: np.ndarray  # (3,) by contract kind: sign * (tricks - offset), the declarer's offset apart
+    score_offset: np.ndarray
+    score_declarer_offset: np.ndarray
+    has_floor: bool
+    floor: int
+    end_rule: int  # EndRule
+    target: int  # 0 without a target
+    max_deals: int
+    outcome: bool  # rewards: the game outcome (else each deal's score)
+    # the observation layout (ObservationEncoder.offset) and its scales
+    o_hand: int
+    o_variant: int  # offset of this variant's bit
+    o_kind: int
+    o_trump: int
+    o_cut: int
+    o_cut_holder: int
+    o_dealer: int
+    o_to_move: int
+    o_phase: int
+    o_discards: int
+    o_drawn: int
+    o_decided: int
+    o_owner: int  # the swapper segment (SWAP scheme) or the taker segment (PICKUP scheme)
+    o_passed: int
+    o_declarer: int
+    o_used: int
+    o_trick: int
+    o_led: int
+    o_leader: int
+    o_played: int
+    o_voids: int
+    o_counts: int
+    o_manni_used: int
+    o_limit: int
+    o_tricks: int
+    o_plus: int
+    o_minus: int
+    o_totals: int
+    o_deal: int
+    o_history: int
+    full_history: bool
+    taken: float  # exchange count of the swapper or taker, scaled
+    score_scale: int
+
+
+def kernel_rules(rules: Rules, encoder: ObservationEncoder, outcome: bool) -> KernelRules:
+    """The kernels' view of ``rules`` (``Rules.spec``) and of ``encoder``'s layout."""
+    spec = rules.spec
+    slot, kind, trump = (np.full(NUM_ACTIONS, -1, np.int64) for _ in range(3))
+    for row in spec.announcements:
+        slot[row.action], kind[row.action] = row.slot, int(row.kind)
+        trump[row.action] = -1 if row.trump is None else row.trump
+    o = encoder.offset
+    swap = spec.exchange == ExchangeScheme.SWAP
+    return KernelRules(
+        hand_size=rules.hand_size, manni_size=rules.manni_size,
+        hand_positions=np.array(spec.hand_positions, np.int64),
+        manni_positions=np.array(spec.manni_positions, np.int64),
+        cut=spec.cut, contract_source=int(spec.contract_source),
+        cut_kinds=np.array(spec.cut_kinds or (0,) * 13, np.int64),
+        trump_rotation=np.array(spec.trump_rotation or (-1,), np.int64),
+        announce_slot=slot, announce_kind=kind, announce_trump=trump,
+        first_phase=int(spec.exchange), exchange_limits=np.array(spec.exchange_limits, np.int64),
+        pickup_discards=spec.pickup_discards,
+        score_sign=np.array([s.sign for s in spec.scores], np.int64),
+        score_offset=np.array([s.offset for s in spec.scores], np.int64),
+        score_declarer_offset=np.array([s.declarer_offset for s in spec.scores], np.int64),
+        has_floor=rules.floor is not None, floor=rules.floor or 0,
+        end_rule=int(spec.end_rule), target=rules.target or 0, max_deals=rules.max_deals, outcome=outcome,
+        o_hand=o["hand"], o_variant=o["variant"] + VARIANTS.index(rules.variant), o_kind=o["contract_kind"],
+        o_trump=o["trump"], o_cut=o["cut_card"], o_cut_holder=o["cut_holder"], o_dealer=o["dealer"],
+        o_to_move=o["to_move"], o_phase=o["phase"], o_discards=o["discards"], o_drawn=o["drawn"],
+        o_decided=o["exchange_decided"], o_owner=o["swapper"] if swap else o["taker"], o_passed=o["passed"],
+        o_declarer=o["declarer"], o_used=o["used_contracts"], o_trick=o["trick"], o_led=o["led_suit"],
+        o_leader=o["leader"], o_played=o["played"], o_voids=o["voids"], o_counts=o["exchange_counts"],
+        o_manni_used=o["manni_used"], o_limit=o["exchange_limit"], o_tricks=o["tricks_won"], o_plus=o["plus"],
+        o_minus=o["minus"], o_totals=o["totals"], o_deal=o["deal_index"], o_history=o.get("history", 0),
+        full_history=encoder.history == "full",
+        taken=(rules.hand_size if swap else rules.manni_size) / EXCHANGE_SCALE, score_scale=score_scale(rules),
+    )
+
+
+class StepOut(NamedTuple):
+    """What :func:`step` reports per game (the arrays of ``VectorManni.step``'s results)."""
+
+    rewards: np.ndarray  # (N, 3) float32
+    terminated: np.ndarray  # (N,) bool
+    truncated: np.ndarray
+    deal_over: np.ndarray
+    new_deal: np.ndarray
+    new_game: np.ndarray
+    needs_deal: np.ndarray  # (N,) bool, the caller deals the next deal (start_deals)
+    tricks_won: np.ndarray  # (N, 3) int64, of the deal that ended
+    points: np.ndarray
+    plus: np.ndarray
+    minus: np.ndarray
+    totals: np.ndarray
+    winners: np.ndarray  # (N, 3) bool, of the game that ended
+
+
+def new_step_out(n: int) -> StepOut:
+    """Zeroed outputs for ``n`` games (the flags and the tallies are rows of one array each)."""
+    return StepOut(np.zeros((n, 3), np.float32), *np.zeros((6, n), bool), *np.zeros((5, n, 3), np.int64),
+                   np.zeros((n, 3), bool))
+
+
+def bind(kernel, *args):
+    """``kernel`` compiled for the types of ``args``, callable without numba's type dispatch (which
+    takes about 10 µs per call with the state's tuple of arrays); later calls must pass arguments of
+    exactly these types (C-contiguous arrays of the same dtypes). Without numba: ``kernel``."""
+    if numba is None:
+        return kernel
+    return kernel.compile(tuple(numba.typeof(a) for a in args))
+
+
+@functools.cache
+def plain_kernels():
+    """This module executed again without numba: the same kernels as plain Python functions."""
+    spec = importlib.util.spec_from_file_location(_PLAIN_NAME, __file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------------------------ actions
+# The kernels never pass ``state`` to a helper: a call (inlined or not) copies the tuple and
+# updates the reference count of every array in it, two atomic operations per array, which costs
+# more than the rules themselves. Helpers take scalars; the kernels' loops index the state directly.
+@jit
+def step(state, rules, actions, mask, out):
+    """Apply ``actions[i]`` for the seat on turn in every game ``i``, if every action is legal under
+    ``mask`` ((N, NUM_ACTIONS) bool); report into ``out`` (:class:`StepOut`). Returns -1 (and
+    changes nothing) if an action is illegal, else the number of games whose next deal the caller
+    must deal with :func:`start_deals` (a new game, or a game that used up its shuffled packs)."""
+    n = actions.shape[0]
+    for i in range(n):
+        a = actions[i]
+        if a < 0 or a >= NUM_ACTIONS or not mask[i, a]:
+            return -1
+    ended = np.empty(n, np.int64)  # games whose deal ended
+    n_ended = 0
+    for i in range(n):
+        a = actions[i]
+        seat = state.to_move[i]
+        phase = state.phase[i]
+        forehand = (state.dealer[i] + 1) % 3
+        if phase == PLAY:
+            state.hands[i, seat, a] = False
+            state.played[i, seat, a] = True
+            count = state.trick_len[i]
+            if count == 0:
+                state.led_suit[i] = a // 13
+            elif a // 13 != state.led_suit[i]:
+                state.voids[i, seat, state.led_suit[i]] = True
+            state.trick[i, count] = a
+            k = state.n_plays[i]
+            state.plays[i, k, 0] = seat
+            state.plays[i, k, 1] = a
+            state.n_plays[i] = k + 1
+            if count < 2:
+                state.trick_len[i] = count + 1
+                state.to_move[i] = (seat + 1) % 3
+                continue
+            best = _trick_winner(state.trick[i, 0], state.trick[i, 1], state.trick[i, 2], state.trump[i],
+                                 state.kind[i] == NULLO)
+            winner = (state.leader[i] + best) % 3
+            state.tricks_won[i, winner] += 1
+            state.trick_len[i] = 0
+            state.led_suit[i] = -1
+            state.leader[i] = state.to_move[i] = winner
+            if k + 1 == 3 * rules.hand_size:
+                ended[n_ended] = i
+                n_ended += 1
+            continue
+        if phase == EXCHANGE or phase == DISCARD:  # a discard, or Hornafjarðarmanni's EXCHANGE_DONE
+            if a != EXCHANGE_DONE:
+                state.hands[i, seat, a] = False
+                state.discards[i, seat, a] = True
+                state.pending[i, state.n_pending[i]] = a
+                state.n_pending[i] += 1
+            if phase == DISCARD:
+                if state.n_pending[i] == rules.pickup_discards:
+                    state.n_pending[i] = 0
+                    state.phase[i] = ANNOUNCE
+                    state.to_move[i] = forehand
+                continue
+            k = state.n_pending[i]
+            first = state.manni_pos[i]
+            limit = min(rules.exchange_limits[state.decision[i]], rules.manni_size - first)
+            if a != EXCHANGE_DONE and k < limit:
+                continue
+            for j in range(first, first + k):  # as many replacements from the top of the Manni
+                state.hands[i, seat, state.manni[i, j]] = True
+                state.drawn[i, seat, state.manni[i, j]] = True
+            state.exchange_counts[i, seat] = k
+            state.manni_pos[i] = first + k
+            state.n_pending[i] = 0
+        elif phase == ANNOUNCE:
+            slot = rules.announce_slot[a]
+            state.used[i, seat, slot] = True
+            for k in range(CONTRACT_SLOTS):
+                if state.used_order[i, seat, k] < 0:
+                    state.used_order[i, seat, k] = slot
+                    break
+            state.kind[i] = rules.announce_kind[a]
+            state.trump[i] = rules.announce_trump[a]
+            state.declarer[i] = seat
+            state.phase[i] = PLAY
+            state.leader[i] = state.to_move[i] = forehand
+            continue
+        elif a == SWAP_HAND or a == TAKE_MANNI:
+            if a == SWAP_HAND:
+                for c in range(52):
+                    state.discards[i, seat, c] = state.hands[i, seat, c]
+                    state.hands[i, seat, c] = False
+                state.swapper[i] = seat
+                state.phase[i] = PLAY
+                state.leader[i] = state.to_move[i] = forehand
+            else:
+                state.taker[i] = seat
+                state.phase[i] = DISCARD
+            for j in range(rules.manni_size):
+                state.hands[i, seat, state.manni[i, j]] = True
+                state.drawn[i, seat, state.manni[i, j]] = True
+            continue
+        else:  # KEEP_HAND, PASS_MANNI
+            state.passed[i, state.n_passed[i]] = seat
+            state.n_passed[i] += 1
+        # the seat's exchange / swap / pickup decision is made: the next seat's, else what follows
+        decision = state.decision[i] + 1
+        state.decision[i] = decision
+        if decision < 3:
+            state.to_move[i] = (forehand + decision) % 3
+        elif rules.first_phase == PICKUP:
+            state.phase[i] = ANNOUNCE
+            state.to_move[i] = forehand
+        else:
+            state.phase[i] = PLAY
+            state.leader[i] = state.to_move[i] = forehand
+    if n_ended == 0:
+        return 0
+    return end_deals(state, rules, out, ended[:n_ended])
+
+
+@jit
+def _trick_winner(c0, c1, c2, trump, nullo):
+    """Index of the winning card of the trick ``c0, c1, c2`` in play order (as ``engine.trick_winner``)."""
+    best = 0
+    best_card = c0
+    for j in range(1, 3):
+        card = c1 if j == 1 else c2
+        if card // 13 == best_card // 13:
+            rank, best_rank = card % 13, best_card % 13
+            if nullo:
+                rank = -1 if rank == 12 else rank
+                best_rank = -1 if best_rank == 12 else best_rank
+            if rank > best_rank:
+                best, best_card = j, card
+        elif card // 13 == trump:
+            best, best_card = j, card
+    return best
+
+
+# ------------------------------------------------------------------------------------ deals
+@jit
+def end_deals(state, rules, out, games):
+    """Score the finished deals of ``games`` into their tallies and ``out``; end each game (its
+    tallies cleared for the next one) or move to its next deal, dealt here when it needs no random
+    draw. Returns the number of games left for the caller to deal (see :func:`step`)."""
+    deal_now = np.empty(games.shape[0], np.int64)
+    n_now = waiting = 0
+    for i in games:
+        kind = state.kind[i]
+        declarer = state.declarer[i]
+        for seat in range(3):
+            won = state.tricks_won[i, seat]
+            offset = rules.score_declarer_offset[kind] if seat == declarer else rules.score_offset[kind]
+            p = rules.score_sign[kind] * (won - offset)
+            if rules.has_floor and p < rules.floor:
+                p = rules.floor
+            state.totals[i, seat] += p
+            if p > 0:
+                state.plus[i, seat] += p
+            else:
+                state.minus[i, seat] -= p
+            out.tricks_won[i, seat] = won
+            out.points[i, seat] = p
+            out.plus[i, seat] = state.plus[i, seat]
+            out.minus[i, seat] = state.minus[i, seat]
+            out.totals[i, seat] = state.totals[i, seat]
+            if not rules.outcome:
+                out.rewards[i, seat] = p
+        top = max(state.totals[i, 0], state.totals[i, 1], state.totals[i, 2])
+        n_top = 0  # (counted, not summed: numpy's booleans add as "or" where the kernels run uncompiled)
+        for seat in range(3):
+            if state.totals[i, seat] == top:
+                n_top += 1
+        deals = state.deal_index[i] + 1
+        if rules.end_rule == PLUS_TARGET:
+            done = max(state.plus[i, 0], state.plus[i, 1], state.plus[i, 2]) >= rules.target
+        elif rules.end_rule == UNIQUE_TOTAL_TARGET:
+            done = top >= rules.target and n_top == 1
+        else:
+            done = deals == rules.max_deals
+        capped = not done and deals >= rules.max_deals
+        out.deal_over[i] = out.new_deal[i] = True
+        if done or capped:
+            out.terminated[i] = not capped
+            out.truncated[i] = capped
+            out.new_game[i] = True
+            for seat in range(3):
+                won = state.totals[i, seat] == top
+                out.winners[i, seat] = won
+                if rules.outcome and n_top < 3:
+                    out.rewards[i, seat] = 1.0 / n_top if won else -1.0 / (3 - n_top)
+                state.plus[i, seat] = state.minus[i, seat] = state.totals[i, seat] = 0
+                for k in range(CONTRACT_SLOTS):
+                    state.used[i, seat, k] = False
+                    state.used_order[i, seat, k] = -1
+            state.deal_index[i] = 0
+            state.n_queued[i] = state.next_queued[i] = 0  # explicit deals left over are dropped
+            out.needs_deal[i] = True
+            waiting += 1
+            continue
+        state.deal_index[i] = deals
+        state.dealer[i] = (state.dealer[i] + 1) % 3
+        if state.next_queued[i] < state.n_queued[i] or state.deck_ptr[i] < state.decks.shape[1]:
+            deal_now[n_now] = i
+            n_now += 1
+        else:
+            out.needs_deal[i] = True
+            waiting += 1
+    start_deals(state, rules, deal_now[:n_now])
+    return waiting
+
+
+@jit
+def start_deals(state, rules, games):
+    """Deal the next deal of ``games``: the slot's next explicit deal, else its next shuffled pack
+    (``decks[i, deck_ptr[i]]``; the caller refills used-up blocks)."""
+    h = rules.hand_size
+    for i in games:
+        forehand = (state.dealer[i] + 1) % 3
+        if state.next_queued[i] < state.n_queued[i]:
+            q = state.next_queued[i]
+            state.next_queued[i] = q + 1
+            for seat in range(3):
+                for k in range(h):
+                    state.deal_hands[i, seat, k] = state.queued_hands[i, q, seat, k]
+            for k in range(rules.manni_size):
+                state.manni[i, k] = state.queued_manni[i, q, k]
+            state.cut_card[i] = state.queued_cut[i, q]
+        else:
+            row = state.deck_ptr[i]
+            state.deck_ptr[i] = row + 1
+            for j in range(3):  # forehand, middlehand, dealer
+                for k in range(h):
+                    state.deal_hands[i, (forehand + j) % 3, k] = state.decks[i, row, rules.hand_positions[j, k]]
+            for k in range(rules.manni_size):
+                state.manni[i, k] = state.decks[i, row, rules.manni_positions[k]]
+            state.cut_card[i] = state.decks[i, row, state.decks.shape[2] - 1] if rules.cut else -1
+        for seat in range(3):
+            for c in range(52):
+                state.hands[i, seat, c] = False
+                state.discards[i, seat, c] = False
+                state.drawn[i, seat, c] = False
+                state.played[i, seat, c] = False
+            for k in range(h):
+                state.hands[i, seat, state.deal_hands[i, seat, k]] = True
+            for c in range(52):
+                state.dealt[i, seat, c] = state.hands[i, seat, c]
+            for suit in range(4):
+                state.voids[i, seat, suit] = False
+            state.exchange_counts[i, seat] = -1
+            state.passed[i, seat] = -1
+            state.tricks_won[i, seat] = 0
+        if rules.contract_source == CUT_SOURCE:
+            cut = state.cut_card[i]
+            state.kind[i] = rules.cut_kinds[cut % 13]
+            state.trump[i] = cut // 13 if state.kind[i] == TRUMP else -1
+        elif rules.contract_source == ROTATION_SOURCE:
+            state.kind[i] = TRUMP
+            state.trump[i] = rules.trump_rotation[state.deal_index[i] % rules.trump_rotation.shape[0]]
+        else:  # announced
+            state.kind[i] = state.trump[i] = -1
+        state.declarer[i] = -1
+        state.phase[i] = rules.first_phase
+        state.to_move[i] = state.leader[i] = forehand
+        state.manni_pos[i] = state.decision[i] = state.n_pending[i] = state.n_passed[i] = 0
+        state.swapper[i] = state.taker[i] = state.led_suit[i] = -1
+        state.trick_len[i] = state.n_plays[i] = 0
+
+
+# ------------------------------------------------------------------------------------ observations
+@jit
+def _copy(dst, d0, src, s0, k):
+    """``dst[d0 : d0 + k] = src[s0 : s0 + k]`` on flat arrays, written so that LLVM vectorizes it:
+    no views (each costs two atomic reference-count updates), unsigned indices (numba checks signed
+    ones for negative values) and ``k`` a runtime value (a constant trip count is unrolled into
+    scalar code instead)."""
+    d, s = np.uint64(d0), np.uint64(s0)
+    for c in range(np.uint64(k)):
+        dst[d + c] = src[s + c]
+
+
+@jit
+def _rel(seat, me):
+    """Seat ``seat`` relative to seat ``me`` (0 me, 1 left, 2 right), both in 0..2."""
+    r = seat - me
+    return r + 3 if r < 0 else r
+
+
+@jit
+def observe(state, rules, games, seats, obs, mask):
+    """Write the observation of seat ``seats[k]`` in game ``games[k]`` into ``obs[k]`` ((K, size)
+    float32) and its legal-action mask into ``mask[k]`` ((K, NUM_ACTIONS) bool; zeros unless that
+    seat is on turn), equal byte for byte to ``ObservationEncoder.encode(view)`` and
+    ``action_mask(view)`` of the engine's seat view."""
+    size, nm = obs.shape[1], mask.shape[1]
+    nc, nv = state.hands.shape[2], state.voids.shape[2]  # 52 cards, 4 suits (runtime values: see _copy)
+    flat, m = obs.reshape(-1), mask.view(np.uint8).reshape(-1)
+    hands, discards = state.hands.view(np.uint8).reshape(-1), state.discards.view(np.uint8).reshape(-1)
+    drawn, played = state.drawn.view(np.uint8).reshape(-1), state.played.view(np.uint8).reshape(-1)
+    voids = state.voids.view(np.uint8).reshape(-1)
+    for k in range(games.shape[0]):
+        i, seat = games[k], seats[k]
+        row, mrow = k * size, k * nm
+        flat[row : row + size] = 0.0
+        m[mrow : mrow + nm] = 0
+        phase = state.phase[i]
+        on_turn = state.to_move[i] == seat
+        own = (3 * i + seat) * nc  # this seat's row in the flat card arrays
+        if on_turn:
+            if phase == PLAY:
+                lo, hi = 0, 52
+                if state.trick_len[i] > 0:
+                    led = state.led_suit[i]
+                    for c in range(13 * led, 13 * led + 13):
+                        if hands[own + c]:
+                            lo, hi = 13 * led, 13 * led + 13
+                            break
+                _copy(m, mrow + lo, hands, own + lo, hi - lo)
+            elif phase == EXCHANGE or phase == DISCARD:
+                _copy(m, mrow, hands, own, nc)
+                if phase == EXCHANGE:
+                    m[mrow + EXCHANGE_DONE] = 1
+            elif phase == SWAP:
+                m[mrow + KEEP_HAND] = m[mrow + SWAP_HAND] = 1
+            elif phase == PICKUP:
+                m[mrow + TAKE_MANNI] = m[mrow + PASS_MANNI] = 1
+            else:
+                for a in range(ANNOUNCE_SPADES, nm):
+                    slot = rules.announce_slot[a]
+                    if slot >= 0 and not state.used[i, seat, slot]:
+                        m[mrow + a] = 1
+        _copy(flat, row + rules.o_hand, hands, own, nc)
+        _copy(flat, row + rules.o_discards, discards, own, nc)
+        _copy(flat, row + rules.o_drawn, drawn, own, nc)
+        for r in range(3):
+            a = seat + r
+            if a >= 3:
+                a -= 3
+            _copy(flat, row + rules.o_played + nc * r, played, (3 * i + a) * nc, nc)
+            _copy(flat, row + rules.o_voids + nv * r, voids, (3 * i + a) * nv, nv)
+            flat[row + rules.o_tricks + r] = state.tricks_won[i, a] / rules.hand_size
+            flat[row + rules.o_plus + r] = state.plus[i, a] / rules.score_scale
+            flat[row + rules.o_minus + r] = state.minus[i, a] / rules.score_scale
+            flat[row + rules.o_totals + r] = state.totals[i, a] / rules.score_scale
+        flat[row + rules.o_variant] = 1.0
+        dealer = _rel(state.dealer[i], seat)
+        flat[row + rules.o_dealer + dealer] = 1.0
+        flat[row + rules.o_to_move + _rel(state.to_move[i], seat)] = 1.0
+        flat[row + rules.o_phase + phase] = 1.0
+        if state.cut_card[i] >= 0:
+            flat[row + rules.o_cut + state.cut_card[i]] = 1.0
+            flat[row + rules.o_cut_holder + dealer] = 1.0
+        if state.kind[i] >= 0:
+            flat[row + rules.o_kind + state.kind[i]] = 1.0
+        if state.trump[i] >= 0:
+            flat[row + rules.o_trump + state.trump[i]] = 1.0
+        if state.declarer[i] >= 0:
+            flat[row + rules.o_declarer + _rel(state.declarer[i], seat)] = 1.0
+        if rules.first_phase == EXCHANGE:
+            for r in range(3):
+                a = seat + r
+                if a >= 3:
+                    a -= 3
+                count = state.exchange_counts[i, a]
+                if count >= 0:
+                    flat[row + rules.o_decided + r] = 1.0
+                    flat[row + rules.o_counts + r] = count / EXCHANGE_SCALE
+            flat[row + rules.o_manni_used] = state.manni_pos[i] / rules.manni_size
+            if on_turn and phase == EXCHANGE:
+                limit = min(rules.exchange_limits[state.decision[i]], rules.manni_size - state.manni_pos[i])
+                flat[row + rules.o_limit] = (limit - state.n_pending[i]) / EXCHANGE_SCALE
+        else:
+            for j in range(state.n_passed[i]):
+                r = _rel(state.passed[i, j], seat)
+                flat[row + rules.o_passed + r] = 1.0
+                flat[row + rules.o_decided + r] = 1.0
+            owner = state.swapper[i] if rules.first_phase == SWAP else state.taker[i]
+            if owner >= 0:
+                r = _rel(owner, seat)
+                flat[row + rules.o_decided + r] = 1.0
+                flat[row + rules.o_owner + r] = 1.0
+                flat[row + rules.o_counts + r] = rules.taken
+                flat[row + rules.o_manni_used] = 1.0
+            if on_turn and phase == DISCARD:
+                flat[row + rules.o_limit] = (rules.pickup_discards - state.n_pending[i]) / EXCHANGE_SCALE
+            for a in range(3):
+                base = row + rules.o_used + CONTRACT_SLOTS * _rel(a, seat)
+                for slot in range(CONTRACT_SLOTS):
+                    if state.used[i, a, slot]:
+                        flat[base + slot] = 1.0
+        if phase == PLAY:
+            leader = state.leader[i]
+            flat[row + rules.o_leader + _rel(leader, seat)] = 1.0
+            if state.led_suit[i] >= 0:
+                flat[row + rules.o_led + state.led_suit[i]] = 1.0
+            for j in range(state.trick_len[i]):
+                p = leader + j
+                if p >= 3:
+                    p -= 3
+                flat[row + rules.o_trick + 52 * _rel(p, seat) + state.trick[i, j]] = 1.0
+        flat[row + rules.o_deal] = state.deal_index[i] / rules.max_deals
+        if rules.full_history:
+            for j in range(state.n_plays[i]):
+                base = row + rules.o_history + _PLAY_SLOT * j
+                flat[base + state.plays[i, j, 1]] = 1.0
+                flat[base + 52 + _rel(state.plays[i, j, 0], seat)] = 1.0
