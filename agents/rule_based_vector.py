@@ -3,10 +3,10 @@
 ``VectorRuleBased().act(venv, games)`` returns, for each game ``g`` of ``games`` (default: all),
 the action :class:`agents.rule_based.RuleBasedAgent` chooses on ``venv.view(g, venv.to_move[g])``
 — the same action in every state, in all four variants (tests play thousands of decisions of
-each against the scalar agent). With numba one compiled loop over the games computes it from the
-env's state structure ``venv.state`` (:func:`agents.rule_based_numba.act_kernel`); without numba,
-or with ``backend="python"``, it asks the scalar agent game by game through ``venv.view``
-(correct, slow).
+each against the scalar agent). One loop over the games computes it from the env's state
+structure ``venv.state`` (:func:`agents.rule_based_kernels.act_kernel`), compiled by numba
+(``backend="numba"``, what ``"auto"`` picks when numba imports) or run by Python
+(``backend="python"``: the same functions uncompiled, slow).
 
 **What it reads, and why that is no leak.** For game ``g`` and the seat on turn ``s``, exactly
 the fields of ``venv.view(g, s)`` that the scalar agent uses:
@@ -39,11 +39,9 @@ Basic 3.6–4.5 M/s against 12–18 k/s.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
-from agents.rule_based import RuleBasedAgent
+from agents import rule_based_kernels
 from manni_env.rules import VariantSpec
 from manni_env.vector import VectorManni, resolve_backend
 
@@ -53,55 +51,22 @@ class VectorRuleBased:
 
     def __init__(self, backend: str = "auto") -> None:
         self.name = "rule_based"
-        self.backend = resolve_backend(backend, fallback="python")
-        self._agent = RuleBasedAgent()
+        self.backend = resolve_backend(backend)
+        self._kernels = rule_based_kernels if self.backend == "numba" else rule_based_kernels.plain_kernels()
         self._spec: VariantSpec | None = None  # the variant of the memo and table
         self._memo = self._table = None
-        if self.backend == "numba":
-            from agents import rule_based_numba
-
-            self._kernels = rule_based_numba
 
     def act(self, venv: VectorManni, games: np.ndarray | None = None) -> np.ndarray:
         """Actions (int64) of the seats on turn (``venv.to_move``) in ``games`` (default: all)."""
         games = np.arange(venv.num_envs) if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
         if games.size and (games.min() < 0 or games.max() >= venv.num_envs):
             raise ValueError(f"games must be indices in 0..{venv.num_envs - 1}")
-        if self.backend != "numba":
-            return np.array([self._agent.act(venv.view(g, int(venv.to_move[g]))) for g in games.tolist()],
-                            dtype=np.int64)
         k = self._kernels
         if self._spec is not venv.rules.spec or len(self._memo.length) < venv.num_envs:
             self._memo = k.Memo.empty(venv.num_envs)
             self._table = k.rule_table(venv.rules)
             self._spec = venv.rules.spec
         out = np.empty(games.size, np.int64)
-        k.act_kernel(_state(venv), self._table, self._memo, games, out)
+        k.act_kernel(venv.state, self._table, self._memo, games, out)
         return out
 
-
-class _LegacyState(NamedTuple):  # transitional, until VectorManni has one state structure
-    phase: np.ndarray
-    to_move: np.ndarray
-    dealer: np.ndarray
-    decision: np.ndarray
-    manni_pos: np.ndarray
-    hands: np.ndarray
-    discards: np.ndarray
-    played: np.ndarray
-    voids: np.ndarray
-    trick: np.ndarray
-    trick_len: np.ndarray
-    led_suit: np.ndarray
-    kind: np.ndarray
-    trump: np.ndarray
-    pending: np.ndarray
-    n_pending: np.ndarray
-    used: np.ndarray
-
-
-def _state(venv: VectorManni):
-    if hasattr(venv, "state"):
-        return venv.state
-    fields = {f: getattr(venv, f) for f in _LegacyState._fields if f != "used"}
-    return _LegacyState(**fields, used=np.zeros((venv.num_envs, 3, 6), bool))

@@ -1,30 +1,37 @@
-"""Compiled kernels of :class:`agents.rule_based_vector.VectorRuleBased`.
+"""The kernels of :class:`agents.rule_based_vector.VectorRuleBased`: ``rule_based`` for a batch of games.
 
 A port of :mod:`agents.rule_based` (``estimate_tricks``, ``exchange_plan``, ``discard_plan``,
 ``contract_gain``, the swap, pickup and announcement rules and ``choose_card`` with its helpers)
 to functions on int64 card bitmasks (bit ``c`` for card ``c``, as in :mod:`manni_env.cards`).
 Every comparison, tie-break and float operation is kept in the Python agent's order, so both
 choose the same action in every state. Contract kinds are :class:`~manni_env.rules.ContractKind`
-indices and "no trump" is ``-1``.
+indices and "no trump" is ``-1``; the winning card of a trick under way comes from the vector
+env's kernels (:mod:`manni_env.vector_kernels`).
 
-:func:`act_kernel` reads the vector env's state structure (see
+:func:`act_kernel` reads the vector env's :class:`~manni_env.vector_kernels.VectorState` (see
 :mod:`agents.rule_based_vector` for the fields and why they are the seat's own information) and
 the variant's constants as a :class:`RuleTable` built from the variant table by :func:`rule_table`.
+Like the env's kernels they are compiled by numba when it imports, and :func:`plain_kernels`
+gives this module run by the Python interpreter (slow, the same decisions).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
 from agents.rule_based import ACES, mean_estimate
 from manni_env import actions as A
+from manni_env import vector_kernels
 from manni_env.cards import SUIT_MASKS
 from manni_env.rules import ContractKind, Phase, Rules
 
+_PLAIN_NAME = "agents._rule_based_kernels_plain"  # this module loaded again without numba
+_env_kernels = vector_kernels.plain_kernels() if __name__ == _PLAIN_NAME else vector_kernels
+jit, _trick_winner = _env_kernels.jit, _env_kernels._trick_winner
 NULLO, TRUMP, GRAND = int(ContractKind.NULLO), int(ContractKind.TRUMP), int(ContractKind.GRAND)
 EXCHANGE, SWAP, PICKUP, DISCARD, ANNOUNCE, PLAY = (
     int(Phase.EXCHANGE), int(Phase.SWAP), int(Phase.PICKUP), int(Phase.DISCARD), int(Phase.ANNOUNCE), int(Phase.PLAY))
@@ -34,7 +41,6 @@ _POP13 = np.array([m.bit_count() for m in range(8192)], np.int64)
 _HI13 = np.array([m.bit_length() - 1 for m in range(8192)], np.int64)
 _SUIT = np.array(SUIT_MASKS, np.int64)
 _ACES = np.array(ACES, np.int64)
-_jit = numba.njit(cache=True, nogil=True)
 
 
 class RuleTable(NamedTuple):
@@ -72,12 +78,12 @@ def rule_table(rules: Rules) -> RuleTable:
 
 
 # ----------------------------------------------------------------------------- bit helpers
-@_jit
+@jit
 def _pop(x):
     return _POP13[x & 8191] + _POP13[(x >> 13) & 8191] + _POP13[(x >> 26) & 8191] + _POP13[(x >> 39) & 8191]
 
 
-@_jit
+@jit
 def _hi(x):
     """Highest set bit of a card mask (-1 for 0)."""
     if x >> 39:
@@ -89,23 +95,23 @@ def _hi(x):
     return _HI13[x]
 
 
-@_jit
+@jit
 def _lo(x):
     return _hi(x & -x)
 
 
-@_jit
+@jit
 def _above(card):
     return _SUIT[card // 13] & ~((2 << card) - 1)
 
 
-@_jit
+@jit
 def _nullo_rank(card):
     r = card % 13
     return 0 if r == 12 else r + 1
 
 
-@_jit
+@jit
 def _nullo_below(card):
     s = card // 13
     if card % 13 == 12:
@@ -113,19 +119,19 @@ def _nullo_below(card):
     return (_SUIT[s] & ((1 << card) - 1)) | _ACES[s]
 
 
-@_jit
+@jit
 def _nullo_hi(cards):
     no_ace = cards & ~_ACES[_hi(cards) // 13]
     return _hi(no_ace) if no_ace else _hi(cards)
 
 
-@_jit
+@jit
 def _nullo_lo(cards):
     ace = cards & _ACES[_hi(cards) // 13]
     return _hi(ace) if ace else _lo(cards)
 
 
-@_jit
+@jit
 def _bits(row):
     """A (52,) boolean row as a card mask."""
     m = 0
@@ -135,14 +141,14 @@ def _bits(row):
     return m
 
 
-@_jit
+@jit
 def _void(voids, seat, suit):
     """Whether ``seat`` has shown void in ``suit``; ``voids`` packs 4 bits per seat."""
     return (voids >> (4 * seat + suit)) & 1
 
 
 # ----------------------------------------------------------------------------- hand strength
-@_jit
+@jit
 def estimate_tricks(hand, kind, trump, long_len):
     """``agents.rule_based.estimate_tricks`` (``long_len`` 4 for 12-card hands, 5 for 16)."""
     total = 0.0
@@ -193,7 +199,7 @@ def estimate_tricks(hand, kind, trump, long_len):
     return total
 
 
-@_jit
+@jit
 def exchange_plan(full, kind, trump, limit, threshold, long_len, plan):
     """``agents.rule_based.exchange_plan`` into ``plan``; returns its length."""
     hand = full
@@ -224,7 +230,7 @@ def exchange_plan(full, kind, trump, limit, threshold, long_len, plan):
     return n_plan
 
 
-@_jit
+@jit
 def discard_plan(full, kinds, trumps, rows, long_len, count, util, plan):
     """``agents.rule_based.discard_plan`` over the contracts ``(kinds[r], trumps[r])`` for ``r`` in
     ``rows`` (in that order) into ``plan``; ``util`` is a (52,) float scratch row."""
@@ -258,7 +264,7 @@ def discard_plan(full, kinds, trumps, rows, long_len, count, util, plan):
     return count
 
 
-@_jit
+@jit
 def contract_gain(hand, kind, trump, means, long_len):
     """``agents.rule_based.contract_gain`` (``means`` by contract kind)."""
     est = estimate_tricks(hand, kind, trump, long_len)
@@ -266,7 +272,7 @@ def contract_gain(hand, kind, trump, means, long_len):
     return mean - est if kind == NULLO else est - mean
 
 
-@_jit
+@jit
 def _memo_hit(memo_key, k0, k1, k2, k3, k4):
     """Whether a game's memo holds the plan of key (k0, ..., k4); if not, store the key (the
     caller then computes the plan)."""
@@ -276,7 +282,7 @@ def _memo_hit(memo_key, k0, k1, k2, k3, k4):
     return False
 
 
-@_jit
+@jit
 def _first_in_hand(hand, plan, n_plan):
     """The first card of ``plan[:n_plan]`` still in ``hand``, else -1."""
     for i in range(n_plan):
@@ -285,7 +291,7 @@ def _first_in_hand(hand, plan, n_plan):
     return -1
 
 
-@_jit
+@jit
 def _discard_plan_for(full, forehand, unused, table, long_len, util, scratch, plan):
     """``RuleBasedAgent._discard``'s plan into ``plan``: the forehand (``forehand`` 1) discards for the
     contract it will announce, another taker by the mean over ``unused`` (the forehand's unused
@@ -309,27 +315,14 @@ def _discard_plan_for(full, forehand, unused, table, long_len, util, scratch, pl
 
 
 # ----------------------------------------------------------------------------- card play
-@_jit
-def _trick_winner(trick, tl, trump, nullo):
-    """``manni_env.engine.trick_winner`` of the first ``tl`` cards of ``trick``."""
-    best = 0
-    best_card = trick[0]
-    for i in range(1, tl):
-        card = trick[i]
-        cs, bs = card // 13, best_card // 13
-        if cs == bs:
-            cr, br = card % 13, best_card % 13
-            if nullo:
-                cr = -1 if cr == 12 else cr
-                br = -1 if br == 12 else br
-            if cr > br:
-                best, best_card = i, card
-        elif cs == trump:
-            best, best_card = i, card
-    return best
+@jit
+def _winning_card(trick, tl, trump, nullo):
+    """The card winning the first ``tl`` (1 or 2) cards of ``trick`` so far (padded with its last
+    card, which never beats itself)."""
+    return trick[_trick_winner(trick[0], trick[tl - 1], trick[tl - 1], trump, nullo)]
 
 
-@_jit
+@jit
 def choose_card(hand, seat, trick, tl, led, t, nullo, gone, voids, pack):
     """``agents.rule_based.choose_card`` (``t`` the trump suit or -1, ``voids`` 4 bits per seat)."""
     legal = hand & _SUIT[led] if tl else 0
@@ -347,7 +340,7 @@ def choose_card(hand, seat, trick, tl, led, t, nullo, gone, voids, pack):
     return _follow(hand, seat, trick, tl, led, t, others, voids)
 
 
-@_jit
+@jit
 def _lead(hand, seat, t, others, voids):
     tmask = _SUIT[t] if t >= 0 else 0
     my_trumps, opp_trumps = hand & tmask, others & tmask
@@ -388,9 +381,9 @@ def _lead(hand, seat, t, others, voids):
     return _lo(side & _SUIT[best_suit])
 
 
-@_jit
+@jit
 def _follow(hand, seat, trick, tl, led, t, others, voids):
-    w = trick[_trick_winner(trick, tl, t, False)]
+    w = _winning_card(trick, tl, t, False)
     last = tl == 2
     third = (seat + 1) % 3
     tmask = _SUIT[t] if t >= 0 else 0
@@ -427,7 +420,7 @@ def _follow(hand, seat, trick, tl, led, t, others, voids):
     return _throw_away(hand, tmask)
 
 
-@_jit
+@jit
 def _throw_away(hand, tmask):
     side = hand & ~tmask
     if not side:
@@ -443,7 +436,7 @@ def _throw_away(hand, tmask):
     return best
 
 
-@_jit
+@jit
 def _nullo_lead(hand, others):
     best, k0, k1, k2, k3 = -1, 0, 0, 0, 0
     rest = hand
@@ -457,11 +450,11 @@ def _nullo_lead(hand, others):
     return best
 
 
-@_jit
+@jit
 def _nullo_follow(hand, seat, trick, tl, led, others, voids):
     follow = hand & _SUIT[led]
     if follow:
-        w = trick[_trick_winner(trick, tl, -1, True)]
+        w = _winning_card(trick, tl, -1, True)
         ducks = follow & _nullo_below(w)
         if ducks:
             return _nullo_hi(ducks)
@@ -495,7 +488,7 @@ class Memo(NamedTuple):
         return cls(np.full((n, MEMO_KEY), -1, np.int64), np.zeros((n, MEMO_PLAN), np.int64), np.zeros(n, np.int64))
 
 
-@_jit
+@jit
 def act_kernel(state, table, memo, games, out):
     """``out[j]``: the rule_based action of the seat on turn in game ``games[j]`` of the vector env's
     ``state``, under the rules of ``table`` (a :class:`RuleTable`); ``memo`` a :class:`Memo` of the
@@ -561,3 +554,12 @@ def act_kernel(state, table, memo, games, out):
             out[j] = table.ann_action[best]
         else:
             raise ValueError("rule_based: no decision in this phase")
+
+
+@functools.cache
+def plain_kernels():
+    """This module executed again without numba: the same kernels as plain Python functions."""
+    spec = importlib.util.spec_from_file_location(_PLAIN_NAME, __file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
