@@ -2,7 +2,8 @@
 
 :func:`duplicate_score` measures what ``manni arena POLICY B B`` measures in deals mode (the
 policy's mean deal score over the first deal of fresh games, every deal played with the policy in
-each seat) but steps all deals at once in :class:`~manni_env.vector.VectorManni`: the policy acts
+each seat), in every variant, but steps all deals at once in :class:`~manni_env.vector.VectorManni`
+(in the announcement variants a first deal is one forehand contract choice): the policy acts
 for every seat on turn that is its own in one batched call, ``rule_based`` through
 :class:`~agents.rule_based_vector.VectorRuleBased`, ``random`` from the masks. With two copies of
 one deterministic baseline the six seatings of the arena reduce to three (the policy in seat 0, 1
@@ -46,9 +47,9 @@ def duplicate_scores(policy: BatchPolicy, rules: Rules, deals: int, seed: int, b
     if deals < 1:
         raise ValueError(f"deals must be at least 1, got {deals}")
     scores = np.zeros((3, deals))
+    opponent = VectorRuleBased(backend)
     for seat in range(3):
         venv = VectorManni(rules, deals, history=history, backend=backend)
-        opponent = VectorRuleBased()
         rng = np.random.default_rng([seed, seat])
         obs, mask, to_move = venv.reset(seed=seed)  # the same deals for every seating
         done = np.zeros(deals, bool)

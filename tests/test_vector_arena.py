@@ -5,33 +5,96 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from agents import vector_arena
 from agents.ppo_agent import DEFAULT_MODEL, CheckpointError, PPOAgent
 from agents.rule_based import RuleBasedAgent
 from agents.vector_arena import checkpoint_policy, duplicate_score, duplicate_scores
 from manni_env.engine import GameState
-from manni_env.rules import make_rules
+from manni_env.observation import ObservationEncoder
+from manni_env.rules import VARIANTS, make_rules
 from manni_env.vector import VectorManni
 
 
-def test_scores_are_the_engines_with_the_scalar_agents_in_every_seat():
+class _Recording(VectorManni):
+    """A vector env that records each slot's actions up to the end of its first deal."""
+
+    made: list[_Recording] = []
+
+    def reset(self, seed=None, **kwargs):
+        out = super().reset(seed=seed, **kwargs)
+        self.moves = [[] for _ in range(self.num_envs)]
+        self.first_over = np.zeros(self.num_envs, bool)
+        self.made.append(self)
+        return out
+
+    def step(self, actions):
+        for i in np.flatnonzero(~self.first_over).tolist():
+            self.moves[i].append(int(actions[i]))
+        out = super().step(actions)
+        self.first_over |= out[-1]["deal_over"]
+        return out
+
+
+def _engine_deal(rules, deal, dealer: int, seat: int, act) -> tuple[list[int], int]:
+    """Play ``deal`` in the engine, ``act(view)`` in ``seat`` and RuleBasedAgent in the others:
+    (the actions, ``seat``'s points)."""
+    state = GameState(make_rules(rules.variant, **{**rules.options(), "first_dealer": dealer}), deals=[deal])
+    rule_based, moves = RuleBasedAgent(), []
+    while not state.rounds:
+        view = state.view(state.to_move)
+        moves.append(act(view) if state.to_move == seat else rule_based.act(view))
+        state.apply(moves[-1])
+    return moves, state.rounds[0].points[seat]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_vector_arena_plays_the_engines_moves_and_scores(variant, monkeypatch):
+    """Every seating of every deal: the same moves and deal score as the engine with the scalar
+    agents, the policy a fixed random linear function of the observation (masked argmax)."""
+    rules = make_rules(variant)
+    deals, seed = 8, 11
+    encoder = ObservationEncoder(rules)
+    weights = np.random.default_rng(3).normal(size=(encoder.size, 63))
+
+    def policy(obs, mask):
+        return np.where(mask, obs @ weights, -np.inf).argmax(1)
+
+    monkeypatch.setattr(vector_arena, "VectorManni", _Recording)
+    monkeypatch.setattr(_Recording, "made", [])
+    scores = duplicate_scores(policy, rules, deals, seed)
+    slots = VectorManni(rules, deals)
+    slots.reset(seed=seed)
+    assert len(_Recording.made) == 3  # one env per seat of the policy
+    for seat, venv in enumerate(_Recording.made):
+        for i in range(deals):
+            moves, points = _engine_deal(rules, slots.deal(i), int(slots.dealer[i]), seat,
+                                         lambda view: int(policy(encoder.encode(view)[None], _mask(view))[0]))
+            assert venv.moves[i] == moves, (seat, i)
+            assert scores[seat, i] == points, (seat, i)
+
+
+def _mask(view) -> np.ndarray:
+    mask = np.zeros((1, 63), bool)
+    mask[0, list(view.legal_actions)] = True
+    return mask
+
+
+def test_scores_are_the_engines_with_the_ppo_checkpoint():
     rules = make_rules("hornafjardar")
-    deals, seed = 12, 7
+    deals, seed = 6, 7
     scores = duplicate_scores(checkpoint_policy(DEFAULT_MODEL, rules), rules, deals, seed)
     slots = VectorManni(rules, deals)
-    slots.reset(seed)
-    ppo, rule_based = PPOAgent(DEFAULT_MODEL), RuleBasedAgent()
-    rng = np.random.default_rng(0)
+    slots.reset(seed=seed)
+    ppo, rng = PPOAgent(DEFAULT_MODEL), np.random.default_rng(0)
     for i in range(deals):
         for seat in range(3):
-            state = GameState(make_rules("hornafjardar", first_dealer=int(slots.dealer[i])), deals=[slots.deal(i)])
-            while not state.rounds:
-                player = ppo if state.to_move == seat else rule_based
-                state.apply(player.act(state.view(state.to_move), rng))
-            assert scores[seat, i] == state.rounds[0].points[seat], (i, seat)
+            _, points = _engine_deal(rules, slots.deal(i), int(slots.dealer[i]), seat, lambda v: ppo.act(v, rng))
+            assert scores[seat, i] == points, (i, seat)
 
 
-def test_the_interval_is_the_mean_over_seatings_per_deal():
-    rules = make_rules("basic")
+@pytest.mark.parametrize("variant", ["basic", "laugarvatn"])
+def test_the_interval_is_the_mean_over_seatings_per_deal(variant):
+    rules = make_rules(variant)
     first_legal = lambda obs, mask: mask.argmax(1)  # noqa: E731
     scores = duplicate_scores(first_legal, rules, 40, 3, baseline="random")
     result = duplicate_score(first_legal, rules, 40, 3, baseline="random")
