@@ -22,19 +22,28 @@ the fields of ``venv.view(g, s)`` that the scalar agent uses:
 - ``used[g]``: the contracts each seat has announced this game, public (the view's
   ``used_contracts``): the seat's own for its announcement, the forehand's for a discard;
 - ``phase``, ``to_move``, ``dealer``, ``kind``, ``trump``: public (the contract follows from the
-  cut card, the deal number or the announcement; ``dealer`` gives the forehand).
+  cut card, the deal number or the announcement; ``dealer`` gives the forehand; a discarding
+  seat is the taker, so ``taker`` and ``declarer`` are not needed).
 
-Opponents' hands, their discards and pending choices and the undrawn Manni (``hands[g, s']``,
-``discards[g, s']``, ``manni``, ``drawn``) are never read (a test computes every action from
-states that hold the seat's view only).
+Opponents' hands, their discards and the undrawn Manni (``hands[g, s']``, ``dealt``,
+``discards[g, s']``, ``drawn``, ``manni``, the packs) are never read: tests compute every action
+from states filled from the seat's view alone and from the env's state with those arrays erased.
 
 Exchange and discard plans are memoized per game slot (a pure function of hand, pending discards,
 contract or contract options and allowance), so a seat's successive discards compute the plan once.
 
 Speed (measured on one core of a shared 2-core machine, N = 1024 games in rule_based self-play,
-``act`` alone, after compilation; ranges over repeated runs): Hornafjarðarmanni 1.4–1.9 M
-decisions/s against 6–7 k/s for the loop of ``RuleBasedAgent().act(venv.view(g, s))`` (200–300×);
-Basic 3.6–4.5 M/s against 12–18 k/s.
+``act`` alone, after compilation; ranges over three runs), against the loop of
+``RuleBasedAgent().act(venv.view(g, s))`` on the same games:
+
+=================  ========================  ===========  ===================
+variant            compiled (decisions/s)    scalar loop  uncompiled (N = 64)
+=================  ========================  ===========  ===================
+Hornafjarðarmanni  3.2–3.3 M                 18–20 k/s    20 k/s
+Basic              7.2–7.6 M                 22–24 k/s    43 k/s
+Trjámann           2.4–2.5 M                 21–22 k/s    7 k/s
+Laugarvatnsmanni   2.3 M                     21 k/s       6 k/s
+=================  ========================  ===========  ===================
 """
 
 from __future__ import annotations

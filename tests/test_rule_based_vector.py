@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import sys
 from types import SimpleNamespace
-from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -13,8 +12,9 @@ import pytest
 from agents.rule_based import RuleBasedAgent
 from agents.rule_based_vector import VectorRuleBased
 from manni_env.engine import GameState
-from manni_env.rules import VARIANTS, ExchangeScheme, Phase, make_rules
+from manni_env.rules import VARIANTS, ExchangeScheme, Phase, Rules, make_rules
 from manni_env.vector import VectorManni, random_legal_actions, resolve_backend
+from manni_env.vector_kernels import VectorState, new_state
 from manni_env.view import SeatView
 
 N = 64
@@ -28,40 +28,15 @@ _PHASES = {ExchangeScheme.EXCHANGE: {Phase.EXCHANGE}, ExchangeScheme.SWAP: {Phas
            ExchangeScheme.PICKUP: {Phase.PICKUP, Phase.DISCARD, Phase.ANNOUNCE}}
 
 
-class ViewState(NamedTuple):
-    """The fields of the vector env's state that the kernel may read, filled from seat views only."""
-
-    phase: np.ndarray
-    to_move: np.ndarray
-    dealer: np.ndarray
-    decision: np.ndarray
-    manni_pos: np.ndarray
-    kind: np.ndarray
-    trump: np.ndarray
-    trick_len: np.ndarray
-    led_suit: np.ndarray
-    n_pending: np.ndarray
-    trick: np.ndarray
-    pending: np.ndarray
-    hands: np.ndarray
-    discards: np.ndarray
-    played: np.ndarray
-    voids: np.ndarray
-    used: np.ndarray
-
-
 def _cards(mask: int) -> list[int]:
     return [c for c in range(52) if mask >> c & 1]
 
 
-def _view_state(views: list[SeatView]) -> ViewState:
-    """A state of ``len(views)`` games holding, for game ``g``, only what ``views[g]`` (the view of
-    the seat on turn) shows: other seats' hands, discards and the Manni stay empty."""
-    n = len(views)
-    ints = [np.zeros(n, np.int64) for _ in range(10)]
-    state = ViewState(*ints, np.zeros((n, 3), np.int64), np.zeros((n, 12), np.int64),
-                      *(np.zeros((n, 3, 52), bool) for _ in range(3)), np.zeros((n, 3, 4), bool),
-                      np.zeros((n, 3, 6), bool))
+def _view_state(rules: Rules, views: list[SeatView]) -> VectorState:
+    """A vector state of ``len(views)`` games holding, for game ``g``, only the fields the kernel
+    reads, filled from ``views[g]`` (the view of the seat on turn): other seats' hands, discards
+    and the Manni stay empty."""
+    state = new_state(rules, len(views))
     for g, v in enumerate(views):
         s, c = v.seat, v.contract
         state.phase[g], state.to_move[g], state.dealer[g] = v.phase, v.to_move, v.dealer
@@ -96,7 +71,7 @@ def test_kernel_decides_as_the_scalar_agent_from_the_seat_view(variant):
     while live := [i for i, g in enumerate(games) if not g.finished]:
         views = [g.view(0 if g.finished else g.to_move) for g in games]  # finished games are not asked
         out = np.empty(len(live), np.int64)
-        act_kernel(_view_state(views), rule_table(rules), memo, np.array(live, np.int64), out)
+        act_kernel(_view_state(rules, views), rule_table(rules), memo, np.array(live, np.int64), out)
         for j, i in enumerate(live):
             v = views[i]
             expected = agent.act(v)
