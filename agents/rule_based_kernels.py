@@ -59,7 +59,7 @@ class RuleTable(NamedTuple):
     option_rows: np.ndarray  # (R,) rows in the order RuleBasedAgent lists a discard's contract options
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def rule_table(rules: Rules) -> RuleTable:
     """The :class:`RuleTable` of ``rules`` (from ``rules.spec``)."""
     spec = rules.spec
