@@ -9,8 +9,8 @@ work on a shared machine disturbs the numbers less; numpy uses one thread here).
   lockstep with the compiled kernels (and one row of the same kernels run by Python,
   ``backend="python"``, at a small N); every step returns ``(N, obs_size)`` observations and
   ``(N, 63)`` masks, and a uniformly random legal action per game is drawn from the mask
-  (``argmax(random * mask)``). The rate counts the CPU time
-  inside ``step`` (the environment's own cost, as the OpenSpiel rows count the game's); the notes
+  (``argmax((1 + random) * mask)``: a random number 0.0 cannot pick an illegal action). The rate
+  counts the CPU time inside ``step`` (the environment's own cost, as the OpenSpiel rows count the game's); the notes
   give the rate of the whole loop including that numpy action choice. One agent-step = one
   decision of one game.
 - ``manni AEC env``: the PettingZoo ``agent_iter`` loop with observations and masks
@@ -64,7 +64,7 @@ class VectorRow:
         steps, in_step = 0, 0.0
         start = time.process_time()
         while True:
-            actions = (self.rng.random(self.mask.shape, np.float32) * self.mask).argmax(1)
+            actions = ((self.rng.random(self.mask.shape, np.float32) + 1) * self.mask).argmax(1)
             t = time.process_time()
             _, self.mask, *_ = self.venv.step(actions)
             in_step += time.process_time() - t
@@ -82,7 +82,7 @@ def profile_vector(variant: str, n: int, steps: int, backend: str, top: int = 12
     for step in range(100 + steps):  # the first 100 steps warm up (compilation or the cache, allocations)
         if step == 100:
             profiler.enable()
-        _, mask, *_ = venv.step((rng.random(mask.shape, np.float32) * mask).argmax(1))
+        _, mask, *_ = venv.step(((rng.random(mask.shape, np.float32) + 1) * mask).argmax(1))
     profiler.disable()
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)

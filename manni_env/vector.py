@@ -112,7 +112,7 @@ class GameLog:
 
 def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of ``mask`` ((k, 63) bool), drawn from ``rng``."""
-    return (rng.random(mask.shape) * mask).argmax(1)
+    return np.where(mask, rng.random(mask.shape), -1.0).argmax(1)
 
 
 class VectorManni:

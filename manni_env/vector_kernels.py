@@ -1,15 +1,15 @@
 """The vector env's kernels: one batched implementation of the rules of every variant.
 
 :class:`manni_env.vector.VectorManni` keeps N games in one :class:`VectorState` (arrays with the
-game index first) and runs four kernels on it, each taking that state and one
+game index first) and runs these kernels on it, each taking that state and one
 :class:`KernelRules` (the variant table's row and the observation layout as scalars and arrays):
 
 - :func:`step` checks one action per game against the legal-action masks and applies them all
-  (exchange, swap, pickup, discard, announcement, card play, trick winner); a game whose deal ends
-  is scored (:func:`_end_deal`: the variant's score table, floor and end rule, the deal cap) and,
-  if the game goes on and its next deal needs no random draw, dealt at once;
+  (exchange, swap, pickup, discard, announcement, card play, trick winner); the deals that end go
+  to :func:`end_deals`, which scores them (the variant's score table, floor and end rule, the deal
+  cap) and deals the next deal of a game that goes on, unless that needs a random draw;
 - :func:`start_deals` deals the next deal of the games the caller prepared (a new game's first
-  dealer and exhausted packs are drawn from the per-slot generators in Python);
+  dealer and used-up shuffled packs are drawn from the per-slot generators in Python);
 - :func:`observe` writes the observation and legal-action mask of any seat, byte-identical to
   :class:`manni_env.observation.ObservationEncoder` on the engine's seat view.
 
@@ -268,15 +268,24 @@ def plain_kernels():
 
 
 # ------------------------------------------------------------------------------------ actions
-# The kernels never pass ``state`` to a helper: a call (inlined or not) copies the tuple and
-# updates the reference count of every array in it, two atomic operations per array, which costs
-# more than the rules themselves. Helpers take scalars; the kernels' loops index the state directly.
+# Inside their per-game loops the kernels never pass ``state`` to a function: a call (inlined or
+# not) copies the tuple and updates the reference count of every array in it, two atomic
+# operations per array, which cost more than the rules themselves (a 2.5x slower step when each
+# phase had its helper). Helpers take scalars; the loops index the state directly.
 @jit
 def step(state, rules, actions, mask, out):
     """Apply ``actions[i]`` for the seat on turn in every game ``i``, if every action is legal under
     ``mask`` ((N, NUM_ACTIONS) bool); report into ``out`` (:class:`StepOut`). Returns -1 (and
     changes nothing) if an action is illegal, else the number of games whose next deal the caller
     must deal with :func:`start_deals` (a new game, or a game that used up its shuffled packs)."""
+    hands, discards, drawn, played, voids = state.hands, state.discards, state.drawn, state.played, state.voids
+    phase, to_move, dealer, decision = state.phase, state.to_move, state.dealer, state.decision
+    manni, manni_pos, pending, n_pending = state.manni, state.manni_pos, state.pending, state.n_pending
+    exchange_counts, swapper, taker = state.exchange_counts, state.swapper, state.taker
+    passed, n_passed, used, used_order = state.passed, state.n_passed, state.used, state.used_order
+    kind, trump, declarer = state.kind, state.trump, state.declarer
+    leader, led_suit, trick, trick_len = state.leader, state.led_suit, state.trick, state.trick_len
+    plays, n_plays, tricks_won = state.plays, state.n_plays, state.tricks_won
     n = actions.shape[0]
     for i in range(n):
         a = actions[i]
@@ -286,102 +295,102 @@ def step(state, rules, actions, mask, out):
     n_ended = 0
     for i in range(n):
         a = actions[i]
-        seat = state.to_move[i]
-        phase = state.phase[i]
-        forehand = (state.dealer[i] + 1) % 3
-        if phase == PLAY:
-            state.hands[i, seat, a] = False
-            state.played[i, seat, a] = True
-            count = state.trick_len[i]
+        seat = to_move[i]
+        phase_i = phase[i]
+        forehand = (dealer[i] + 1) % 3
+        if phase_i == PLAY:
+            hands[i, seat, a] = False
+            played[i, seat, a] = True
+            count = trick_len[i]
             if count == 0:
-                state.led_suit[i] = a // 13
-            elif a // 13 != state.led_suit[i]:
-                state.voids[i, seat, state.led_suit[i]] = True
-            state.trick[i, count] = a
-            k = state.n_plays[i]
-            state.plays[i, k, 0] = seat
-            state.plays[i, k, 1] = a
-            state.n_plays[i] = k + 1
+                led_suit[i] = a // 13
+            elif a // 13 != led_suit[i]:
+                voids[i, seat, led_suit[i]] = True
+            trick[i, count] = a
+            k = n_plays[i]
+            plays[i, k, 0] = seat
+            plays[i, k, 1] = a
+            n_plays[i] = k + 1
             if count < 2:
-                state.trick_len[i] = count + 1
-                state.to_move[i] = (seat + 1) % 3
+                trick_len[i] = count + 1
+                to_move[i] = (seat + 1) % 3
                 continue
-            best = _trick_winner(state.trick[i, 0], state.trick[i, 1], state.trick[i, 2], state.trump[i],
-                                 state.kind[i] == NULLO)
-            winner = (state.leader[i] + best) % 3
-            state.tricks_won[i, winner] += 1
-            state.trick_len[i] = 0
-            state.led_suit[i] = -1
-            state.leader[i] = state.to_move[i] = winner
+            best = _trick_winner(trick[i, 0], trick[i, 1], trick[i, 2], trump[i],
+                                 kind[i] == NULLO)
+            winner = (leader[i] + best) % 3
+            tricks_won[i, winner] += 1
+            trick_len[i] = 0
+            led_suit[i] = -1
+            leader[i] = to_move[i] = winner
             if k + 1 == 3 * rules.hand_size:
                 ended[n_ended] = i
                 n_ended += 1
             continue
-        if phase == EXCHANGE or phase == DISCARD:  # a discard, or Hornafjarðarmanni's EXCHANGE_DONE
+        if phase_i == EXCHANGE or phase_i == DISCARD:  # a discard, or Hornafjarðarmanni's EXCHANGE_DONE
             if a != EXCHANGE_DONE:
-                state.hands[i, seat, a] = False
-                state.discards[i, seat, a] = True
-                state.pending[i, state.n_pending[i]] = a
-                state.n_pending[i] += 1
-            if phase == DISCARD:
-                if state.n_pending[i] == rules.pickup_discards:
-                    state.n_pending[i] = 0
-                    state.phase[i] = ANNOUNCE
-                    state.to_move[i] = forehand
+                hands[i, seat, a] = False
+                discards[i, seat, a] = True
+                pending[i, n_pending[i]] = a
+                n_pending[i] += 1
+            if phase_i == DISCARD:
+                if n_pending[i] == rules.pickup_discards:
+                    n_pending[i] = 0
+                    phase[i] = ANNOUNCE
+                    to_move[i] = forehand
                 continue
-            k = state.n_pending[i]
-            first = state.manni_pos[i]
-            limit = min(rules.exchange_limits[state.decision[i]], rules.manni_size - first)
+            k = n_pending[i]
+            first = manni_pos[i]
+            limit = min(rules.exchange_limits[decision[i]], rules.manni_size - first)
             if a != EXCHANGE_DONE and k < limit:
                 continue
             for j in range(first, first + k):  # as many replacements from the top of the Manni
-                state.hands[i, seat, state.manni[i, j]] = True
-                state.drawn[i, seat, state.manni[i, j]] = True
-            state.exchange_counts[i, seat] = k
-            state.manni_pos[i] = first + k
-            state.n_pending[i] = 0
-        elif phase == ANNOUNCE:
+                hands[i, seat, manni[i, j]] = True
+                drawn[i, seat, manni[i, j]] = True
+            exchange_counts[i, seat] = k
+            manni_pos[i] = first + k
+            n_pending[i] = 0
+        elif phase_i == ANNOUNCE:
             slot = rules.announce_slot[a]
-            state.used[i, seat, slot] = True
+            used[i, seat, slot] = True
             for k in range(CONTRACT_SLOTS):
-                if state.used_order[i, seat, k] < 0:
-                    state.used_order[i, seat, k] = slot
+                if used_order[i, seat, k] < 0:
+                    used_order[i, seat, k] = slot
                     break
-            state.kind[i] = rules.announce_kind[a]
-            state.trump[i] = rules.announce_trump[a]
-            state.declarer[i] = seat
-            state.phase[i] = PLAY
-            state.leader[i] = state.to_move[i] = forehand
+            kind[i] = rules.announce_kind[a]
+            trump[i] = rules.announce_trump[a]
+            declarer[i] = seat
+            phase[i] = PLAY
+            leader[i] = to_move[i] = forehand
             continue
         elif a == SWAP_HAND or a == TAKE_MANNI:
             if a == SWAP_HAND:
                 for c in range(52):
-                    state.discards[i, seat, c] = state.hands[i, seat, c]
-                    state.hands[i, seat, c] = False
-                state.swapper[i] = seat
-                state.phase[i] = PLAY
-                state.leader[i] = state.to_move[i] = forehand
+                    discards[i, seat, c] = hands[i, seat, c]
+                    hands[i, seat, c] = False
+                swapper[i] = seat
+                phase[i] = PLAY
+                leader[i] = to_move[i] = forehand
             else:
-                state.taker[i] = seat
-                state.phase[i] = DISCARD
+                taker[i] = seat
+                phase[i] = DISCARD
             for j in range(rules.manni_size):
-                state.hands[i, seat, state.manni[i, j]] = True
-                state.drawn[i, seat, state.manni[i, j]] = True
+                hands[i, seat, manni[i, j]] = True
+                drawn[i, seat, manni[i, j]] = True
             continue
         else:  # KEEP_HAND, PASS_MANNI
-            state.passed[i, state.n_passed[i]] = seat
-            state.n_passed[i] += 1
+            passed[i, n_passed[i]] = seat
+            n_passed[i] += 1
         # the seat's exchange / swap / pickup decision is made: the next seat's, else what follows
-        decision = state.decision[i] + 1
-        state.decision[i] = decision
-        if decision < 3:
-            state.to_move[i] = (forehand + decision) % 3
+        decision_i = decision[i] + 1
+        decision[i] = decision_i
+        if decision_i < 3:
+            to_move[i] = (forehand + decision_i) % 3
         elif rules.first_phase == PICKUP:
-            state.phase[i] = ANNOUNCE
-            state.to_move[i] = forehand
+            phase[i] = ANNOUNCE
+            to_move[i] = forehand
         else:
-            state.phase[i] = PLAY
-            state.leader[i] = state.to_move[i] = forehand
+            phase[i] = PLAY
+            leader[i] = to_move[i] = forehand
     if n_ended == 0:
         return 0
     return end_deals(state, rules, out, ended[:n_ended])
@@ -412,37 +421,41 @@ def end_deals(state, rules, out, games):
     """Score the finished deals of ``games`` into their tallies and ``out``; end each game (its
     tallies cleared for the next one) or move to its next deal, dealt here when it needs no random
     draw. Returns the number of games left for the caller to deal (see :func:`step`)."""
+    kind, declarer, tricks_won = state.kind, state.declarer, state.tricks_won
+    plus, minus, totals, used, used_order = state.plus, state.minus, state.totals, state.used, state.used_order
+    dealer, deal_index, decks, deck_ptr = state.dealer, state.deal_index, state.decks, state.deck_ptr
+    n_queued, next_queued = state.n_queued, state.next_queued
     deal_now = np.empty(games.shape[0], np.int64)
     n_now = waiting = 0
     for i in games:
-        kind = state.kind[i]
-        declarer = state.declarer[i]
+        kind_i = kind[i]
+        declarer_i = declarer[i]
         for seat in range(3):
-            won = state.tricks_won[i, seat]
-            offset = rules.score_declarer_offset[kind] if seat == declarer else rules.score_offset[kind]
-            p = rules.score_sign[kind] * (won - offset)
+            won = tricks_won[i, seat]
+            offset = rules.score_declarer_offset[kind_i] if seat == declarer_i else rules.score_offset[kind_i]
+            p = rules.score_sign[kind_i] * (won - offset)
             if rules.has_floor and p < rules.floor:
                 p = rules.floor
-            state.totals[i, seat] += p
+            totals[i, seat] += p
             if p > 0:
-                state.plus[i, seat] += p
+                plus[i, seat] += p
             else:
-                state.minus[i, seat] -= p
+                minus[i, seat] -= p
             out.tricks_won[i, seat] = won
             out.points[i, seat] = p
-            out.plus[i, seat] = state.plus[i, seat]
-            out.minus[i, seat] = state.minus[i, seat]
-            out.totals[i, seat] = state.totals[i, seat]
+            out.plus[i, seat] = plus[i, seat]
+            out.minus[i, seat] = minus[i, seat]
+            out.totals[i, seat] = totals[i, seat]
             if not rules.outcome:
                 out.rewards[i, seat] = p
-        top = max(state.totals[i, 0], state.totals[i, 1], state.totals[i, 2])
+        top = max(totals[i, 0], totals[i, 1], totals[i, 2])
         n_top = 0  # (counted, not summed: numpy's booleans add as "or" where the kernels run uncompiled)
         for seat in range(3):
-            if state.totals[i, seat] == top:
+            if totals[i, seat] == top:
                 n_top += 1
-        deals = state.deal_index[i] + 1
+        deals = deal_index[i] + 1
         if rules.end_rule == PLUS_TARGET:
-            done = max(state.plus[i, 0], state.plus[i, 1], state.plus[i, 2]) >= rules.target
+            done = max(plus[i, 0], plus[i, 1], plus[i, 2]) >= rules.target
         elif rules.end_rule == UNIQUE_TOTAL_TARGET:
             done = top >= rules.target and n_top == 1
         else:
@@ -454,22 +467,22 @@ def end_deals(state, rules, out, games):
             out.truncated[i] = capped
             out.new_game[i] = True
             for seat in range(3):
-                won = state.totals[i, seat] == top
+                won = totals[i, seat] == top
                 out.winners[i, seat] = won
                 if rules.outcome and n_top < 3:
                     out.rewards[i, seat] = 1.0 / n_top if won else -1.0 / (3 - n_top)
-                state.plus[i, seat] = state.minus[i, seat] = state.totals[i, seat] = 0
+                plus[i, seat] = minus[i, seat] = totals[i, seat] = 0
                 for k in range(CONTRACT_SLOTS):
-                    state.used[i, seat, k] = False
-                    state.used_order[i, seat, k] = -1
-            state.deal_index[i] = 0
-            state.n_queued[i] = state.next_queued[i] = 0  # explicit deals left over are dropped
+                    used[i, seat, k] = False
+                    used_order[i, seat, k] = -1
+            deal_index[i] = 0
+            n_queued[i] = next_queued[i] = 0  # explicit deals left over are dropped
             out.needs_deal[i] = True
             waiting += 1
             continue
-        state.deal_index[i] = deals
-        state.dealer[i] = (state.dealer[i] + 1) % 3
-        if state.next_queued[i] < state.n_queued[i] or state.deck_ptr[i] < state.decks.shape[1]:
+        deal_index[i] = deals
+        dealer[i] = (dealer[i] + 1) % 3
+        if next_queued[i] < n_queued[i] or deck_ptr[i] < decks.shape[1]:
             deal_now[n_now] = i
             n_now += 1
         else:
@@ -483,57 +496,70 @@ def end_deals(state, rules, out, games):
 def start_deals(state, rules, games):
     """Deal the next deal of ``games``: the slot's next explicit deal, else its next shuffled pack
     (``decks[i, deck_ptr[i]]``; the caller refills used-up blocks)."""
+    hands, dealt, discards, drawn, played, voids = (state.hands, state.dealt, state.discards, state.drawn,
+                                                    state.played, state.voids)
+    deal_hands, manni, cut_card = state.deal_hands, state.manni, state.cut_card
+    decks, deck_ptr = state.decks, state.deck_ptr
+    queued_hands, queued_manni, queued_cut = state.queued_hands, state.queued_manni, state.queued_cut
+    n_queued, next_queued = state.n_queued, state.next_queued
+    phase, to_move, dealer, deal_index, decision = (state.phase, state.to_move, state.dealer, state.deal_index,
+                                                    state.decision)
+    manni_pos, n_pending, exchange_counts = state.manni_pos, state.n_pending, state.exchange_counts
+    swapper, taker, passed, n_passed = state.swapper, state.taker, state.passed, state.n_passed
+    kind, trump, declarer = state.kind, state.trump, state.declarer
+    leader, led_suit, trick_len, n_plays, tricks_won = (state.leader, state.led_suit, state.trick_len, state.n_plays,
+                                                        state.tricks_won)
     h = rules.hand_size
     for i in games:
-        forehand = (state.dealer[i] + 1) % 3
-        if state.next_queued[i] < state.n_queued[i]:
-            q = state.next_queued[i]
-            state.next_queued[i] = q + 1
+        forehand = (dealer[i] + 1) % 3
+        if next_queued[i] < n_queued[i]:
+            q = next_queued[i]
+            next_queued[i] = q + 1
             for seat in range(3):
                 for k in range(h):
-                    state.deal_hands[i, seat, k] = state.queued_hands[i, q, seat, k]
+                    deal_hands[i, seat, k] = queued_hands[i, q, seat, k]
             for k in range(rules.manni_size):
-                state.manni[i, k] = state.queued_manni[i, q, k]
-            state.cut_card[i] = state.queued_cut[i, q]
+                manni[i, k] = queued_manni[i, q, k]
+            cut_card[i] = queued_cut[i, q]
         else:
-            row = state.deck_ptr[i]
-            state.deck_ptr[i] = row + 1
+            row = deck_ptr[i]
+            deck_ptr[i] = row + 1
             for j in range(3):  # forehand, middlehand, dealer
                 for k in range(h):
-                    state.deal_hands[i, (forehand + j) % 3, k] = state.decks[i, row, rules.hand_positions[j, k]]
+                    deal_hands[i, (forehand + j) % 3, k] = decks[i, row, rules.hand_positions[j, k]]
             for k in range(rules.manni_size):
-                state.manni[i, k] = state.decks[i, row, rules.manni_positions[k]]
-            state.cut_card[i] = state.decks[i, row, state.decks.shape[2] - 1] if rules.cut else -1
+                manni[i, k] = decks[i, row, rules.manni_positions[k]]
+            cut_card[i] = decks[i, row, decks.shape[2] - 1] if rules.cut else -1
         for seat in range(3):
             for c in range(52):
-                state.hands[i, seat, c] = False
-                state.discards[i, seat, c] = False
-                state.drawn[i, seat, c] = False
-                state.played[i, seat, c] = False
+                hands[i, seat, c] = False
+                discards[i, seat, c] = False
+                drawn[i, seat, c] = False
+                played[i, seat, c] = False
             for k in range(h):
-                state.hands[i, seat, state.deal_hands[i, seat, k]] = True
+                hands[i, seat, deal_hands[i, seat, k]] = True
             for c in range(52):
-                state.dealt[i, seat, c] = state.hands[i, seat, c]
+                dealt[i, seat, c] = hands[i, seat, c]
             for suit in range(4):
-                state.voids[i, seat, suit] = False
-            state.exchange_counts[i, seat] = -1
-            state.passed[i, seat] = -1
-            state.tricks_won[i, seat] = 0
+                voids[i, seat, suit] = False
+            exchange_counts[i, seat] = -1
+            passed[i, seat] = -1
+            tricks_won[i, seat] = 0
         if rules.contract_source == CUT_SOURCE:
-            cut = state.cut_card[i]
-            state.kind[i] = rules.cut_kinds[cut % 13]
-            state.trump[i] = cut // 13 if state.kind[i] == TRUMP else -1
+            cut = cut_card[i]
+            kind[i] = rules.cut_kinds[cut % 13]
+            trump[i] = cut // 13 if kind[i] == TRUMP else -1
         elif rules.contract_source == ROTATION_SOURCE:
-            state.kind[i] = TRUMP
-            state.trump[i] = rules.trump_rotation[state.deal_index[i] % rules.trump_rotation.shape[0]]
+            kind[i] = TRUMP
+            trump[i] = rules.trump_rotation[deal_index[i] % rules.trump_rotation.shape[0]]
         else:  # announced
-            state.kind[i] = state.trump[i] = -1
-        state.declarer[i] = -1
-        state.phase[i] = rules.first_phase
-        state.to_move[i] = state.leader[i] = forehand
-        state.manni_pos[i] = state.decision[i] = state.n_pending[i] = state.n_passed[i] = 0
-        state.swapper[i] = state.taker[i] = state.led_suit[i] = -1
-        state.trick_len[i] = state.n_plays[i] = 0
+            kind[i] = trump[i] = -1
+        declarer[i] = -1
+        phase[i] = rules.first_phase
+        to_move[i] = leader[i] = forehand
+        manni_pos[i] = decision[i] = n_pending[i] = n_passed[i] = 0
+        swapper[i] = taker[i] = led_suit[i] = -1
+        trick_len[i] = n_plays[i] = 0
 
 
 # ------------------------------------------------------------------------------------ observations
@@ -561,6 +587,14 @@ def observe(state, rules, games, seats, obs, mask):
     float32) and its legal-action mask into ``mask[k]`` ((K, NUM_ACTIONS) bool; zeros unless that
     seat is on turn), equal byte for byte to ``ObservationEncoder.encode(view)`` and
     ``action_mask(view)`` of the engine's seat view."""
+    phase, to_move, dealer, deal_index, decision = (state.phase, state.to_move, state.dealer, state.deal_index,
+                                                    state.decision)
+    cut_card, kind, trump, declarer = state.cut_card, state.kind, state.trump, state.declarer
+    manni_pos, n_pending, exchange_counts = state.manni_pos, state.n_pending, state.exchange_counts
+    swapper, taker, passed, n_passed, used = state.swapper, state.taker, state.passed, state.n_passed, state.used
+    leader, led_suit, trick, trick_len = state.leader, state.led_suit, state.trick, state.trick_len
+    plays, n_plays = state.plays, state.n_plays
+    tricks_won, plus, minus, totals = state.tricks_won, state.plus, state.minus, state.totals
     size, nm = obs.shape[1], mask.shape[1]
     nc, nv = state.hands.shape[2], state.voids.shape[2]  # 52 cards, 4 suits (runtime values: see _copy)
     flat, m = obs.reshape(-1), mask.view(np.uint8).reshape(-1)
@@ -572,31 +606,31 @@ def observe(state, rules, games, seats, obs, mask):
         row, mrow = k * size, k * nm
         flat[row : row + size] = 0.0
         m[mrow : mrow + nm] = 0
-        phase = state.phase[i]
-        on_turn = state.to_move[i] == seat
+        phase_i = phase[i]
+        on_turn = to_move[i] == seat
         own = (3 * i + seat) * nc  # this seat's row in the flat card arrays
         if on_turn:
-            if phase == PLAY:
+            if phase_i == PLAY:
                 lo, hi = 0, 52
-                if state.trick_len[i] > 0:
-                    led = state.led_suit[i]
+                if trick_len[i] > 0:
+                    led = led_suit[i]
                     for c in range(13 * led, 13 * led + 13):
                         if hands[own + c]:
                             lo, hi = 13 * led, 13 * led + 13
                             break
                 _copy(m, mrow + lo, hands, own + lo, hi - lo)
-            elif phase == EXCHANGE or phase == DISCARD:
+            elif phase_i == EXCHANGE or phase_i == DISCARD:
                 _copy(m, mrow, hands, own, nc)
-                if phase == EXCHANGE:
+                if phase_i == EXCHANGE:
                     m[mrow + EXCHANGE_DONE] = 1
-            elif phase == SWAP:
+            elif phase_i == SWAP:
                 m[mrow + KEEP_HAND] = m[mrow + SWAP_HAND] = 1
-            elif phase == PICKUP:
+            elif phase_i == PICKUP:
                 m[mrow + TAKE_MANNI] = m[mrow + PASS_MANNI] = 1
             else:
                 for a in range(ANNOUNCE_SPADES, nm):
                     slot = rules.announce_slot[a]
-                    if slot >= 0 and not state.used[i, seat, slot]:
+                    if slot >= 0 and not used[i, seat, slot]:
                         m[mrow + a] = 1
         _copy(flat, row + rules.o_hand, hands, own, nc)
         _copy(flat, row + rules.o_discards, discards, own, nc)
@@ -607,69 +641,69 @@ def observe(state, rules, games, seats, obs, mask):
                 a -= 3
             _copy(flat, row + rules.o_played + nc * r, played, (3 * i + a) * nc, nc)
             _copy(flat, row + rules.o_voids + nv * r, voids, (3 * i + a) * nv, nv)
-            flat[row + rules.o_tricks + r] = state.tricks_won[i, a] / rules.hand_size
-            flat[row + rules.o_plus + r] = state.plus[i, a] / rules.score_scale
-            flat[row + rules.o_minus + r] = state.minus[i, a] / rules.score_scale
-            flat[row + rules.o_totals + r] = state.totals[i, a] / rules.score_scale
+            flat[row + rules.o_tricks + r] = tricks_won[i, a] / rules.hand_size
+            flat[row + rules.o_plus + r] = plus[i, a] / rules.score_scale
+            flat[row + rules.o_minus + r] = minus[i, a] / rules.score_scale
+            flat[row + rules.o_totals + r] = totals[i, a] / rules.score_scale
         flat[row + rules.o_variant] = 1.0
-        dealer = _rel(state.dealer[i], seat)
-        flat[row + rules.o_dealer + dealer] = 1.0
-        flat[row + rules.o_to_move + _rel(state.to_move[i], seat)] = 1.0
-        flat[row + rules.o_phase + phase] = 1.0
-        if state.cut_card[i] >= 0:
-            flat[row + rules.o_cut + state.cut_card[i]] = 1.0
-            flat[row + rules.o_cut_holder + dealer] = 1.0
-        if state.kind[i] >= 0:
-            flat[row + rules.o_kind + state.kind[i]] = 1.0
-        if state.trump[i] >= 0:
-            flat[row + rules.o_trump + state.trump[i]] = 1.0
-        if state.declarer[i] >= 0:
-            flat[row + rules.o_declarer + _rel(state.declarer[i], seat)] = 1.0
+        rel_dealer = _rel(dealer[i], seat)
+        flat[row + rules.o_dealer + rel_dealer] = 1.0
+        flat[row + rules.o_to_move + _rel(to_move[i], seat)] = 1.0
+        flat[row + rules.o_phase + phase_i] = 1.0
+        if cut_card[i] >= 0:
+            flat[row + rules.o_cut + cut_card[i]] = 1.0
+            flat[row + rules.o_cut_holder + rel_dealer] = 1.0
+        if kind[i] >= 0:
+            flat[row + rules.o_kind + kind[i]] = 1.0
+        if trump[i] >= 0:
+            flat[row + rules.o_trump + trump[i]] = 1.0
+        if declarer[i] >= 0:
+            flat[row + rules.o_declarer + _rel(declarer[i], seat)] = 1.0
         if rules.first_phase == EXCHANGE:
             for r in range(3):
                 a = seat + r
                 if a >= 3:
                     a -= 3
-                count = state.exchange_counts[i, a]
+                count = exchange_counts[i, a]
                 if count >= 0:
                     flat[row + rules.o_decided + r] = 1.0
                     flat[row + rules.o_counts + r] = count / EXCHANGE_SCALE
-            flat[row + rules.o_manni_used] = state.manni_pos[i] / rules.manni_size
-            if on_turn and phase == EXCHANGE:
-                limit = min(rules.exchange_limits[state.decision[i]], rules.manni_size - state.manni_pos[i])
-                flat[row + rules.o_limit] = (limit - state.n_pending[i]) / EXCHANGE_SCALE
+            flat[row + rules.o_manni_used] = manni_pos[i] / rules.manni_size
+            if on_turn and phase_i == EXCHANGE:
+                limit = min(rules.exchange_limits[decision[i]], rules.manni_size - manni_pos[i])
+                flat[row + rules.o_limit] = (limit - n_pending[i]) / EXCHANGE_SCALE
         else:
-            for j in range(state.n_passed[i]):
-                r = _rel(state.passed[i, j], seat)
+            for j in range(n_passed[i]):
+                r = _rel(passed[i, j], seat)
                 flat[row + rules.o_passed + r] = 1.0
                 flat[row + rules.o_decided + r] = 1.0
-            owner = state.swapper[i] if rules.first_phase == SWAP else state.taker[i]
+            owner = swapper[i] if rules.first_phase == SWAP else taker[i]
             if owner >= 0:
                 r = _rel(owner, seat)
                 flat[row + rules.o_decided + r] = 1.0
                 flat[row + rules.o_owner + r] = 1.0
                 flat[row + rules.o_counts + r] = rules.taken
                 flat[row + rules.o_manni_used] = 1.0
-            if on_turn and phase == DISCARD:
-                flat[row + rules.o_limit] = (rules.pickup_discards - state.n_pending[i]) / EXCHANGE_SCALE
+            if on_turn and phase_i == DISCARD:
+                flat[row + rules.o_limit] = (rules.pickup_discards - n_pending[i]) / EXCHANGE_SCALE
             for a in range(3):
                 base = row + rules.o_used + CONTRACT_SLOTS * _rel(a, seat)
                 for slot in range(CONTRACT_SLOTS):
-                    if state.used[i, a, slot]:
+                    if used[i, a, slot]:
                         flat[base + slot] = 1.0
-        if phase == PLAY:
-            leader = state.leader[i]
-            flat[row + rules.o_leader + _rel(leader, seat)] = 1.0
-            if state.led_suit[i] >= 0:
-                flat[row + rules.o_led + state.led_suit[i]] = 1.0
-            for j in range(state.trick_len[i]):
-                p = leader + j
+        if phase_i == PLAY:
+            leader_i = leader[i]
+            flat[row + rules.o_leader + _rel(leader_i, seat)] = 1.0
+            if led_suit[i] >= 0:
+                flat[row + rules.o_led + led_suit[i]] = 1.0
+            for j in range(trick_len[i]):
+                p = leader_i + j
                 if p >= 3:
                     p -= 3
-                flat[row + rules.o_trick + 52 * _rel(p, seat) + state.trick[i, j]] = 1.0
-        flat[row + rules.o_deal] = state.deal_index[i] / rules.max_deals
+                flat[row + rules.o_trick + 52 * _rel(p, seat) + trick[i, j]] = 1.0
+        flat[row + rules.o_deal] = deal_index[i] / rules.max_deals
         if rules.full_history:
-            for j in range(state.n_plays[i]):
+            for j in range(n_plays[i]):
                 base = row + rules.o_history + _PLAY_SLOT * j
-                flat[base + state.plays[i, j, 1]] = 1.0
-                flat[base + 52 + _rel(state.plays[i, j, 0], seat)] = 1.0
+                flat[base + plays[i, j, 1]] = 1.0
+                flat[base + 52 + _rel(plays[i, j, 0], seat)] = 1.0
