@@ -193,6 +193,18 @@ def validate_record(record: dict) -> None:
     _Replay(rules, rounds).run(record.get("final"))
 
 
+def record_rules(record: dict) -> Rules:
+    """The rules ``record`` was played under; :class:`RecordError` if they cannot be read."""
+    rounds = record.get("rounds")
+    return _rules_of(record, rounds if isinstance(rounds, list) else [])
+
+
+def record_deals(record: dict) -> list[Deal]:
+    """The explicit deal of each round of ``record`` (hands, Manni, cut card), for a replay with
+    ``GameState(rules, deals=...)``; :class:`RecordError` if one cannot be read."""
+    return [_deal_of(r, i) for i, r in enumerate(_field(record, "rounds", list))]
+
+
 def _rules_of(record: dict, rounds: list) -> Rules:
     """The rules a record was played under (variant, scoring, target, deal cap, first dealer)."""
     variant = record.get("variant")
