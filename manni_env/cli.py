@@ -16,6 +16,7 @@ COMMANDS = (
     "manni_env.commands.layout",
     "agents.commands.arena",
     "agents.commands.play",
+    "agents.commands.serve",
     "train.command",
 )
 
