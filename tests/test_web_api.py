@@ -115,6 +115,7 @@ def play_game(client, store, body: dict, seed: int, max_requests: int = 2000) ->
     game = store.get(snap["id"])
     for _ in range(max_requests):
         assert_only_known_cards(snap, game)
+        assert (snap["seed"] is not None) == snap["finished"]  # the seed would reveal every deal
         if snap["finished"]:
             return snap
         assert snap["your_turn"] and snap["prompt"]
@@ -274,6 +275,16 @@ def test_store_is_bounded_and_idle_games_expire_and_are_saved(client, store, clo
     [record] = read_records(store.records_path)  # game 0 had finished deals; games 2, 3 had none
     validate_record(record)
     assert record["final"] is None and len(record["rounds"]) == len(snap["rounds"]) and record["seed"] == 0
+
+
+def test_a_full_store_makes_room_by_dropping_a_finished_game(client, store):
+    done = play_game(client, store, {"variant": "basic", "target": 1, "seed": 1}, seed=1)
+    running = [client.post("/api/games", json={"variant": "basic"}).json()["id"] for _ in range(3)]
+    assert client.post("/api/games", json={"variant": "basic"}).status_code == 201  # takes the finished game's place
+    assert client.get(f"/api/games/{done['id']}").status_code == 404
+    assert all(client.get(f"/api/games/{i}").status_code == 200 for i in running)
+    assert client.post("/api/games", json={"variant": "basic"}).status_code == 429
+    assert len(read_records(store.records_path)) == 1
 
 
 def test_games_in_progress_are_saved_when_the_server_stops(store, lineup):

@@ -167,17 +167,22 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
     @app.post("/api/replay")
     async def upload_replay(request: Request, game: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> dict:
         data = await _read_body(request, max_upload_bytes)
-        try:
-            uploaded = parse_records(data)
-            if game >= len(uploaded):
-                raise HTTPException(404, f"no game {game}: the file holds {len(uploaded)} (from 0)")
-            replay = await run_in_threadpool(build_replay, uploaded[game])
-        except RecordError as err:
-            where = "" if err.line is not None else f"game {game}: "
-            raise HTTPException(400, f"{where}{err}") from None
-        return {"games": [summary(r, i) for i, r in enumerate(uploaded)], "replay": replay}
+        return await run_in_threadpool(_uploaded_replay, data, game)
 
     return app
+
+
+def _uploaded_replay(data: bytes, game: int) -> dict:
+    """The games of an uploaded records file and the replay of game ``game``."""
+    try:
+        uploaded = parse_records(data)
+        if game >= len(uploaded):
+            raise HTTPException(404, f"no game {game}: the file holds {len(uploaded)} (from 0)")
+        replay = build_replay(uploaded[game])
+    except RecordError as err:
+        where = "" if err.line is not None else f"game {game}: "
+        raise HTTPException(400, f"{where}{err}") from None
+    return {"games": [summary(r, i) for i, r in enumerate(uploaded)], "replay": replay}
 
 
 def _error_handlers(app: FastAPI) -> None:

@@ -166,7 +166,7 @@ class WebGame:
         return {
             "variant": state.rules.variant,
             "scoring": state.rules.scoring,
-            "seed": self.seed,
+            "seed": self.seed if state.finished else None,  # the seed determines every deal
             "seat": seat,
             "players": self.names,
             "agents": self.specs,

@@ -1,7 +1,8 @@
 """The games in progress: a bounded store keyed by random ids, whose idle games expire.
 
-At most ``max_games`` games live at once (a new one beyond is refused with :class:`StoreFull`); a
-game nobody asked about for ``idle_seconds`` is dropped. A game is saved as one
+At most ``max_games`` games live at once: a new one beyond takes the place of the least recently
+used finished game, or is refused with :class:`StoreFull`; a game nobody asked about for
+``idle_seconds`` is dropped. A game is saved as one
 ``manni-record/1`` line in ``records_dir/games.jsonl`` when it finishes, and an unfinished one when
 it expires or the server stops (its finished deals; a game without one is not saved). A game has
 at most the rules' deal cap of deals, so its memory is bounded too.
@@ -51,13 +52,19 @@ class GameStore:
         self.expire()
         with self._lock:
             if len(self._games) >= self.max_games:
+                self._drop_finished()
+            if len(self._games) >= self.max_games:
                 raise StoreFull(f"{self.max_games} games are in progress, the most this server keeps; "
                                 f"an idle game expires after {self.idle_seconds / 60:g} minutes")
             game_id = secrets.token_urlsafe(12)
             self._games[game_id] = (game, self.clock())
-        if game.state.finished:  # possible with a target reached in the agents' first deal
-            self.save(game)
         return game_id
+
+    def _drop_finished(self) -> None:
+        """Make room by dropping the least recently used finished game (saved when it ended)."""
+        done = [(used, key) for key, (game, used) in self._games.items() if game.state.finished and game.saved]
+        if done:
+            del self._games[min(done)[1]]
 
     def get(self, game_id: str) -> WebGame:
         """The game ``game_id`` (marked as used now); ``KeyError`` if unknown or expired."""

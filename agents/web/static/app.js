@@ -181,6 +181,12 @@ function renderHand() {
     button.addEventListener("click", () => send([b.action]));
     return button;
   });
+  if (g.finished) {
+    const again = el("button", "action primary", "Replay this game");
+    again.type = "button";
+    again.addEventListener("click", replayGame);
+    buttons.push(again);
+  }
   if (g.select) {
     const n = selected.size;
     const label = g.select.exact ? `Discard ${n} of ${g.select.max}` : n ? `Exchange ${n} card${n === 1 ? "" : "s"}` : "Keep my hand";
@@ -228,6 +234,10 @@ function showSummary() {
   $("summary-ok").textContent = g.finished ? "Close" : "Next deal";
   $("summary-replay").hidden = !g.finished;
   $("summary").hidden = false;
+}
+
+function replayGame() {
+  guarded(async () => openReplay(await api("GET", `/api/games/${game.id}/replay`)));
 }
 
 function closeSummary() {
@@ -338,7 +348,7 @@ function dealStep(direction) {
 function fillGames(select, games) {
   select.replaceChildren(...games.map((g) => {
     const winners = g.winners ? ` · winner ${g.winners.map((s) => (g.players ? g.players[s] : `seat ${s}`)).join(", ")}` : " · unfinished";
-    return el("option", "", `${g.index + 1}: ${g.variant} · ${g.deals} deals${winners}`);
+    return el("option", "", `${g.index + 1}: ${g.variant} · ${g.deals} deal${g.deals === 1 ? "" : "s"}${winners}`);
   }));
   games.forEach((g, i) => { select.options[i].value = String(g.index); });
 }
@@ -358,10 +368,10 @@ function wire() {
   $("variant").addEventListener("change", fillOpponents);
   $("new-game").addEventListener("submit", startGame);
   $("summary-ok").addEventListener("click", closeSummary);
-  $("summary-replay").addEventListener("click", () => guarded(async () => {
+  $("summary-replay").addEventListener("click", () => {
     closeSummary();
-    openReplay(await api("GET", `/api/games/${game.id}/replay`));
-  }));
+    replayGame();
+  });
   $("replay-file").addEventListener("change", () => guarded(async () => {
     const file = $("replay-file").files[0];
     if (!file) return;
