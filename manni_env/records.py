@@ -27,8 +27,9 @@ from .rules import VARIANTS, Rules, make_rules
 FORMAT = "manni-record/1"
 _RESULT_FIELDS = ("tricks_won", "points", "plus", "minus", "totals")
 _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
-# (kind, trump letter) -> announce action; which of them a variant allows is the engine's business
-_ANNOUNCE_ACTION = {
+#: A record's contract ``(kind, trump letter)`` → the announce action; which of them a variant
+#: allows is the engine's business.
+ANNOUNCE_ACTION = {
     ("trump", "S"): A.ANNOUNCE_SPADES,
     ("trump", "H"): A.ANNOUNCE_HEARTS,
     ("trump", "D"): A.ANNOUNCE_DIAMONDS,
@@ -435,7 +436,7 @@ class _Replay:
         if rec.get("declarer") != seat:
             raise RecordError(f"forehand (seat {seat}) announces, record's declarer is {rec.get('declarer')!r}", i)
         kind, trump = rec.get("kind"), rec.get("trump")
-        action = _ANNOUNCE_ACTION.get((kind, trump))
+        action = ANNOUNCE_ACTION.get((kind, trump))
         if action is None or not state.is_legal(action):
             may = ", ".join(A.action_to_str(a) for a in state.legal_actions())
             used = ", ".join(state.used_contracts[seat]) or "none"

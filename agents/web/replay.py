@@ -18,19 +18,11 @@ from collections.abc import Iterator, Sequence
 from manni_env import actions as A
 from manni_env.cards import card_from_str, card_to_str, sort_for_display
 from manni_env.engine import GameState, Phase
-from manni_env.records import RecordError, record_deals, record_rules, validate_record
+from manni_env.records import ANNOUNCE_ACTION, RecordError, record_deals, record_rules, validate_record
 
 from ..human import contract_name
 
 _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
-_ANNOUNCE_ACTIONS = {
-    ("trump", "S"): A.ANNOUNCE_SPADES,
-    ("trump", "H"): A.ANNOUNCE_HEARTS,
-    ("trump", "D"): A.ANNOUNCE_DIAMONDS,
-    ("trump", "C"): A.ANNOUNCE_CLUBS,
-    ("grand", None): A.ANNOUNCE_GRAND,
-    ("nullo", None): A.ANNOUNCE_NULLO,
-}
 
 
 def parse_records(data: bytes) -> list[dict]:
@@ -117,7 +109,7 @@ def _round_actions(state: GameState, r: dict) -> Iterator[tuple[int, list[str] |
             yield A.PASS_MANNI, None
     if state.rules.is_announcement:
         contract = r["contract"]
-        yield _ANNOUNCE_ACTIONS[(contract["kind"], contract["trump"])], None
+        yield ANNOUNCE_ACTION[(contract["kind"], contract["trump"])], None
     for trick in r["tricks"]:
         for card in trick["cards"]:
             yield card_from_str(card), None
