@@ -68,7 +68,7 @@ def wait_idle(page) -> None:
 
 def greyed_cards_are_the_illegal_ones(page, store) -> bool:
     """Checks the hand against the engine; returns whether some card was greyed out."""
-    game = store.get(page.evaluate("sessionStorage.getItem('manniGame')"))
+    game = store.get(page.evaluate("location.hash").removeprefix("#game="))
     view = game.state.view(game.seat)
     legal = {action_to_str(a) for a in view.legal_actions if a < 52}
     cards = page.locator("#hand button.card")
@@ -113,6 +113,10 @@ def test_play_by_clicking_then_replay_the_game_and_an_uploaded_file(served, page
     page.click("#start")
     page.wait_for_selector("#hand button.card")
     assert "Exchange" in page.inner_text("#prompt")
+    hand = page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.dataset.card)")
+    page.reload()  # the tab's game (in the address) resumes
+    page.wait_for_selector("#hand button.card")
+    assert page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.dataset.card)") == hand
     greyed = 0
     for deal in range(1, 6):  # target 1: over after the first deal that is not 4-4-4
         greyed += play_deal_by_clicking(page, store)

@@ -4,7 +4,7 @@
 const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
 const $ = (id) => document.getElementById(id);
 
-// ------------------------------------------------------------------ helpers
+// ------------------------------------------------------------------ DOM and fetch
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -85,7 +85,7 @@ async function startGame(event) {
     };
     if ($("target").value && !$("target-label").hidden) body.target = Number($("target").value);
     const data = await api("POST", "/api/games", body);
-    sessionStorage.setItem("manniGame", data.id);
+    history.replaceState(null, "", `#game=${data.id}`);  // this tab's game: a reload resumes it
     roundsSeen = 0;
     showGame(data);
   });
@@ -246,14 +246,15 @@ function closeSummary() {
 }
 
 async function resumeGame() {
-  const id = sessionStorage.getItem("manniGame");
-  if (!id) return;
+  const match = /^#game=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (!match) return;
   try {
-    const g = await api("GET", `/api/games/${encodeURIComponent(id)}`);
+    const g = await api("GET", `/api/games/${match[1]}`);
     roundsSeen = g.rounds.length;
     showGame(g);
   } catch (err) {
-    sessionStorage.removeItem("manniGame");
+    history.replaceState(null, "", location.pathname);
+    throw err;
   }
 }
 
