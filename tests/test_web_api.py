@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -416,3 +421,32 @@ def test_serve_command_refuses_bad_setups_with_one_line(tmp_path, capsys):
             assert err.startswith("manni serve: error: ") and message in err and "\n" not in err, err
     finally:
         taken.close()
+
+
+def test_serve_command_serves_and_saves_the_games_in_progress_on_ctrl_c(tmp_path):
+    pytest.importorskip("uvicorn")
+    proc = subprocess.Popen([sys.executable, "-m", "manni_env.cli", "serve", "--port", "0", "--records-dir", str(tmp_path)],
+                            cwd=Path(__file__).parents[1], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        url = re.match(r"Manni at (http://127\.0\.0\.1:\d+/) ", line).group(1)
+
+        def post(path: str, body: dict) -> dict:
+            request = urllib.request.Request(url + path, data=json.dumps(body).encode(),
+                                             headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return json.load(response)
+
+        rng = np.random.default_rng(0)
+        snap = post("api/games", {"variant": "basic", "seed": 9})
+        while not snap["rounds"]:
+            snap = post(f"api/games/{snap['id']}/actions", {"actions": choose(snap, rng)})
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+    [record] = read_records(tmp_path / "games.jsonl")
+    validate_record(record)
+    assert record["seed"] == 9 and record["final"] is None and len(record["rounds"]) == len(snap["rounds"])

@@ -70,7 +70,10 @@ def _main(args: argparse.Namespace) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"Manni at http://{shown}:{port}/ — games are saved to {store.records_path}; Ctrl+C stops.", flush=True)
-    server(app).run(sockets=[sock])
+    try:
+        server(app).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown (games saved)
+        pass
     return 0
 
 

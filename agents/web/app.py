@@ -228,12 +228,14 @@ async def _sweep(store: GameStore, seconds: float) -> None:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` (``OSError`` if that fails, e.g. the port is taken)."""
+    """A socket listening on ``host:port`` (``OSError`` if that fails, e.g. the port is taken);
+    connections wait in its backlog until the server runs."""
     info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     sock = socket.socket(info[0], socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(info[4])
+        sock.listen(2048)
     except OSError:
         sock.close()
         raise
