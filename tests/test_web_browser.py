@@ -110,6 +110,7 @@ def test_play_by_clicking_then_replay_the_game_and_an_uploaded_file(served, page
     page.select_option("#variant", "hornafjardar")
     assert page.input_value("#opp1") == page.input_value("#opp2") == "ppo"
     page.fill("#target", "1")
+    page.fill("#seed", "5")  # a deal in which the person must follow suit holding other suits
     page.click("#start")
     page.wait_for_selector("#hand button.card")
     assert "Exchange" in page.inner_text("#prompt")
@@ -118,7 +119,7 @@ def test_play_by_clicking_then_replay_the_game_and_an_uploaded_file(served, page
     page.wait_for_selector("#hand button.card")
     assert page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.dataset.card)") == hand
     greyed = 0
-    for deal in range(1, 6):  # target 1: over after the first deal that is not 4-4-4
+    for deal in range(1, 6):  # target 1: over after the first deal that is not 4-4-4 (the first, with seed 5)
         greyed += play_deal_by_clicking(page, store)
         rows = page.locator("#summary-table tr")
         assert rows.count() == 4
@@ -132,7 +133,7 @@ def test_play_by_clicking_then_replay_the_game_and_an_uploaded_file(served, page
     assert greyed > 0  # the person had to follow suit with other cards in hand
     [record] = read_records(store.records_path)  # saved when it ended
     validate_record(record)
-    assert record["players"] == ["human", "ppo", "ppo"] and len(record["rounds"]) == deal
+    assert record["players"] == ["human", "ppo", "ppo"] and record["seed"] == 5 and len(record["rounds"]) == deal
 
     # replay the game just played: all hands face up, the ppo agents' probabilities
     page.click("#summary-replay")

@@ -84,6 +84,7 @@ async function startGame(event) {
       seat: Number($("seat").value),
     };
     if ($("target").value && !$("target-label").hidden) body.target = Number($("target").value);
+    if ($("seed").value) body.seed = Number($("seed").value);
     const data = await api("POST", "/api/games", body);
     history.replaceState(null, "", `#game=${data.id}`);  // this tab's game: a reload resumes it
     roundsSeen = 0;
