@@ -144,10 +144,10 @@ def test_default_opponent_is_the_strongest_shipped_agent_of_the_variant(client, 
 
 # ----------------------------------------------------------------------------- play
 @pytest.mark.parametrize(("body", "deals"), [
-    ({"variant": "hornafjardar", "target": 2}, None),
-    ({"variant": "basic", "target": 2, "negative": True, "seat": 2}, None),
-    ({"variant": "trjamann", "seat": 1, "opponents": ["random", "rule_based"]}, 12),
-    ({"variant": "laugarvatn", "opponents": ["random", "random"]}, 18),
+    ({"variant": "hornafjardar", "target": 2, "seed": 1}, None),
+    ({"variant": "basic", "target": 2, "negative": True, "seat": 2, "seed": 2}, None),
+    ({"variant": "trjamann", "seat": 1, "opponents": ["random", "rule_based"], "seed": 3}, 12),
+    ({"variant": "laugarvatn", "opponents": ["random", "random"], "seed": 4}, 18),
 ])
 def test_whole_games_through_the_api_are_saved_as_valid_records(client, store, body, deals, capsys):
     snap = play_game(client, store, body, seed=3)
