@@ -172,15 +172,27 @@ class PPOAgent:
         return x @ w.T + b
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
-        encoder = self.encoder_for(view.rules)
-        legal = np.fromiter(view.legal_actions, dtype=np.int64)
-        if legal.size == 0:
-            raise ValueError(f"{self.name}: seat {view.seat} has no legal action (not its turn)")
-        scores = self.logits(encoder.encode(view))[legal]
+        legal, scores = self._legal_scores(view)
         if not self.sample:
             return int(legal[int(np.argmax(scores))])
         p = np.exp(scores - scores.max())
         return int(rng.choice(legal, p=p / p.sum()))
+
+    def action_probabilities(self, view: SeatView) -> dict[int, float]:
+        """The masked policy's probability of each legal action (softmax of the legal logits):
+        what ``sample=True`` draws from; the greedy agent plays the most likely one."""
+        legal, scores = self._legal_scores(view)
+        p = np.exp(scores - scores.max())
+        p /= p.sum()
+        return {int(a): float(q) for a, q in zip(legal, p)}
+
+    def _legal_scores(self, view: SeatView) -> tuple[np.ndarray, np.ndarray]:
+        """The legal actions of ``view`` and their logits."""
+        encoder = self.encoder_for(view.rules)
+        legal = np.fromiter(view.legal_actions, dtype=np.int64)
+        if legal.size == 0:
+            raise ValueError(f"{self.name}: seat {view.seat} has no legal action (not its turn)")
+        return legal, self.logits(encoder.encode(view))[legal]
 
     def encoder_for(self, rules: Rules) -> ObservationEncoder:
         """The encoder of the checkpoint's layout for ``rules``; :class:`CheckpointError` if the

@@ -28,7 +28,7 @@ FORMAT = "manni-record/1"
 _RESULT_FIELDS = ("tricks_won", "points", "plus", "minus", "totals")
 _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
 
-def _announce_actions(rules: Rules) -> dict[tuple[str, str | None], int]:
+def announce_actions(rules: Rules) -> dict[tuple[str, str | None], int]:
     """(kind, trump letter) → the announce action, from the variant's contract table."""
     return {(a.kind.label, None if a.trump is None else SUITS[a.trump]): a.action for a in rules.spec.announcements}
 
@@ -187,6 +187,18 @@ def validate_record(record: dict) -> None:
         raise RecordError(f"'seed' must be null or an integer, got {seed!r}")
     rules = _rules_of(record, rounds)
     _Replay(rules, rounds).run(record.get("final"))
+
+
+def record_rules(record: dict) -> Rules:
+    """The rules ``record`` was played under; :class:`RecordError` if they cannot be read."""
+    rounds = record.get("rounds")
+    return _rules_of(record, rounds if isinstance(rounds, list) else [])
+
+
+def record_deals(record: dict) -> list[Deal]:
+    """The explicit deal of each round of ``record`` (hands, Manni, cut card), for a replay with
+    ``GameState(rules, deals=...)``; :class:`RecordError` if one cannot be read."""
+    return [_deal_of(r, i) for i, r in enumerate(_field(record, "rounds", list))]
 
 
 def _rules_of(record: dict, rounds: list) -> Rules:
@@ -424,7 +436,7 @@ class _Replay:
         if rec.get("declarer") != seat:
             raise RecordError(f"forehand (seat {seat}) announces, record's declarer is {rec.get('declarer')!r}", i)
         kind, trump = rec.get("kind"), rec.get("trump")
-        action = _announce_actions(self.rules).get((kind, trump))
+        action = announce_actions(self.rules).get((kind, trump))
         if action is None or not state.is_legal(action):
             may = ", ".join(A.action_to_str(a) for a in state.legal_actions())
             used = ", ".join(state.used_contracts[seat]) or "none"

@@ -56,6 +56,26 @@ def test_loading_is_exact_and_argmax_is_deterministic(checkpoint):
     assert a.act(view, np.random.default_rng(0)) == legal[np.argmax(logits[legal])]
 
 
+def test_action_probabilities_are_the_masked_softmax_and_leave_play_unchanged(checkpoint):
+    agent = PPOAgent(checkpoint)
+    state = GameState(RULES, seed=5)
+    encoder = ObservationEncoder(RULES)
+    for _ in range(40):  # exchange decisions, then trick play
+        view = state.view(state.to_move)
+        probs = agent.action_probabilities(view)
+        assert sorted(probs) == list(view.legal_actions)
+        assert sum(probs.values()) == pytest.approx(1.0) and min(probs.values()) > 0
+        legal = np.array(view.legal_actions)
+        scores = agent.logits(encoder.encode(view))[legal]
+        expected = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
+        assert np.allclose([probs[a] for a in legal], expected)
+        action = agent.act(view, np.random.default_rng(0))
+        assert probs[action] == max(probs.values())
+        state.apply(action)
+    with pytest.raises(ValueError, match="no legal action"):
+        agent.action_probabilities(state.view((state.to_move + 1) % 3))
+
+
 def test_tampered_weights_are_rejected(checkpoint):
     data = bytearray(checkpoint.read_bytes())
     data[-5] ^= 0x01

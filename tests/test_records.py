@@ -11,7 +11,9 @@ import pytest
 
 from manni_env.cards import card_from_str, suit_of
 from manni_env.engine import GameState
-from manni_env.records import FORMAT, RecordError, game_record, read_records, validate_record, write_records
+from manni_env.records import (
+    FORMAT, RecordError, game_record, read_records, record_deals, record_rules, validate_record, write_records,
+)
 from manni_env.rules import make_rules
 
 
@@ -73,6 +75,23 @@ def test_records_of_other_variants(variant):
         for rnd in record["rounds"]:
             for e in rnd["exchanges"]:
                 assert len(e.get("discards", [])) == (4 if e["take"] else 0)
+
+
+@pytest.mark.parametrize(("variant", "options"), [("hornafjardar", {"target": 5}), ("basic", {"negative": True})])
+def test_record_rules_and_deals_rebuild_the_game(variant, options):
+    state = play(variant, 6, **options)
+    record = json.loads(json.dumps(game_record(state)))
+    assert record_rules(record) == make_rules(variant, first_dealer=state.rounds[0].dealer, **options)
+    deals = record_deals(record)
+    assert [d.hands for d in deals] == [r.hands for r in state.rounds]
+    assert [(d.manni, d.cut_card) for d in deals] == [(r.manni, r.cut_card) for r in state.rounds]
+    with pytest.raises(RecordError, match="unknown variant"):
+        record_rules({**record, "variant": "whist"})
+    bad = copy.deepcopy(record)
+    bad["rounds"][1]["manni"][0] = "1Z"
+    with pytest.raises(RecordError, match="manni: not a card") as info:
+        record_deals(bad)
+    assert info.value.round == 1
 
 
 def test_records_round_trip_through_json_lines(tmp_path):

@@ -1,0 +1,95 @@
+"""``manni serve``: play against the agents and replay records in the browser (see :mod:`agents.web`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+DEFAULT_RECORDS_DIR = "runs/web_records"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="play and replay games in the browser (needs the web extra)",
+        description="Serve a web page to play Manni against the agents (several games at once, one per browser "
+        "tab) and to step through recorded games with every hand face up. Finished and abandoned games are "
+        "saved as manni-record/1 lines in RECORDS_DIR/games.jsonl. Needs the web extra: pip install 'manni-env[web]'.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    parser.add_argument("--records", metavar="FILE", help="a manni-record/1 JSON Lines file to offer for replay")
+    parser.add_argument("--records-dir", metavar="DIR", default=DEFAULT_RECORDS_DIR,
+                        help=f"where played games are saved (default {DEFAULT_RECORDS_DIR})")
+    parser.add_argument("--agent", action="append", default=[], metavar="SPEC",
+                        help="offer another opponent, e.g. ppo:runs/model or pimc:worlds=32 (repeatable); the "
+                        "registry's agents that take no argument are always offered")
+    parser.add_argument("--max-games", type=int, default=32, help="games in progress at once (default 32)")
+    parser.add_argument("--idle-minutes", type=float, default=30.0,
+                        help="a game nobody touched for this long is saved and dropped (default 30)")
+    parser.add_argument("--max-upload-mb", type=float, default=5.0, help="largest records file to upload (default 5)")
+    parser.set_defaults(func=_main)
+
+
+def _fail(message: str) -> int:
+    print(f"manni serve: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _main(args: argparse.Namespace) -> int:
+    try:
+        from ..web.app import create_app, listen, server
+    except ImportError as err:
+        return _fail(f"the web extra is not installed ({err}); pip install 'manni-env[web]'")
+    from manni_env.records import RecordError
+
+    from ..web.lineup import Lineup
+    from ..web.store import GameStore
+
+    if not 0 <= args.port <= 65535:
+        return _fail(f"--port must be in 0..65535, got {args.port}")
+    if args.max_games < 1 or args.idle_minutes <= 0 or args.max_upload_mb <= 0:
+        return _fail("--max-games must be at least 1, --idle-minutes and --max-upload-mb positive")
+    try:
+        records = _load_records(args.records) if args.records else []
+    except (OSError, UnicodeDecodeError) as err:
+        return _fail(f"cannot read {args.records}: {err}")
+    except RecordError as err:
+        return _fail(str(err))
+    try:
+        lineup = Lineup(args.agent)
+    except ValueError as err:
+        return _fail(str(err))
+    store = GameStore(args.records_dir, args.max_games, args.idle_minutes * 60)
+    app = create_app(store, lineup, records, int(args.max_upload_mb * 1_000_000),
+                     sweep_seconds=min(60.0, args.idle_minutes * 15))
+    try:
+        sock = listen(args.host, args.port)
+    except OSError as err:
+        return _fail(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}")
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"Manni at http://{shown}:{port}/ — games are saved to {store.records_path}; Ctrl+C stops.", flush=True)
+    try:
+        server(app).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown (games saved)
+        pass
+    return 0
+
+
+def _load_records(path: str) -> list[dict]:
+    """Every record of ``path``, validated; ``RecordError`` as ``FILE:LINE: problem``."""
+    from manni_env.records import RecordError, iter_record_lines, validate_record
+
+    records = []
+    for line, item in iter_record_lines(path):
+        try:
+            if isinstance(item, RecordError):
+                raise item
+            validate_record(item)
+        except RecordError as err:
+            raise RecordError(f"{path}:{line}: {err}", line=line) from None
+        records.append(item)
+    if not records:
+        raise RecordError(f"{path} holds no records")
+    return records

@@ -1,0 +1,249 @@
+"""The FastAPI application of ``manni serve``: a JSON API and one static page (``static/``).
+
+=======  ================================  ==================================================
+method   path                              what
+=======  ================================  ==================================================
+GET      ``/``                             the page (play and replay)
+GET      ``/api/options``                  variants, opponents per variant and their default,
+                                           the games of the server's ``--records`` file
+POST     ``/api/games``                    new game ``{variant, opponents?, seat?, seed?,
+                                           target?, negative?}`` → the person's snapshot
+GET      ``/api/games/{id}``               the person's snapshot
+POST     ``/api/games/{id}/actions``       the person's move ``{"actions": [int, ...]}``
+GET      ``/api/games/{id}/replay``        a finished game's replay, with the agents'
+                                           action probabilities
+GET      ``/api/records/{n}``              replay of game ``n`` of the ``--records`` file
+POST     ``/api/replay?game=n``            replay of game ``n`` of an uploaded records file
+                                           (the request body; read in memory, size-limited)
+=======  ================================  ==================================================
+
+Every error is JSON ``{"error": "..."}`` with a 4xx status (500 and a generic message for a bug,
+whose traceback goes to the server log only). No request names a file: the server reads only its
+static page and its own ``--records`` file, and writes only its records directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Literal
+
+from fastapi import FastAPI, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from starlette.exceptions import HTTPException
+from starlette.middleware.gzip import GZipMiddleware
+
+from manni_env.actions import NUM_ACTIONS
+from manni_env.records import RecordError
+from manni_env.rules import VARIANTS, make_rules
+
+from .game import MAX_ACTIONS, GameError, WebGame
+from .lineup import Lineup
+from .replay import build_replay, parse_records, summary
+from .store import GameStore, StoreFull
+
+STATIC = Path(__file__).parent / "static"
+MAX_TARGET = 100
+log = logging.getLogger("manni.serve")
+
+
+class NewGame(BaseModel):
+    """A new game: the variant and its options, the two opponents (default: the variant's
+    strongest shipped agent twice), the person's seat and the deal seed (default: fresh)."""
+
+    model_config = ConfigDict(extra="forbid")
+    variant: Literal[VARIANTS] = "hornafjardar"  # type: ignore[valid-type]
+    opponents: list[Annotated[str, Field(max_length=200)]] | None = Field(None, min_length=2, max_length=2)
+    seat: StrictInt = Field(0, ge=0, le=2)
+    seed: StrictInt | None = Field(None, ge=0, lt=2**63)
+    target: StrictInt | None = Field(None, ge=1, le=MAX_TARGET)
+    negative: StrictBool | None = None
+
+
+class Move(BaseModel):
+    """The person's actions (see :meth:`~agents.web.game.WebGame.act`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    actions: list[Annotated[StrictInt, Field(ge=0, lt=NUM_ACTIONS)]] = Field(min_length=1, max_length=MAX_ACTIONS)
+
+
+def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
+               max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0) -> FastAPI:
+    """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
+    (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        sweeper = asyncio.create_task(_sweep(store, sweep_seconds))
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            await run_in_threadpool(store.close)
+
+    app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(GZipMiddleware, minimum_size=4096)
+    _error_handlers(app)
+    missing = f"no such game: it expired after {store.idle_seconds / 60:g} minutes idle, or never existed"
+
+    def game_of(game_id: str) -> WebGame:
+        try:
+            return store.get(game_id)
+        except KeyError:
+            raise HTTPException(404, missing) from None
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/api/options")
+    def options() -> dict:
+        return {
+            "variants": list(VARIANTS),
+            "agents": lineup.to_dict(),
+            "records": [summary(r, i) for i, r in enumerate(records)],
+            "max_upload_bytes": max_upload_bytes,
+        }
+
+    @app.post("/api/games", status_code=201)
+    def new_game(body: NewGame) -> dict:
+        options = {k: v for k, v in (("target", body.target), ("negative", body.negative)) if v is not None}
+        try:
+            rules = make_rules(body.variant, **options)
+            opponents = [lineup.check(s, body.variant) for s in body.opponents or [lineup.defaults[body.variant]] * 2]
+        except ValueError as err:
+            raise HTTPException(400, str(err)) from None
+        game = WebGame(rules, opponents, body.seat, body.seed)
+        try:
+            game_id = store.add(game)
+        except StoreFull as err:
+            raise HTTPException(429, str(err)) from None
+        with game.lock:
+            return {"id": game_id, **game.snapshot()}
+
+    @app.get("/api/games/{game_id}")
+    def get_game(game_id: str) -> dict:
+        game = game_of(game_id)
+        with game.lock:
+            return {"id": game_id, **game.snapshot()}
+
+    @app.post("/api/games/{game_id}/actions")
+    def act(game_id: str, move: Move) -> dict:
+        game = game_of(game_id)
+        with game.lock:
+            try:
+                game.act(move.actions)
+            except GameError as err:
+                raise HTTPException(400, str(err)) from None
+            if game.state.finished:
+                store.save(game)
+            return {"id": game_id, **game.snapshot()}
+
+    @app.get("/api/games/{game_id}/replay")
+    def game_replay(game_id: str) -> dict:
+        game = game_of(game_id)
+        with game.lock:
+            if not game.state.finished:
+                raise HTTPException(409, "the game is still running; its replay opens when it is over")
+            record = game.record()
+        return build_replay(record)
+
+    @app.get("/api/records/{index}")
+    def record_replay(index: int) -> dict:
+        if not 0 <= index < len(records):
+            raise HTTPException(404, f"no game {index}: this server's records file holds {len(records)} (from 0)")
+        return build_replay(records[index])
+
+    @app.post("/api/replay")
+    async def upload_replay(request: Request, game: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> dict:
+        data = await _read_body(request, max_upload_bytes)
+        return await run_in_threadpool(_uploaded_replay, data, game)
+
+    return app
+
+
+def _uploaded_replay(data: bytes, game: int) -> dict:
+    """The games of an uploaded records file and the replay of game ``game``."""
+    try:
+        uploaded = parse_records(data)
+        if game >= len(uploaded):
+            raise HTTPException(404, f"no game {game}: the file holds {len(uploaded)} (from 0)")
+        replay = build_replay(uploaded[game])
+    except RecordError as err:
+        where = "" if err.line is not None else f"game {game}: "
+        raise HTTPException(400, f"{where}{err}") from None
+    return {"games": [summary(r, i) for i, r in enumerate(uploaded)], "replay": replay}
+
+
+def _error_handlers(app: FastAPI) -> None:
+    """Every error as ``{"error": message}``; no traceback leaves the server."""
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for e in exc.errors()[:5]:
+            where = ".".join(str(part) for part in e.get("loc", ())[1:])
+            problems.append(f"{where}: {e.get('msg')}" if where else str(e.get("msg")))
+        return JSONResponse({"error": "bad request: " + "; ".join(problems)}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        log.error("error while serving %s %s", request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"error": "internal server error (details are in the server's log)"}, status_code=500)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 beyond ``limit`` bytes (before reading, if declared)."""
+    too_big = HTTPException(413, f"the file is larger than {limit:,} bytes, the most this server reads")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_big
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _sweep(store: GameStore, seconds: float) -> None:
+    while True:
+        await asyncio.sleep(seconds)
+        await run_in_threadpool(store.expire)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` (``OSError`` if that fails, e.g. the port is taken);
+    connections wait in its backlog until the server runs."""
+    info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(info[0], socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(info[4])
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def server(app: FastAPI, log_level: str = "warning"):
+    """A uvicorn server for ``app``; ``server(app).run(sockets=[listen(host, port)])`` serves."""
+    import uvicorn
+
+    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False))

@@ -1,0 +1,109 @@
+"""The games in progress: a bounded store keyed by random ids, whose idle games expire.
+
+At most ``max_games`` games live at once: a new one beyond takes the place of the least recently
+used finished game, or is refused with :class:`StoreFull`; a game nobody asked about for
+``idle_seconds`` is dropped. A game is saved as one
+``manni-record/1`` line in ``records_dir/games.jsonl`` when it finishes, and an unfinished one when
+it expires or the server stops (its finished deals; a game without one is not saved). A game has
+at most the rules' deal cap of deals, so its memory is bounded too.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from manni_env.records import write_records
+
+from .game import WebGame
+
+RECORDS_FILE = "games.jsonl"
+log = logging.getLogger("manni.serve")
+
+
+class StoreFull(RuntimeError):
+    """No room for another game."""
+
+
+class GameStore:
+    """See the module docstring; ``clock`` (seconds) is replaceable for tests."""
+
+    def __init__(self, records_dir: str | Path, max_games: int = 32, idle_seconds: float = 1800.0,
+                 clock: Callable[[], float] = time.monotonic):
+        if max_games < 1 or idle_seconds <= 0:
+            raise ValueError("max_games must be at least 1 and idle_seconds positive")
+        self.records_path = Path(records_dir) / RECORDS_FILE
+        self.max_games = max_games
+        self.idle_seconds = idle_seconds
+        self.clock = clock
+        self._games: dict[str, tuple[WebGame, float]] = {}
+        self._lock = threading.Lock()
+        self._file_lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._games)
+
+    def add(self, game: WebGame) -> str:
+        """Keep ``game`` under a new random id; :class:`StoreFull` when ``max_games`` are running."""
+        self.expire()
+        with self._lock:
+            if len(self._games) >= self.max_games:
+                self._drop_finished()
+            if len(self._games) >= self.max_games:
+                raise StoreFull(f"{self.max_games} games are in progress, the most this server keeps; "
+                                f"an idle game expires after {self.idle_seconds / 60:g} minutes")
+            game_id = secrets.token_urlsafe(12)
+            self._games[game_id] = (game, self.clock())
+        return game_id
+
+    def _drop_finished(self) -> None:
+        """Make room by dropping the least recently used finished game (saved when it ended)."""
+        done = [(used, key) for key, (game, used) in self._games.items() if game.state.finished and game.saved]
+        if done:
+            del self._games[min(done)[1]]
+
+    def get(self, game_id: str) -> WebGame:
+        """The game ``game_id`` (marked as used now); ``KeyError`` if unknown or expired."""
+        self.expire()
+        with self._lock:
+            game, _ = self._games[game_id]
+            self._games[game_id] = (game, self.clock())
+        return game
+
+    def expire(self) -> int:
+        """Drop (and save) the games idle for ``idle_seconds``; returns how many."""
+        now = self.clock()
+        with self._lock:
+            old = [key for key, (_, used) in self._games.items() if now - used >= self.idle_seconds]
+            games = [self._games.pop(key)[0] for key in old]
+        for game in games:
+            self.save(game)
+        return len(games)
+
+    def close(self) -> None:
+        """Save and drop every game (the server is stopping)."""
+        with self._lock:
+            games = [game for game, _ in self._games.values()]
+            self._games.clear()
+        for game in games:
+            self.save(game)
+
+    def save(self, game: WebGame) -> bool:
+        """Append ``game``'s record once (if it has a finished deal); ``False`` if nothing was written."""
+        with game.lock:
+            if game.saved or not game.state.rounds:
+                return False
+            record = game.record()
+            try:
+                with self._file_lock:
+                    self.records_path.parent.mkdir(parents=True, exist_ok=True)
+                    write_records(self.records_path, [record])
+            except OSError as err:
+                log.error("cannot save a game record to %s: %s", self.records_path, err)
+                return False
+            game.saved = True
+            return True
