@@ -25,8 +25,8 @@ API (all arrays have the batch dimension first)::
   ``deal_over`` (N,) bool, ``tricks_won`` / ``points`` / ``plus`` / ``minus`` / ``totals`` (N, 3)
   of the deal that ended in this step, ``winners`` (N, 3) bool for games that ended, and
   ``new_deal`` / ``new_game`` (N,) bool for slots whose next deal / game started in this step.
-- Every step returns new arrays, so callers may keep them across steps (but should not modify
-  ``mask`` in place: the next ``step`` checks the actions against it).
+- Every step returns new arrays, so callers may keep and modify them: ``mask`` is a copy of the
+  masks the next ``step`` checks the actions against.
 
 ``backend="numpy"`` (default) runs array operations over the batch; ``backend="numba"`` (needs the
 ``fast`` extra) runs compiled per-game loops from :mod:`manni_env.vector_numba` on the same arrays,
@@ -221,7 +221,7 @@ class VectorManni:
         self.finished_logs = []
         self._new_game(self._ar)
         obs = self._observe_and_mask()
-        return obs, self._mask, self.to_move.copy()
+        return obs, self._mask.copy(), self.to_move.copy()
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Apply one action per game for its seat on turn. Raises ``ValueError`` (and changes
@@ -263,7 +263,7 @@ class VectorManni:
             if sw.size:
                 self._swap(sw, a[sw])
         obs = self._observe_and_mask()
-        return obs, self._mask, self.to_move.copy(), rewards, terminated, truncated, infos
+        return obs, self._mask.copy(), self.to_move.copy(), rewards, terminated, truncated, infos
 
     def _check_actions(self, a: np.ndarray) -> None:
         """Raise ``ValueError`` naming the first illegal action in ``a`` (int64), if any."""
