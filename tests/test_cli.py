@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -87,3 +88,32 @@ def test_validate_reports_each_problem_with_file_line_round_and_trick(tmp_path, 
 def test_validate_missing_file(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "none.jsonl")]) == 1
     assert "cannot read" in capsys.readouterr().out
+
+
+def test_validate_fails_on_a_file_without_games(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    assert main(["validate", str(empty), "/dev/null"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{empty}: no games (the file holds no records)", "/dev/null: no games (the file holds no records)",
+                   "FAILED: 2 problem(s) in 0 games"]
+
+
+def test_validate_reports_unreadable_lines_without_a_traceback(tmp_path, capsys):
+    path = simulate(tmp_path, "--variant", "trjamann", "--games", "1", "--seed", "2")
+    good = json.loads(open(path).read())
+    kind = json.loads(json.dumps(good))
+    kind["rounds"][0]["contract"]["kind"] = ["trump"]
+    seed = dict(good, seed=-1)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([
+        '{"format": ' + "9" * 5000 + "}", "[" * 100_000 + "]" * 100_000, json.dumps(kind), json.dumps(seed), json.dumps(good),
+    ]) + "\n")
+    capsys.readouterr()
+    assert main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{bad}:1: not readable JSON: a number has more than 4300 digits"
+    assert out[1] == f"{bad}:2: not readable JSON: nested too deeply"
+    assert re.match(rf"{re.escape(str(bad))}:3: round 0: seat \d cannot announce \[.trump.\]: it may announce", out[2])
+    assert out[3] == f"{bad}:4: 'seed' must be null or a non-negative integer, got -1"
+    assert out[4] == "FAILED: 4 problem(s) in 5 games"
