@@ -232,6 +232,10 @@ class PPOAgent:
         p = np.exp(scores - scores.max())
         return int(rng.choice(legal, p=p / p.sum()))
 
+    def check_rules(self, rules: Rules) -> None:
+        """:class:`CheckpointError` unless this network can play ``rules`` (see :meth:`encoder_for`)."""
+        self.encoder_for(rules)
+
     def encoder_for(self, rules: Rules) -> ObservationEncoder:
         """The encoder of the checkpoint's layout for ``rules``; :class:`CheckpointError` if the
         checkpoint cannot play them (another variant, observation size or layout)."""

@@ -13,6 +13,9 @@ import inspect
 
 from .args import Args, add_arguments, args_from_namespace, check_args
 
+#: top-level modules of the ``train`` extra that ``manni train`` imports
+TRAIN_EXTRA = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "rich")
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -30,7 +33,13 @@ def _main(ns: argparse.Namespace) -> int:
         check_args(args)
     except ValueError as err:
         ns._train_parser.error(str(err))
-    from .ppo_sb3 import report, train  # torch and SB3 load only when training
+    try:
+        from .ppo_sb3 import report, train  # torch and SB3 load only when training
+    except ModuleNotFoundError as err:
+        if (err.name or "").split(".")[0] not in TRAIN_EXTRA:
+            raise
+        ns._train_parser.exit(2, f"manni train: error: training needs the 'train' extra, which lacks {err.name}: "
+                                 "pip install 'manni-env[train]'\n")
 
     print(report(train(args)))
     return 0

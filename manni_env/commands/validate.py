@@ -34,6 +34,8 @@ def _main(args: argparse.Namespace) -> int:
                 except RecordError as err:
                     problems += 1
                     print(f"{path}:{line}: {err}")
+        except BrokenPipeError:  # our stdout closed (| head), not a problem with the file
+            raise
         except (OSError, UnicodeDecodeError) as err:
             problems += 1
             print(f"{path}: cannot read: {err}")
