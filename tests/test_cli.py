@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from interrupts import interrupt_when_written, manni
 
 from manni_env.cli import main
 from manni_env.records import read_records
@@ -117,3 +118,73 @@ def test_validate_reports_unreadable_lines_without_a_traceback(tmp_path, capsys)
     assert re.match(rf"{re.escape(str(bad))}:3: round 0: seat \d cannot announce \[.trump.\]: it may announce", out[2])
     assert out[3] == f"{bad}:4: 'seed' must be null or a non-negative integer, got -1"
     assert out[4] == "FAILED: 4 problem(s) in 5 games"
+
+
+# ----------------------------------------------------------------------------- bad input, interrupts
+def usage_error(capsys, argv: list[str]) -> str:
+    """The one error line of a command that must stop with exit code 2 and no traceback."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "Traceback" not in err, err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--seed", "-1"], "argument --seed: must be 0 or more, got -1"),
+        (["--seed", "x"], "argument --seed: expected a whole number, got 'x'"),
+        (["--games", "-2"], "argument --games: must be 0 or more, got -2"),
+        (["--agents", "pimc:worlds=abc", "random", "random"], "bad agent spec 'pimc:worlds=abc': option worlds='abc'"),
+        (["--agents", "ppo", "random", "random", "--variant", "basic"], "trained for variant 'hornafjardar', cannot play 'basic'"),
+        (["--first-dealer", "1.0"], "argument --first-dealer: invalid int value: '1.0'"),
+    ],
+)
+def test_simulate_rejects_bad_arguments_before_playing(tmp_path, capsys, args, message):
+    path = tmp_path / "x.jsonl"
+    assert message in usage_error(capsys, ["simulate", "--records", str(path), "--games", "1", *args])
+    assert not path.exists()
+
+
+def test_simulate_records_file_is_checked_first_and_needs_append_to_grow(tmp_path, capsys):
+    assert "--records: expected a file name, got ''" in usage_error(capsys, ["simulate", "--records", ""])
+    assert f"--records: {tmp_path} is a directory" in usage_error(capsys, ["simulate", "--records", str(tmp_path)])
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert f"{blocker} is not a directory" in usage_error(capsys, ["simulate", "--records", str(blocker / "a.jsonl")])
+    path = simulate(tmp_path, "--games", "2", name="new/dir/games.jsonl")  # missing directories are created
+    before = open(path).read()
+    assert "already exists; pass --append" in usage_error(capsys, ["simulate", "--records", path, "--games", "1"])
+    assert open(path).read() == before
+    assert main(["simulate", "--records", path, "--games", "1", "--seed", "4", "--append", "--no-progress"]) == 0
+    assert len(read_records(path)) == 3
+
+
+def test_train_without_the_train_extra_names_it(monkeypatch, capsys):
+    import sys
+
+    monkeypatch.delitem(sys.modules, "train.ppo_sb3", raising=False)
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were not installed
+    assert "training needs the 'train' extra, which lacks torch: pip install 'manni-env[train]'" in usage_error(capsys, ["train"])
+
+
+def test_validate_into_a_closed_pipe_stops_quietly(tmp_path):
+    import subprocess
+
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text("x\n" * 20_000)  # 20,000 problem lines: far more than a pipe holds
+    proc = subprocess.Popen(manni("validate", str(junk)), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().endswith(b"not valid JSON: Expecting value at column 1\n")
+    proc.stdout.close()  # as `| head -1` does
+    assert proc.wait(timeout=60) == 1
+    assert proc.stderr.read() == b""
+
+
+def test_ctrl_c_in_simulate_keeps_the_finished_games(tmp_path, capsys):
+    path = tmp_path / "games.jsonl"
+    run = interrupt_when_written(manni("simulate", "--games", "100000", "--records", str(path), "--no-progress"), path)
+    games = len(read_records(path))
+    assert run.code == 130 and run.err == f"manni simulate: interrupted; kept the {games} finished games in {path}\n"
+    assert run.seconds < 10
+    assert main(["validate", str(path)]) == 0 and capsys.readouterr().out.strip() == f"OK: {games} games"
