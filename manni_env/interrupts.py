@@ -1,7 +1,7 @@
 """Ctrl-C (SIGINT) around work that must not be cut in half, and for worker processes.
 
-Both helpers act only in the main thread (the only one where Python can set signal handlers) and
-do nothing elsewhere.
+Both context managers act only in the main thread (the only one where Python can set signal
+handlers) and do nothing elsewhere.
 """
 
 from __future__ import annotations
