@@ -21,14 +21,21 @@ specs' scores. Ratings: openskill's Plackett-Luce model, one match per unit-seat
 seats ranked by score, matches in unit then seating order; copies of a spec enter a match as
 separate players and the spec's new rating is their mean. Time per move is the wall time inside
 ``act`` — the only figure that differs between identical runs.
+
+Workers are spawned processes that each build the agents once and play small ranges of units; the
+results come back in unit order, so ``records`` grows unit by unit (with one worker, after every
+unit). Ctrl-C (``KeyboardInterrupt``) ends the workers at once and raises :class:`ArenaInterrupted`
+with the result of the units finished so far (the units whose records are written).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import math
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -36,6 +43,8 @@ import numpy as np
 from tqdm import tqdm
 
 from manni_env.engine import GameState
+from manni_env.interrupts import deferred_interrupt, interrupt_ignored
+from manni_env.records import game_record, write_records
 from manni_env.rules import Rules
 
 from .base import Policy
@@ -47,6 +56,8 @@ MODES = ("deals", "games")
 Z95 = 1.959963984540054  # standard normal 97.5% quantile
 #: the baseline agents trained policies are measured against
 BASELINES = ("random", "rule_based")
+#: most units a worker plays per task: the records file and the progress bar advance in such steps
+MAX_CHUNK = 8
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,7 @@ class Game:
 class _Chunk:
     """What one worker returns for a contiguous range of units."""
 
+    units: int
     games: list[Game]
     records: list[dict]
     seconds: list[float]  # per player index
@@ -140,8 +152,9 @@ class ArenaResult:
         s = self.settings
         unit = "deals" if s["mode"] == "deals" else "games"
         options = ", ".join(f"{k}={v}" for k, v in s["options"].items())
+        stopped = f" (interrupted: {s['units']} of {s['units_requested']})" if "units_requested" in s else ""
         lines = [
-            f"**{s['variant']}** ({options}) · {s['units']} duplicate {unit} × 6 seatings · seed {s['seed']} · "
+            f"**{s['variant']}** ({options}) · {s['units']} duplicate {unit}{stopped} × 6 seatings · seed {s['seed']} · "
             f"agents {' '.join(s['agents'])}",
             "",
             "| agent | copies | mean deal score [95% CI] | win share [95% CI] | mu | sigma | ordinal | ms/move |",
@@ -198,6 +211,15 @@ def against_baselines(spec: str, rules: Rules, deals: int, seed: int, workers: i
     return {b: run_arena([spec, b, b], rules, deals, seed, workers=workers, progress=progress) for b in BASELINES}
 
 
+class ArenaInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_arena`: the workers are stopped; ``result`` covers the ``units``
+    finished (of ``requested``), whose records are written (``None`` if no unit finished)."""
+
+    def __init__(self, units: int, requested: int, result: ArenaResult | None):
+        super().__init__(f"interrupted after {units} of {requested} duplicate units")
+        self.units, self.requested, self.result = units, requested, result
+
+
 def run_arena(
     agents: list[str],
     rules: Rules,
@@ -210,73 +232,88 @@ def run_arena(
 ) -> ArenaResult:
     """Play ``deals`` duplicate units (deals, or games when ``mode="games"``) of three agent specs
     under all 6 seatings; see the module docstring. ``records`` appends every game, in unit then
-    seating order, as a ``manni-record/1`` line (players = specs in seat order)."""
+    seating order, as a ``manni-record/1`` line (players = specs in seat order) as soon as its unit
+    and all earlier ones are done. Raises :class:`ArenaInterrupted` on Ctrl-C."""
     _check_arguments(agents, deals, seed, workers, mode)
-    for spec in agents:  # fail fast, in this process, on a bad spec
-        _make_agent(spec)
-    want_records = records is not None
-    if want_records:
+    for spec in agents:  # fail fast, in this process, on a bad spec or one that cannot play these rules
+        _make_agent(spec, rules)
+    if records is not None:
         Path(records).parent.mkdir(parents=True, exist_ok=True)
-    size = max(1, math.ceil(deals / (workers * 8)))
-    ranges = [(start, min(start + size, deals)) for start in range(0, deals, size)]
-    chunks = _InOrder([start for start, _ in ranges], records)
-    with tqdm(total=deals, unit=mode[:-1], desc="arena", disable=not progress) as bar:
-        if workers == 1:
-            for start, stop in ranges:
-                chunks.add(start, _play_units(agents, rules, seed, mode, start, stop, want_records))
-                bar.update(stop - start)
-        else:
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                futures = {
-                    pool.submit(_play_units, agents, rules, seed, mode, start, stop, want_records): (start, stop)
-                    for start, stop in ranges
-                }
-                for future in as_completed(futures):
-                    start, stop = futures[future]
-                    chunks.add(start, future.result())
-                    bar.update(stop - start)
-    ordered = chunks.ordered()
-    games = [g for c in ordered for g in c.games]
-    seconds = [sum(c.seconds[j] for c in ordered) for j in range(3)]
-    moves = [sum(c.moves[j] for c in ordered) for j in range(3)]
+    chunks: list[_Chunk] = []
+    try:
+        with tqdm(total=deals, unit=mode[:-1], desc="arena", disable=not progress) as bar, \
+                _chunk_results(agents, rules, seed, mode, deals, workers, records is not None) as results:
+            for chunk in results:
+                with deferred_interrupt():  # the records on disk and the units counted stay equal
+                    if records is not None:
+                        write_records(records, chunk.records)
+                        chunk.records = []
+                    chunks.append(chunk)
+                bar.update(chunk.units)
+    except KeyboardInterrupt:
+        done = sum(c.units for c in chunks)
+        partial = _result(agents, rules, seed, workers, mode, chunks, requested=deals) if done else None
+        raise ArenaInterrupted(done, deals, partial) from None
+    return _result(agents, rules, seed, workers, mode, chunks)
+
+
+def _result(agents: list[str], rules: Rules, seed: int, workers: int, mode: str, chunks: list[_Chunk],
+            requested: int | None = None) -> ArenaResult:
+    """The statistics of the units in ``chunks``; ``requested`` marks a run stopped early."""
+    games = [g for c in chunks for g in c.games]
+    seconds = [sum(c.seconds[j] for c in chunks) for j in range(3)]
+    moves = [sum(c.moves[j] for c in chunks) for j in range(3)]
     settings = {
         "agents": list(agents),
         "variant": rules.variant,
         "options": rules.options(),
         "mode": mode,
-        "units": deals,
+        "units": sum(c.units for c in chunks),
         "seed": seed,
         "workers": workers,
         "confidence": "95%, normal approximation over per-unit means",
     }
+    if requested is not None:
+        settings["units_requested"] = requested
     stats, pairs = _summarize(agents, games, seconds, moves, mode)
     return ArenaResult(settings, stats, pairs, games)
 
 
-class _InOrder:
-    """Collects chunks as they finish; appends their records to ``path`` in unit order as soon as
-    every earlier chunk is in (and then drops them from memory)."""
+@contextlib.contextmanager
+def _chunk_results(specs: list[str], rules: Rules, seed: int, mode: str, deals: int, workers: int,
+                   want_records: bool) -> Iterator[Iterator[_Chunk]]:
+    """The played chunks of units ``0..deals-1`` in unit order: one unit at a time in this process,
+    or up to :data:`MAX_CHUNK` units per task in ``workers`` processes (terminated on leaving)."""
+    if workers == 1:
+        players = [_make_agent(spec) for spec in specs]
+        yield (_play_units(players, specs, rules, seed, mode, unit, unit + 1, want_records) for unit in range(deals))
+        return
+    size = max(1, min(math.ceil(deals / (workers * 8)), MAX_CHUNK))
+    spans = [(start, min(start + size, deals)) for start in range(0, deals, size)]
+    task = functools.partial(_play_in_worker, specs, rules, seed, mode, want_records)
+    with _worker_pool(min(workers, len(spans))) as pool:
+        yield pool.imap(task, spans)
 
-    def __init__(self, starts: list[int], path: str | Path | None):
-        self.starts = starts
-        self.path = path
-        self.chunks: dict[int, _Chunk] = {}
-        self.written = 0
 
-    def add(self, start: int, chunk: _Chunk) -> None:
-        from manni_env.records import write_records
+@contextlib.contextmanager
+def _worker_pool(processes: int) -> Iterator[multiprocessing.pool.Pool]:
+    """Spawned worker processes that ignore Ctrl-C (this process stops them), terminated on leaving."""
+    with interrupt_ignored():
+        pool = multiprocessing.get_context("spawn").Pool(processes)
+    with pool:  # leaving terminates the workers, also on Ctrl-C or an error
+        yield pool
 
-        self.chunks[start] = chunk
-        while self.written < len(self.starts) and self.starts[self.written] in self.chunks:
-            done = self.chunks[self.starts[self.written]]
-            if self.path is not None:
-                write_records(self.path, done.records)
-            done.records = []
-            self.written += 1
 
-    def ordered(self) -> list[_Chunk]:
-        return [self.chunks[start] for start in self.starts]
+#: the agents of this worker process, built for its first task (a pool lives for one run only)
+_worker_players: list[Policy] | None = None
+
+
+def _play_in_worker(specs: list[str], rules: Rules, seed: int, mode: str, want_records: bool,
+                    span: tuple[int, int]) -> _Chunk:
+    global _worker_players
+    if _worker_players is None:
+        _worker_players = [_make_agent(spec) for spec in specs]
+    return _play_units(_worker_players, specs, rules, seed, mode, *span, want_records)
 
 
 def _check_arguments(agents: list[str], deals: int, seed: int, workers: int, mode: str) -> None:
@@ -289,18 +326,18 @@ def _check_arguments(agents: list[str], deals: int, seed: int, workers: int, mod
             raise ValueError(f"{name} must be an integer ≥ {low}, got {value!r}")
 
 
-def _make_agent(spec: str) -> Policy:
+def _make_agent(spec: str, rules: Rules | None = None) -> Policy:
     from .registry import make_agent
 
-    return make_agent(spec)
+    return make_agent(spec, rules)
 
 
 def _play_units(
-    specs: list[str], rules: Rules, seed: int, mode: str, start: int, stop: int, want_records: bool
+    players: list[Policy], specs: list[str], rules: Rules, seed: int, mode: str, start: int, stop: int,
+    want_records: bool,
 ) -> _Chunk:
-    """Play units ``start..stop-1`` under all seatings (runs in a worker process when workers > 1)."""
-    players = [_make_agent(spec) for spec in specs]
-    chunk = _Chunk([], [], [0.0, 0.0, 0.0], [0, 0, 0])
+    """Play units ``start..stop-1`` under all seatings with ``players`` (the agents of ``specs``)."""
+    chunk = _Chunk(stop - start, [], [], [0.0, 0.0, 0.0], [0, 0, 0])
     for unit in range(start, stop):
         game_seed = unit_seed(seed, unit)
         for p, seating in enumerate(SEATINGS):
@@ -317,8 +354,6 @@ def _play_units(
                 win = tuple(1.0 / len(state.winners) if k in state.winners else 0.0 for k in range(3))
             chunk.games.append(Game(unit, p, seating, tuple(score), len(state.rounds), win))
             if want_records:
-                from manni_env.records import game_record
-
                 chunk.records.append(game_record(state, players=[specs[j] for j in seating]))
     return chunk
 

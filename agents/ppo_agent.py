@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import reprlib
 from pathlib import Path
 
 import numpy as np
 import safetensors.numpy
 
 from manni_env.actions import NUM_ACTIONS
-from manni_env.observation import ObservationEncoder
-from manni_env.rules import Rules
+from manni_env.observation import HISTORIES, ObservationEncoder
+from manni_env.rules import VARIANTS, Rules, make_rules
 from manni_env.view import SeatView
 
 FORMAT = "manni-ppo/1"
@@ -100,18 +101,15 @@ def load_checkpoint(path: str | Path) -> tuple[list[tuple[np.ndarray, np.ndarray
         if not p.is_file():
             raise CheckpointError(f"{p}: no such checkpoint file")
     try:
-        meta = json.loads(meta_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        data = weights_path.read_bytes()
+    except OSError as exc:
+        raise CheckpointError(f"{exc.filename}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:  # bad JSON or UTF-8, or a number over Python's digit limit
         raise CheckpointError(f"{meta_path}: metadata is not valid JSON ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        raise CheckpointError(f"{meta_path}: format is {found!r}, expected {FORMAT!r}")
-    for key in ("variant", "history", "obs_size", "net_arch", "activation", "weights_sha256"):
-        if key not in meta:
-            raise CheckpointError(f"{meta_path}: metadata lacks {key!r}")
-    if meta["activation"] not in ACTIVATIONS:
-        raise CheckpointError(f"{meta_path}: unknown activation {meta['activation']!r}")
-    data = weights_path.read_bytes()
+    except RecursionError:
+        raise CheckpointError(f"{meta_path}: metadata is not valid JSON (nested too deeply)") from None
+    _check_metadata(meta, meta_path)
     if hashlib.sha256(data).hexdigest() != meta["weights_sha256"]:
         raise CheckpointError(
             f"{weights_path}: checksum mismatch with {meta_path.name}: the weights were modified, "
@@ -124,9 +122,61 @@ def load_checkpoint(path: str | Path) -> tuple[list[tuple[np.ndarray, np.ndarray
     return _layers(tensors, meta, weights_path), meta
 
 
+def _check_metadata(meta, where: Path) -> None:
+    """Every field the loader and the agent read, checked for type and value."""
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise CheckpointError(f"{where}: format is {_short(found)}, expected {FORMAT!r}")
+    for key in ("variant", "history", "obs_size", "net_arch", "activation", "weights_sha256"):
+        if key not in meta:
+            raise CheckpointError(f"{where}: metadata lacks {key!r}")
+
+    def bad(key: str, expected: str) -> CheckpointError:
+        return CheckpointError(f"{where}: {key} must be {expected}, got {_short(meta[key])}")
+
+    def choice(key: str, choices) -> None:
+        if not isinstance(meta[key], str) or meta[key] not in choices:
+            raise bad(key, f"one of {', '.join(choices)}")
+
+    choice("variant", VARIANTS)
+    choice("history", HISTORIES)
+    choice("activation", tuple(ACTIVATIONS))
+    if not _positive_int(meta["obs_size"]):
+        raise bad("obs_size", "a positive integer")
+    if not isinstance(meta["net_arch"], list) or not all(map(_positive_int, meta["net_arch"])):
+        raise bad("net_arch", "a list of positive integers (hidden layer sizes)")
+    if not isinstance(meta["weights_sha256"], str):
+        raise bad("weights_sha256", "a SHA-256 hex digest")
+    for key, expected in (("layout_sha256", "a SHA-256 hex digest"), ("weights_file", "a file name")):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise bad(key, expected)
+    if meta.get("num_actions", NUM_ACTIONS) != NUM_ACTIONS:
+        raise bad("num_actions", str(NUM_ACTIONS))
+    options = meta.get("rule_options", {})
+    try:
+        if not isinstance(options, dict):
+            raise ValueError("not a JSON object")
+        make_rules(meta["variant"], **options)
+    except (ValueError, TypeError) as exc:  # TypeError: an option named "variant"
+        raise CheckpointError(f"{where}: rule_options {_short(options)} do not fit {meta['variant']!r}: {exc}") from None
+
+
+def _positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+
+
+def _short(value) -> str:
+    """``repr(value)`` cut to a readable length (and depth)."""
+    return _REPR.repr(value)
+
+
 def _layers(tensors: dict, meta: dict, where: Path) -> list[tuple[np.ndarray, np.ndarray]]:
     """Check names, shapes, dtypes and values against the metadata; return the layers in order."""
-    sizes = [int(meta["obs_size"]), *map(int, meta["net_arch"]), NUM_ACTIONS]
+    sizes = [meta["obs_size"], *meta["net_arch"], NUM_ACTIONS]
     names = [f"pi.{i}" for i in range(len(sizes) - 2)] + ["action"]
     expected = {f"{n}.{part}" for n in names for part in ("weight", "bias")}
     if set(tensors) != expected:
@@ -193,6 +243,10 @@ class PPOAgent:
         if legal.size == 0:
             raise ValueError(f"{self.name}: seat {view.seat} has no legal action (not its turn)")
         return legal, self.logits(encoder.encode(view))[legal]
+
+    def check_rules(self, rules: Rules) -> None:
+        """:class:`CheckpointError` unless this network can play ``rules`` (see :meth:`encoder_for`)."""
+        self.encoder_for(rules)
 
     def encoder_for(self, rules: Rules) -> ObservationEncoder:
         """The encoder of the checkpoint's layout for ``rules``; :class:`CheckpointError` if the

@@ -21,11 +21,15 @@ add agents with :func:`register_agent`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .base import Policy
 from .spec_options import parse_options
 
 __all__ = ["available_agents", "make_agent", "no_arg", "parse_options", "register_agent"]
+
+if TYPE_CHECKING:
+    from manni_env.rules import Rules
 
 Factory = Callable[[str | None], Policy]
 
@@ -46,8 +50,9 @@ def available_agents() -> list[str]:
     return sorted(_FACTORIES)
 
 
-def make_agent(spec: str) -> Policy:
-    """Build a fresh policy from ``name[:arg]``; ``ValueError`` for an unknown name or a bad arg."""
+def make_agent(spec: str, rules: Rules | None = None) -> Policy:
+    """Build a fresh policy from ``name[:arg]``; ``ValueError`` for an unknown name or a bad arg,
+    and, with ``rules``, for an agent that cannot play them (its ``check_rules``, if it has one)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec is a non-empty string like 'rule_based' or 'pimc:worlds=16', got {spec!r}")
     spec = spec.strip()
@@ -59,6 +64,9 @@ def make_agent(spec: str) -> Policy:
     except ValueError as err:
         raise ValueError(f"bad agent spec {spec!r}: {err}") from None
     agent.name = spec
+    check = getattr(agent, "check_rules", None)
+    if rules is not None and check is not None:
+        check(rules)
     return agent
 
 

@@ -11,13 +11,16 @@ package add theirs as entry points of the group :data:`ENTRY_POINT_GROUP`, decla
 
 so this package never imports the code of the layers above it. A command whose parser sets the
 default ``rest=[]`` receives the arguments its parser does not know in ``args.rest`` (``manni
-train`` hands them to the chosen trainer's own parser); for every other command they are an error.
+train`` hands them to the chosen trainer's own parser); for every other command they are an error. Ctrl-C ends
+any command with one line and exit code 130 (commands that keep partial output say what they
+kept); a closed output pipe (``manni validate ... | head``) ends it quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from importlib.metadata import entry_points
 
@@ -50,12 +53,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
-    if rest:
-        if not isinstance(getattr(args, "rest", None), list):
-            parser.error(f"unrecognized arguments: {' '.join(rest)}")
-        args.rest = rest
-    return int(args.func(args) or 0)
+    try:
+        args, rest = parser.parse_known_args(argv)
+        if rest:
+            if not isinstance(getattr(args, "rest", None), list):
+                parser.error(f"unrecognized arguments: {' '.join(rest)}")
+            args.rest = rest
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("manni: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away: no traceback, and none when Python flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,15 +1,20 @@
-"""The variant options every ``manni`` subcommand shares: ``--variant`` and the rule options.
+"""What ``manni`` subcommands share: the variant options, integer argument types, output files.
 
-``add_variant_options(parser)`` adds them; ``rules_from_args(args)`` builds the :class:`Rules`
-through :func:`~manni_env.rules.make_rules`, so the command line accepts exactly what the engine
-accepts. A bad option (one the variant does not have, a bad value) ends the command through
-``parser.error``: the message on stderr and exit code 2.
+``add_variant_options(parser)`` adds ``--variant`` and the rule options; ``rules_from_args(args)``
+builds the :class:`Rules` through :func:`~manni_env.rules.make_rules`, so the command line accepts
+exactly what the engine accepts. A bad option (one the variant does not have, a bad value) ends the
+command through ``parser.error``: the message on stderr and exit code 2. :func:`at_least` is an
+argparse ``type`` for bounded integers (``--seed``, ``--deals``); :func:`prepare_output_file` checks
+a file that records will be appended to before any work starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 from .rules import DEFAULT_MAX_DEALS, VARIANTS, Rules, make_rules
 
@@ -40,3 +45,45 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
             parser.error(str(err))
         print(f"manni: error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number ``≥ low`` (``--seed -1`` → "must be 0 or more, got -1")."""
+
+    def whole_number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, got {value}")
+        return value
+
+    return whole_number
+
+
+def prepare_output_file(parser: argparse.ArgumentParser, path: str, flag: str, append: bool) -> Path:
+    """Check that records can be appended to ``path`` (named by option ``flag``) and create its
+    directory; ``parser.error`` if it is empty, a directory, not writable, or (unless ``append``)
+    a file that already holds data."""
+    if not path.strip():
+        parser.error(f"argument {flag}: expected a file name, got {path!r}")
+    file = Path(path)
+    if file.is_dir():
+        parser.error(f"argument {flag}: {path} is a directory, not a file")
+    if file.exists():
+        if file.stat().st_size and not append:
+            parser.error(f"argument {flag}: {path} already exists; pass --append to add to it, or name a new file")
+        if not os.access(file, os.W_OK):
+            parser.error(f"argument {flag}: cannot write to {path} (permission denied)")
+        return file
+    blocking = next((p for p in file.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        parser.error(f"argument {flag}: cannot create {path}: {blocking} is not a directory")
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        parser.error(f"argument {flag}: cannot create the directory of {path} ({err.strerror})")
+    if not os.access(file.parent, os.W_OK):
+        parser.error(f"argument {flag}: cannot create {path} (permission denied)")
+    return file

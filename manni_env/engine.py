@@ -18,6 +18,7 @@ may know (see :mod:`manni_env.view`).
 from __future__ import annotations
 
 import functools
+import numbers
 import operator
 from dataclasses import asdict, dataclass, field
 from enum import IntEnum
@@ -209,6 +210,15 @@ def _copy_generator(rng: np.random.Generator) -> np.random.Generator:
     return np.random.Generator(bit_generator)
 
 
+def _game_seed(seed) -> int | None:
+    """``seed`` as a Python int (numpy integers too) or ``None``; ``ValueError`` for anything else."""
+    if seed is None:
+        return None
+    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return int(seed)
+
+
 class GameState:
     """A whole game of Manni: a sequence of deals until the game ends or the deal cap is hit.
 
@@ -219,7 +229,7 @@ class GameState:
 
     def __init__(self, rules: Rules | None = None, seed: int | None = None, deals: list[Deal] | None = None):
         self.rules = rules if rules is not None else make_rules()
-        self.seed = seed
+        self.seed = _game_seed(seed)
         self.rng = np.random.default_rng(seed)
         self.deal_queue: list[Deal] = list(deals or [])
         self.deal_index = 0

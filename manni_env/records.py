@@ -9,13 +9,15 @@ trick and what a deal scores; this module only compares.
 
 Besides the fields of RECORD.md a record carries ``max_deals`` and ``first_dealer`` (so a replay
 uses exactly the game's rules) and, in the announcement variants, ``contract.name`` (the contract
-used up: ``"spades"``, ``"suit"``, ...).
+used up: ``"spades"``, ``"suit"``, ...). Optional fields are checked when present.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import reprlib
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -31,6 +33,15 @@ _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
 def announce_actions(rules: Rules) -> dict[tuple[str, str | None], int]:
     """(kind, trump letter) → the announce action, from the variant's contract table."""
     return {(a.kind.label, None if a.trump is None else SUITS[a.trump]): a.action for a in rules.spec.announcements}
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+
+
+def _show(value) -> str:
+    """``repr(value)`` cut to a readable length: a hostile record must not flood the report."""
+    return _REPR.repr(value)
 
 
 class RecordError(ValueError):
@@ -153,6 +164,13 @@ def iter_record_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict | Rec
             except json.JSONDecodeError as err:
                 yield number, RecordError(f"not valid JSON: {err.msg} at column {err.colno}", line=number)
                 continue
+            except ValueError:  # json reads ints only up to Python's digit limit
+                limit = sys.get_int_max_str_digits()
+                yield number, RecordError(f"not readable JSON: a number has more than {limit} digits", line=number)
+                continue
+            except RecursionError:
+                yield number, RecordError("not readable JSON: nested too deeply", line=number)
+                continue
             if not isinstance(record, dict):
                 yield number, RecordError(f"a record is a JSON object, got {type(record).__name__}", line=number)
             else:
@@ -175,16 +193,16 @@ def validate_record(record: dict) -> None:
     if not isinstance(record, dict):
         raise RecordError(f"a record is a JSON object, got {type(record).__name__}")
     if record.get("format") != FORMAT:
-        raise RecordError(f"format must be {FORMAT!r}, got {record.get('format')!r}")
+        raise RecordError(f"format must be {FORMAT!r}, got {_show(record.get('format'))}")
     rounds = record.get("rounds")
     if not isinstance(rounds, list):
         raise RecordError(f"'rounds' must be a list, got {type(rounds).__name__}")
     players, seed = record.get("players"), record.get("seed")
     if players is not None and (not isinstance(players, list) or len(players) != 3
                                 or not all(isinstance(p, str) for p in players)):
-        raise RecordError(f"'players' must be null or a list of 3 names, got {players!r}")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise RecordError(f"'seed' must be null or an integer, got {seed!r}")
+        raise RecordError(f"'players' must be null or a list of 3 names, got {_show(players)}")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+        raise RecordError(f"'seed' must be null or a non-negative integer, got {_show(seed)}")
     rules = _rules_of(record, rounds)
     _Replay(rules, rounds).run(record.get("final"))
 
@@ -205,12 +223,12 @@ def _rules_of(record: dict, rounds: list) -> Rules:
     """The rules a record was played under (variant, scoring, target, deal cap, first dealer)."""
     variant = record.get("variant")
     if variant not in VARIANTS:
-        raise RecordError(f"unknown variant {variant!r}; valid variants: {', '.join(VARIANTS)}")
+        raise RecordError(f"unknown variant {_show(variant)}; valid variants: {', '.join(VARIANTS)}")
     scoring = record.get("scoring")
     plain = make_rules(variant)
     valid = (plain.scoring, "negative") if "negative" in plain.spec.options else (plain.scoring,)
     if scoring not in valid:
-        raise RecordError(f"scoring {scoring!r} does not fit variant {variant!r}; expected {' or '.join(valid)}")
+        raise RecordError(f"scoring {_show(scoring)} does not fit variant {_show(variant)}; expected {' or '.join(valid)}")
     allowed = make_rules(variant).options()
     options = {"negative": scoring == "negative"} if "negative" in allowed else {}
     first = record.get("first_dealer")
@@ -231,7 +249,7 @@ def _rules_of(record: dict, rounds: list) -> Rules:
         raise RecordError(f"bad rules: {err}") from None
     for name in ("target", "max_deals"):
         if name in record and record[name] != getattr(rules, name):
-            raise RecordError(f"{name} {record[name]!r} does not fit variant {variant!r} (expected {getattr(rules, name)!r})")
+            raise RecordError(f"{name} {_show(record[name])} does not fit variant {_show(variant)} (expected {getattr(rules, name)!r})")
     return rules
 
 
@@ -242,18 +260,18 @@ def _field(obj, key: str, kind: type | tuple[type, ...], round: int | None = Non
         raise RecordError(f"missing field {key!r}", round, trick)
     value = obj[key]
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise RecordError(f"field {key!r} has the wrong type: {value!r}", round, trick)
+        raise RecordError(f"field {key!r} has the wrong type: {_show(value)}", round, trick)
     return value
 
 
 def _cards(texts, what: str, round: int | None, trick: int | None = None) -> list[int]:
     if not isinstance(texts, list):
-        raise RecordError(f"{what} must be a list of cards, got {texts!r}", round, trick)
+        raise RecordError(f"{what} must be a list of cards, got {_show(texts)}", round, trick)
     cards = []
     for text in texts:
         try:
             if not isinstance(text, str):
-                raise ValueError(f"not a card: {text!r}")
+                raise ValueError(f"not a card: {_show(text)}")
             cards.append(card_from_str(text))
         except ValueError as err:
             raise RecordError(f"{what}: {err}", round, trick) from None
@@ -274,7 +292,9 @@ def _deal_of(r: dict, i: int) -> Deal:
 
 
 def _describe(kind, trump) -> str:
-    return f"Trump {trump}" if kind == "trump" else str(kind).capitalize()
+    if kind == "trump":
+        return f"Trump {trump}" if isinstance(trump, str) and len(trump) < 10 else f"Trump {_show(trump)}"
+    return kind.capitalize() if isinstance(kind, str) and len(kind) < 10 else _show(kind)
 
 
 class _Replay:
@@ -346,16 +366,18 @@ class _Replay:
                 continue
             expected = list(getattr(result, name))
             if r.get(name) != expected:
-                raise RecordError(f"{name} should be {expected}, record says {r.get(name)!r}", i)
+                raise RecordError(f"{name} should be {expected}, record says {_show(r.get(name))}", i)
 
     def _check_contract(self, i: int, r: dict) -> None:
         c = self.state.contract
         rec = _field(r, "contract", dict, i)
         mine = _contract_dict(c)
+        if "name" not in rec:  # optional: kind and trump already name the contract
+            mine.pop("name", None)
         theirs = {key: rec.get(key) for key in mine}
         if theirs == mine:
             return
-        diff = ", ".join(f"{key} {theirs[key]!r}" for key in mine if theirs[key] != mine[key])
+        diff = ", ".join(f"{key} {_show(theirs[key])}" for key in mine if theirs[key] != mine[key])
         source = self.rules.spec.contract_source
         if source == ContractSource.CUT:
             why = f"the cut card {r.get('cut_card')} makes it {c.describe()}"
@@ -434,9 +456,10 @@ class _Replay:
         rec = _field(r, "contract", dict, i)
         seat = state.to_move
         if rec.get("declarer") != seat:
-            raise RecordError(f"forehand (seat {seat}) announces, record's declarer is {rec.get('declarer')!r}", i)
+            raise RecordError(f"forehand (seat {seat}) announces, record's declarer is {_show(rec.get('declarer'))}", i)
         kind, trump = rec.get("kind"), rec.get("trump")
-        action = announce_actions(self.rules).get((kind, trump))
+        known = isinstance(kind, str) and (trump is None or isinstance(trump, str))
+        action = announce_actions(self.rules).get((kind, trump)) if known else None
         if action is None or not state.is_legal(action):
             may = ", ".join(A.action_to_str(a) for a in state.legal_actions())
             used = ", ".join(state.used_contracts[seat]) or "none"
@@ -486,8 +509,10 @@ class _Replay:
         if not state.finished:
             raise RecordError(f"the game does not end after round {last}: the record ends early", where)
         if not isinstance(final, dict):
-            raise RecordError(f"'final' must be an object or null, got {final!r}")
+            raise RecordError(f"'final' must be an object or null, got {_show(final)}")
         expected = {"net": list(state.totals), "winners": list(state.winners), "truncated": state.truncated}
+        if "truncated" not in final:  # optional: the replay knows whether the deal cap ended the game
+            del expected["truncated"]
         for key, value in expected.items():
             if final.get(key) != value:
-                raise RecordError(f"final {key} should be {value}, record says {final.get(key)!r}", where)
+                raise RecordError(f"final {key} should be {value}, record says {_show(final.get(key))}", where)

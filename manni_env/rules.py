@@ -15,6 +15,7 @@ naming the valid choices.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -325,6 +326,7 @@ def make_rules(variant: str = "hornafjardar", **options) -> Rules:
     - ``first_dealer`` (all; default drawn from the game's seed): seat 0, 1 or 2.
 
     The announcement variants have a fixed length (Trjámann 12 deals, Laugarvatnsmanni 18).
+    Integer options must be integers (numpy integers are converted; ``True`` or ``1.0`` are errors).
     """
     if variant not in VARIANT_TABLE:
         raise ValueError(f"unknown variant {variant!r}; valid variants: {', '.join(VARIANTS)}")
@@ -334,7 +336,10 @@ def make_rules(variant: str = "hornafjardar", **options) -> Rules:
             raise ValueError(
                 f"option {name!r} is not valid for variant {variant!r}; valid options: {', '.join(spec.options)}"
             )
-    given = {k: v for k, v in options.items() if v is not None}
+    # numpy integers (np.int64(3)) become Python ints so records stay JSON-safe; bools stay
+    # bools and floats stay floats, and _validate rejects them for the integer options
+    given = {k: int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v
+             for k, v in options.items() if v is not None}
     if spec.end_rule == EndRule.FIXED_DEALS:
         given["target"] = None
         given["max_deals"] = 3 * len(spec.contracts)
@@ -356,7 +361,7 @@ def _validate(rules: Rules) -> None:
         raise ValueError("negative scoring is an option of the 'basic' variant only")
     if not _is_int(rules.max_deals) or rules.max_deals < 1:
         raise ValueError(f"max_deals must be a positive integer, got {rules.max_deals!r}")
-    if rules.first_dealer is not None and rules.first_dealer not in (0, 1, 2):
+    if rules.first_dealer is not None and (not _is_int(rules.first_dealer) or rules.first_dealer not in (0, 1, 2)):
         raise ValueError(f"first_dealer must be 0, 1, 2 or None (drawn from the seed), got {rules.first_dealer!r}")
 
 

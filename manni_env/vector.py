@@ -180,7 +180,7 @@ class VectorManni:
         self.finished_logs = []
         self._log_deals(self._all)
         obs, self._mask = self._observe_all()
-        return obs, self._mask, state.to_move.copy()
+        return obs, self._mask.copy(), state.to_move.copy()
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Apply one action per game for its seat on turn. Raises ``ValueError`` (and changes
@@ -205,7 +205,7 @@ class VectorManni:
         obs, self._mask = self._observe_all()
         infos = {name: getattr(out, name) for name in ("deal_over", "new_deal", "new_game", "tricks_won", "points",
                                                        "plus", "minus", "totals", "winners")}
-        return obs, self._mask, self.state.to_move.copy(), out.rewards, out.terminated, out.truncated, infos
+        return obs, self._mask.copy(), self.state.to_move.copy(), out.rewards, out.terminated, out.truncated, infos
 
     def observe(self, games, seats=None) -> np.ndarray:
         """(len(games), obs_size) float32 observations of ``seats`` (default: the seats on turn) in ``games``."""

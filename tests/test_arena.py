@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from interrupts import alive, interrupt_when_written, manni
 
 from agents.arena import SEATINGS, Interval, run_arena
 from agents.commands.arena import write_outputs
@@ -169,3 +170,125 @@ def test_ppo_checkpoint_agents_play_in_workers(tmp_path):
     two = run_arena([spec, "rule_based", "rule_based"], rules, deals=2, seed=9, progress=False, workers=2)
     assert one.games == two.games
     assert [a.spec for a in one.agents] == [spec, "rule_based"]
+
+
+# ----------------------------------------------------------------------------- bad input, interrupts, outputs
+def arena_error(capsys, *args: str) -> str:
+    """The error line of ``manni arena ARGS``, which must stop with exit code 2 and no traceback."""
+    with pytest.raises(SystemExit) as info:
+        main(["arena", *args, "--no-progress"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "Traceback" not in err, err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--deals", "0"], "argument --deals: must be 1 or more, got 0"),
+        (["--deals", "-5"], "argument --deals: must be 1 or more, got -5"),
+        (["--workers", "0"], "argument --workers: must be 1 or more, got 0"),
+        (["--seed", "-1"], "argument --seed: must be 0 or more, got -1"),
+        (["--first-dealer", "True"], "argument --first-dealer: invalid int value: 'True'"),
+    ],
+)
+def test_cli_rejects_bad_numbers(capsys, args, message):
+    assert arena_error(capsys, "random", "random", "random", *args) == f"manni arena: error: {message}"
+
+
+def test_cli_rejects_bad_agents_before_playing(tmp_path, capsys):
+    records = tmp_path / "games.jsonl"
+    spec = _tiny_ppo_checkpoint(tmp_path / "tiny", "hornafjardar")
+    corrupt = _tiny_ppo_checkpoint(tmp_path / "corrupt", "hornafjardar")
+    weights = tmp_path / "corrupt.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-10])
+    for agents, message in [
+        (["foo", "random", "random"], "unknown agent 'foo' in spec 'foo'; valid agents: "),
+        (["pimc:worlds=abc", "random", "random"], "bad agent spec 'pimc:worlds=abc': option worlds='abc'"),
+        ([corrupt, "random", "random"], f"{weights}: checksum mismatch"),
+        (["ppo:" + str(tmp_path / "none"), "random", "random"], "none.json: no such checkpoint file"),
+        ([spec, "random", "random", "--variant", "basic"], "trained for variant 'hornafjardar', cannot play 'basic'"),
+        (["ppo", "random", "random", "--variant", "basic"], "trained for variant 'hornafjardar', cannot play 'basic'"),
+    ]:
+        assert message in arena_error(capsys, *agents, "--records", str(records), "--out", str(tmp_path / "out"))
+    assert not records.exists() and not (tmp_path / "out").exists()
+
+
+def test_cli_checks_outputs_before_playing(tmp_path, capsys):
+    out, records = tmp_path / "out", tmp_path / "games.jsonl"
+    argv = ["random", "random", "rule_based", "--deals", "2", "--out", str(out), "--records", str(records)]
+    assert main(["arena", *argv, "--no-progress"]) == 0
+    capsys.readouterr()
+    first = {name: (out / name).read_bytes() for name in ("result.json", "result.md", "result.png")}
+    assert f"{out} already holds result.json, result.md, result.png; pass --force" in arena_error(capsys, *argv, "--append")
+    assert f"{records} already exists; pass --append" in arena_error(capsys, *argv, "--force")
+    assert "--out: " + f"{records} exists and is not a directory" in arena_error(capsys, *argv[:5], "--out", str(records))
+    assert f"--records: {out} is a directory" in arena_error(capsys, *argv[:5], "--records", str(out))
+    assert {name: (out / name).read_bytes() for name in first} == first and len(read_records(records)) == 12
+    assert main(["arena", *argv, "--seed", "1", "--force", "--append", "--no-progress"]) == 0
+    assert json.loads((out / "result.json").read_text())["settings"]["seed"] == 1
+    assert len(read_records(records)) == 24
+
+
+def test_result_files_are_replaced_atomically(tmp_path, monkeypatch):
+    from agents.arena import ArenaResult
+
+    result = run_arena(["random", "random", "rule_based"], make_rules(), deals=2, seed=1, progress=False)
+    write_outputs(result, tmp_path)
+    before = (tmp_path / "result.png").read_bytes()
+
+    def broken_plot(self, path):
+        open(path, "wb").write(b"half a png")
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(ArenaResult, "plot", broken_plot)
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_outputs(result, tmp_path)
+    assert (tmp_path / "result.png").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json", "result.md", "result.png"]
+
+
+def test_interrupt_keeps_the_finished_units_and_their_records(tmp_path, monkeypatch):
+    import agents.arena as arena
+
+    play = arena._play_units
+
+    def interrupted_at_unit_3(players, specs, rules, seed, mode, start, stop, want_records):
+        if start == 3:
+            raise KeyboardInterrupt
+        return play(players, specs, rules, seed, mode, start, stop, want_records)
+
+    monkeypatch.setattr(arena, "_play_units", interrupted_at_unit_3)
+    path = tmp_path / "games.jsonl"
+    with pytest.raises(arena.ArenaInterrupted) as info:
+        run_arena(["random", "random", "rule_based"], make_rules(), deals=10, seed=3, records=path, progress=False)
+    stop = info.value
+    assert (stop.units, stop.requested) == (3, 10) and isinstance(stop, KeyboardInterrupt)
+    assert stop.result.settings["units"] == 3 and stop.result.settings["units_requested"] == 10
+    assert "3 duplicate deals (interrupted: 3 of 10)" in stop.result.to_markdown()
+    monkeypatch.undo()
+    full = run_arena(["random", "random", "rule_based"], make_rules(), deals=3, seed=3, progress=False)
+    assert stop.result.games == full.games
+    assert [r["seed"] for r in read_records(path)] == [arena.unit_seed(3, u) for u in range(3) for _ in range(6)]
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["ctrl-c", "kill-int"])
+def test_sigint_stops_a_run_with_workers_promptly(tmp_path, group):
+    """The workers stop at once, the finished deals' records and results are kept and reported."""
+    import time
+
+    out, records = tmp_path / "out", tmp_path / "games.jsonl"
+    argv = manni("arena", "random", "random", "random", "--deals", "100000", "--workers", "2",
+                 "--records", str(records), "--out", str(out), "--no-progress")
+    run = interrupt_when_written(argv, records, group=group)
+    assert run.code == 130 and run.seconds < 10, run
+    assert len(run.children) >= 2  # the workers (and multiprocessing's resource tracker)
+    deadline = time.monotonic() + 5
+    while any(map(alive, run.children)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(map(alive, run.children))
+    units = json.loads((out / "result.json").read_text())["settings"]["units"]
+    assert run.err == (f"manni arena: interrupted after {units} of 100000 deals; kept their {6 * units} games in "
+                       f"{records} and their results in {out}\n")
+    assert f"{units} duplicate deals (interrupted: {units} of 100000)" in run.out
+    assert len(read_records(records)) == 6 * units

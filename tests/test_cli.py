@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
+from interrupts import interrupt_when_written, manni
 
 from manni_env import cli
 from manni_env.cli import main
@@ -133,3 +135,103 @@ def test_validate_reports_each_problem_with_file_line_round_and_trick(tmp_path, 
 def test_validate_missing_file(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "none.jsonl")]) == 1
     assert "cannot read" in capsys.readouterr().out
+
+
+def test_validate_fails_on_a_file_without_games(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    assert main(["validate", str(empty), "/dev/null"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{empty}: no games (the file holds no records)", "/dev/null: no games (the file holds no records)",
+                   "FAILED: 2 problem(s) in 0 games"]
+
+
+def test_validate_reports_unreadable_lines_without_a_traceback(tmp_path, capsys):
+    path = simulate(tmp_path, "--variant", "trjamann", "--games", "1", "--seed", "2")
+    good = json.loads(open(path).read())
+    kind = json.loads(json.dumps(good))
+    kind["rounds"][0]["contract"]["kind"] = ["trump"]
+    seed = dict(good, seed=-1)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([
+        '{"format": ' + "9" * 5000 + "}", "[" * 100_000 + "]" * 100_000, json.dumps(kind), json.dumps(seed), json.dumps(good),
+    ]) + "\n")
+    capsys.readouterr()
+    assert main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{bad}:1: not readable JSON: a number has more than 4300 digits"
+    assert out[1] == f"{bad}:2: not readable JSON: nested too deeply"
+    assert re.match(rf"{re.escape(str(bad))}:3: round 0: seat \d cannot announce \[.trump.\]: it may announce", out[2])
+    assert out[3] == f"{bad}:4: 'seed' must be null or a non-negative integer, got -1"
+    assert out[4] == "FAILED: 4 problem(s) in 5 games"
+
+
+# ----------------------------------------------------------------------------- bad input, interrupts
+def usage_error(capsys, argv: list[str]) -> str:
+    """The one error line of a command that must stop with exit code 2 and no traceback."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "Traceback" not in err, err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--seed", "-1"], "argument --seed: must be 0 or more, got -1"),
+        (["--seed", "x"], "argument --seed: expected a whole number, got 'x'"),
+        (["--games", "-2"], "argument --games: must be 0 or more, got -2"),
+        (["--agents", "pimc:worlds=abc", "random", "random"], "bad agent spec 'pimc:worlds=abc': option worlds='abc'"),
+        (["--agents", "ppo", "random", "random", "--variant", "basic"], "trained for variant 'hornafjardar', cannot play 'basic'"),
+        (["--first-dealer", "1.0"], "argument --first-dealer: invalid int value: '1.0'"),
+    ],
+)
+def test_simulate_rejects_bad_arguments_before_playing(tmp_path, capsys, args, message):
+    path = tmp_path / "x.jsonl"
+    assert message in usage_error(capsys, ["simulate", "--records", str(path), "--games", "1", *args])
+    assert not path.exists()
+
+
+def test_simulate_records_file_is_checked_first_and_needs_append_to_grow(tmp_path, capsys):
+    assert "--records: expected a file name, got ''" in usage_error(capsys, ["simulate", "--records", ""])
+    assert f"--records: {tmp_path} is a directory" in usage_error(capsys, ["simulate", "--records", str(tmp_path)])
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert f"{blocker} is not a directory" in usage_error(capsys, ["simulate", "--records", str(blocker / "a.jsonl")])
+    path = simulate(tmp_path, "--games", "2", name="new/dir/games.jsonl")  # missing directories are created
+    before = open(path).read()
+    assert "already exists; pass --append" in usage_error(capsys, ["simulate", "--records", path, "--games", "1"])
+    assert open(path).read() == before
+    assert main(["simulate", "--records", path, "--games", "1", "--seed", "4", "--append", "--no-progress"]) == 0
+    assert len(read_records(path)) == 3
+
+
+def test_train_without_the_train_extra_names_it(monkeypatch, capsys):
+    import sys
+
+    for trainer in ("train.ppo_vector", "train.ppo_sb3", "train.rllib_ppo"):  # the default trainer imports afresh
+        monkeypatch.delitem(sys.modules, trainer, raising=False)
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were not installed
+    assert "training needs the 'train' extra, which lacks torch: pip install 'manni-env[train]'" in usage_error(capsys, ["train"])
+
+
+def test_validate_into_a_closed_pipe_stops_quietly(tmp_path):
+    import subprocess
+
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text("x\n" * 20_000)  # 20,000 problem lines: far more than a pipe holds
+    proc = subprocess.Popen(manni("validate", str(junk)), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().endswith(b"not valid JSON: Expecting value at column 1\n")
+    proc.stdout.close()  # as `| head -1` does
+    assert proc.wait(timeout=60) == 1
+    assert proc.stderr.read() == b""
+
+
+def test_ctrl_c_in_simulate_keeps_the_finished_games(tmp_path, capsys):
+    path = tmp_path / "games.jsonl"
+    run = interrupt_when_written(manni("simulate", "--games", "100000", "--records", str(path), "--no-progress"), path)
+    games = len(read_records(path))
+    assert run.code == 130 and run.err == f"manni simulate: interrupted; kept the {games} finished games in {path}\n"
+    assert run.seconds < 10
+    assert main(["validate", str(path)]) == 0 and capsys.readouterr().out.strip() == f"OK: {games} games"

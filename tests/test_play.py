@@ -171,3 +171,32 @@ def test_play_command_defaults():
     assert default_opponents("basic") == ("rule_based", "rule_based")
     for spec in default_opponents("trjamann"):
         make_agent(spec)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--opponents", "foo", "random"], "unknown agent 'foo' in spec 'foo'"),
+        (["--seed", "-1"], "argument --seed: must be 0 or more, got -1"),
+        (["--variant", "trjamann", "--opponents", "ppo", "random"], "trained for variant 'hornafjardar', cannot play 'trjamann'"),
+        (["--save", ""], "argument --save: expected a file name, got ''"),
+    ],
+)
+def test_play_command_rejects_bad_arguments_before_the_game(capsys, monkeypatch, args, message):
+    from manni_env.cli import main
+
+    monkeypatch.setattr("builtins.input", lambda prompt="": pytest.fail("the game must not start"))
+    with pytest.raises(SystemExit) as info:
+        main(["play", *args])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "Traceback" not in err
+    assert message in err.strip().splitlines()[-1]
+
+
+def test_play_save_into_a_directory_is_refused_before_the_game(tmp_path, capsys, monkeypatch):
+    from manni_env.cli import main
+
+    monkeypatch.setattr("builtins.input", lambda prompt="": pytest.fail("the game must not start"))
+    with pytest.raises(SystemExit):
+        main(["play", "--save", str(tmp_path)])
+    assert f"argument --save: {tmp_path} is a directory, not a file" in capsys.readouterr().err

@@ -109,7 +109,28 @@ def test_garbage_with_a_matching_checksum_is_not_a_safetensors_file(checkpoint):
         (lambda m: m.update(net_arch=[32, 17]), r"layer pi.1 has shapes"),
         (lambda m: m.update(format="something/9"), "format is 'something/9'"),
         (lambda m: m.pop("obs_size"), "metadata lacks 'obs_size'"),
-        (lambda m: m.update(activation="gelu"), "unknown activation 'gelu'"),
+        (lambda m: m.update(activation="gelu"), "activation must be one of tanh, relu, got 'gelu'"),
+        (lambda m: m.update(activation=["tanh"]), r"activation must be one of tanh, relu, got \['tanh'\]"),
+        (lambda m: m.update(net_arch=5), "net_arch must be a list of positive integers"),
+        (lambda m: m.update(net_arch=None), "net_arch must be a list of positive integers"),
+        (lambda m: m.update(net_arch=[{}]), "net_arch must be a list of positive integers"),
+        (lambda m: m.update(net_arch=[32, 16.0]), "net_arch must be a list of positive integers"),
+        (lambda m: m.update(net_arch=[32, 0]), "net_arch must be a list of positive integers"),
+        (lambda m: m.update(obs_size=None), "obs_size must be a positive integer, got None"),
+        (lambda m: m.update(obs_size=[616]), "obs_size must be a positive integer"),
+        (lambda m: m.update(obs_size=616.7), "obs_size must be a positive integer, got 616.7"),
+        (lambda m: m.update(obs_size=True), "obs_size must be a positive integer, got True"),
+        (lambda m: m.update(obs_size=615), r"layer pi.0 has shapes \(32, 616\)"),
+        (lambda m: m.update(history="ful"), "history must be one of summary, full, got 'ful'"),
+        (lambda m: m.update(variant="whist"), "variant must be one of hornafjardar, basic"),
+        (lambda m: m.update(variant=None), "variant must be one of"),
+        (lambda m: m.update(weights_sha256=7), "weights_sha256 must be a SHA-256 hex digest"),
+        (lambda m: m.update(layout_sha256=[]), "layout_sha256 must be a SHA-256 hex digest"),
+        (lambda m: m.update(num_actions=64), "num_actions must be 63, got 64"),
+        (lambda m: m.update(rule_options=[]), "rule_options .* do not fit 'hornafjardar'"),
+        (lambda m: m.update(rule_options={"target": 0}), "rule_options .* target must be a positive integer"),
+        (lambda m: m.update(rule_options={"variant": "basic"}), "rule_options .* do not fit"),
+        (lambda m: m.update(format=["x" * 1000]), r"format is \['xxx.*\.\.\..*, expected 'manni-ppo/1'"),
     ],
 )
 def test_inconsistent_metadata_is_rejected(checkpoint, edit, message):
@@ -122,11 +143,23 @@ def test_inconsistent_metadata_is_rejected(checkpoint, edit, message):
     assert str(checkpoint.parent) in str(err.value)
 
 
-def test_unreadable_metadata_and_missing_files(checkpoint, tmp_path):
+@pytest.mark.parametrize(
+    "text, detail",
+    [
+        ("{broken", "Expecting property name"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"format": "manni-ppo/1", "obs_size": ' + "6" * 5000 + "}", "digits"),
+        (b"\xff\xfe{}", "utf-8"),
+    ],
+)
+def test_unreadable_metadata(checkpoint, text, detail):
     _, meta_path = checkpoint_paths(checkpoint)
-    meta_path.write_text("{broken")
-    with pytest.raises(CheckpointError, match=rf"{meta_path.name}: metadata is not valid JSON"):
+    meta_path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(CheckpointError, match=rf"{meta_path}: metadata is not valid JSON \(.*{detail}"):
         PPOAgent(checkpoint)
+
+
+def test_missing_files(checkpoint, tmp_path):
     with pytest.raises(CheckpointError, match="nothing.json: no such checkpoint file"):
         PPOAgent(tmp_path / "nothing")
 

@@ -126,7 +126,9 @@ def test_wrong_format_variant_scoring_target(horn):
         ("target", 0, "target must be a positive integer"),
         ("max_deals", 2, "the game ended after round 1, but the record continues"),
         ("players", ["a", "b"], "'players' must be null or a list of 3 names"),
-        ("seed", "7", "'seed' must be null or an integer"),
+        ("seed", "7", "'seed' must be null or a non-negative integer, got '7'"),
+        ("seed", -1, "'seed' must be null or a non-negative integer, got -1"),
+        ("seed", True, "'seed' must be null or a non-negative integer, got True"),
     ]:
         bad = copy.deepcopy(horn)
         bad[key] = value
@@ -385,3 +387,55 @@ def test_errors_are_reported_in_game_order(horn):
     bad["rounds"][3]["hands"][0][0] = bad["rounds"][3]["hands"][1][0]
     bad["rounds"][1]["tricks"][2]["winner"] = (bad["rounds"][1]["tricks"][2]["winner"] + 1) % 3
     rejects(bad, "wins the trick", 1, 2)
+
+
+# ----------------------------------------------------------------------------- hostile input
+@pytest.mark.parametrize(
+    "edit, match, round",
+    [
+        (lambda r: r["rounds"][0]["contract"].update(kind=["trump"]), r"seat \d cannot announce \['trump'\]", 0),
+        (lambda r: r["rounds"][0]["contract"].update(kind={}, trump=[]), r"seat \d cannot announce \{\}", 0),
+        (lambda r: r["rounds"][0]["contract"].update(kind="trump", trump=["S"]), r"cannot announce Trump \['S'\]", 0),
+        (lambda r: r.update(players=json.loads("[" * 900 + "]" * 900)), r"'players' must be null .*\[\[\[", None),
+        (lambda r: r.update(format="x" * 10_000), r"format must be 'manni-record/1', got 'x+\.\.\.x+'$", None),
+    ],
+)
+def test_wrong_types_and_huge_values_are_record_errors_with_short_messages(trj, edit, match, round):
+    bad = copy.deepcopy(trj)
+    edit(bad)
+    err = rejects(bad, match, round)
+    assert len(str(err)) < 300
+
+
+def test_optional_fields_are_checked_only_when_present(trj, horn):
+    """RECORD.md lists contract.name and final.truncated as optional: a record without them is valid."""
+    for record in (trj, horn):
+        bare = copy.deepcopy(record)
+        for r in bare["rounds"]:
+            r["contract"].pop("name", None)
+        del bare["final"]["truncated"], bare["max_deals"], bare["first_dealer"], bare["seed"], bare["players"]
+        validate_record(bare)
+    bad = copy.deepcopy(trj)
+    bad["rounds"][0]["contract"]["name"] = "grand" if bad["rounds"][0]["contract"]["name"] != "grand" else "nullo"
+    rejects(bad, "wrong contract: .* record says name", 0)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"format": ' + "9" * 5000 + "}\n", "not readable JSON: a number has more than 4300 digits"),
+        ("[" * 100_000 + "]" * 100_000 + "\n", "not readable JSON: nested too deeply"),
+        ('{"format": [1e999999]}\n', None),  # reads as inf: an ordinary wrong value
+    ],
+)
+def test_unreadable_json_lines_are_record_errors(tmp_path, text, message):
+    from manni_env.records import iter_record_lines
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text(text)
+    ((line, item),) = list(iter_record_lines(path))
+    if message is None:
+        with pytest.raises(RecordError, match="format must be"):
+            validate_record(item)
+    else:
+        assert line == 1 and isinstance(item, RecordError) and str(item) == message

@@ -405,11 +405,40 @@ def test_first_dealer_from_seed_or_option():
         ("basic", {"negative": 1}, r"negative must be True or False, got 1"),
         ("basic", {"max_deals": 0}, r"max_deals must be a positive integer, got 0"),
         ("laugarvatn", {"first_dealer": 3}, r"first_dealer must be 0, 1, 2 or None"),
+        ("hornafjardar", {"first_dealer": True}, r"first_dealer must be 0, 1, 2 or None \(drawn from the seed\), got True"),
+        ("basic", {"first_dealer": 1.0}, r"first_dealer must be 0, 1, 2 or None \(drawn from the seed\), got 1.0"),
+        ("trjamann", {"first_dealer": "1"}, r"first_dealer must be 0, 1, 2 or None"),
+        ("basic", {"target": True}, r"target must be a positive integer, got True"),
+        ("basic", {"target": 5.0}, r"target must be a positive integer, got 5.0"),
+        ("hornafjardar", {"max_deals": 2.5}, r"max_deals must be a positive integer, got 2.5"),
     ],
 )
 def test_make_rules_rejects_bad_variants_and_options(variant, options, message):
     with pytest.raises(ValueError, match=message):
         make_rules(variant, **options)
+
+
+def test_numpy_integers_become_python_ints_and_records_stay_json():
+    import json
+
+    from manni_env.records import game_record
+
+    rules = make_rules("basic", target=np.int64(2), max_deals=np.int32(3), first_dealer=np.int64(1))
+    assert rules == make_rules("basic", target=2, max_deals=3, first_dealer=1)
+    assert all(type(v) is int for k, v in rules.options().items() if k != "negative")
+    state = GameState(rules, seed=np.int64(3))
+    assert type(state.seed) is int and state == GameState(make_rules("basic", target=2, max_deals=3, first_dealer=1), seed=3)
+    while not state.finished:
+        state.apply(state.legal_actions()[0])
+    record = json.loads(json.dumps(game_record(state)))
+    assert record["seed"] == 3 and record["first_dealer"] == 1
+    assert GameState.from_dict(json.loads(json.dumps(state.to_dict()))) == state
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "3", np.float64(2.0)])
+def test_game_seed_must_be_a_non_negative_integer(seed):
+    with pytest.raises(ValueError, match=r"seed must be a non-negative integer or None, got"):
+        GameState(make_rules(), seed=seed)
 
 
 # ----------------------------------------------------------------------------- announcement variants

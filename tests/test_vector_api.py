@@ -100,3 +100,23 @@ def test_gymnasium_vector_env_spaces_and_rewards(variant):
         assert np.array_equal(rewards, info["seat_rewards"][np.arange(8), acting])
         deals += int(info["deal_over"].sum())
     assert deals > 30
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_writing_into_a_returned_mask_cannot_make_an_illegal_action_legal(backend):
+    if backend == "numba":
+        pytest.importorskip("numba")
+    from manni_env.vector import VectorManni
+
+    venv = VectorManni(make_rules("hornafjardar"), num_envs=4, backend=backend)
+    _, mask, _ = venv.reset(seed=5)
+    for _ in range(30):  # into trick play, where most cards are illegal
+        _, mask, *_ = venv.step(mask.argmax(1))
+    card = int(np.flatnonzero(~mask[0, :52])[0])  # a card game 0's seat on turn may not play
+    hands = venv.hands.copy()
+    mask[0, card] = True
+    actions = mask.argmax(1)
+    actions[0] = card
+    with pytest.raises(ValueError, match=f"illegal action {card} in game 0"):
+        venv.step(actions)
+    assert np.array_equal(venv.hands, hands) and not venv.action_mask()[0, card]

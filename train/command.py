@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 
 from .args import TRAINERS
+
+#: top-level modules of the ``train`` extra that ``manni train`` imports
+TRAIN_EXTRA = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "rich")
 
 
 def register(subparsers) -> None:
@@ -31,5 +35,12 @@ def register(subparsers) -> None:
 
 
 def _main(ns: argparse.Namespace) -> int:
-    trainer = importlib.import_module(TRAINERS[ns.trainer])  # torch loads only when training
+    try:
+        trainer = importlib.import_module(TRAINERS[ns.trainer])  # torch loads only when training
+    except ModuleNotFoundError as err:
+        if (err.name or "").split(".")[0] not in TRAIN_EXTRA:
+            raise
+        print(f"manni train: error: training needs the 'train' extra, which lacks {err.name}: "
+              "pip install 'manni-env[train]'", file=sys.stderr)
+        raise SystemExit(2) from None
     return trainer.main(ns.rest, prog=f"manni train --trainer {ns.trainer}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -26,7 +27,7 @@ def default_opponents(variant: str) -> tuple[str, str]:
 
 
 def register(subparsers) -> None:
-    from manni_env.cli_options import add_variant_options
+    from manni_env.cli_options import add_variant_options, at_least
 
     parser = subparsers.add_parser(
         "play",
@@ -39,16 +40,25 @@ def register(subparsers) -> None:
                         f"{', '.join(SHIPPED_VARIANTS)}, else {' '.join(FALLBACK_OPPONENTS)})")
     parser.add_argument("--seat", type=int, choices=(0, 1, 2), default=0, help="your seat (default 0)")
     add_variant_options(parser)
-    parser.add_argument("--seed", type=int, default=None, help="deal seed (default: fresh entropy, shown at the start)")
+    parser.add_argument("--seed", type=at_least(0), default=None, help="deal seed (default: fresh entropy, shown at the start)")
     parser.add_argument("--save", metavar="FILE", help="append the game to FILE as a manni-record/1 line")
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=functools.partial(_main, parser=parser))
 
 
-def _main(args: argparse.Namespace) -> int:
-    from manni_env.cli_options import rules_from_args
+def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from manni_env.cli_options import prepare_output_file, rules_from_args
+
+    from ..registry import make_agent
 
     rules = rules_from_args(args)
     opponents = args.opponents or default_opponents(rules.variant)
+    try:
+        for spec in opponents:
+            make_agent(spec, rules)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.save is not None:
+        prepare_output_file(parser, args.save, "--save", append=True)
     play_terminal(rules, opponents, args.seat, args.seed, args.save)
     return 0
 
