@@ -27,8 +27,8 @@ API (all arrays have the batch dimension first)::
   ``deal_over`` (N,) bool, ``tricks_won`` / ``points`` / ``plus`` / ``minus`` / ``totals`` (N, 3)
   of the deal that ended in this step (zeros elsewhere), ``winners`` (N, 3) bool of the games that
   ended, and ``new_deal`` / ``new_game`` (N,) bool for slots whose next deal / game started.
-- Every step returns new arrays, so callers may keep them across steps (but should not modify
-  ``mask`` in place: the next ``step`` checks the actions against it).
+- Every step returns new arrays, so callers may keep and modify them: ``mask`` is a copy of the
+  masks the next ``step`` checks the actions against.
 
 The rules run in :mod:`manni_env.vector_kernels`, compiled by numba (``backend="numba"``, what
 ``"auto"`` picks when numba imports) or the same functions run by Python (``backend="python"``,
