@@ -18,7 +18,6 @@ gives this module run by the Python interpreter (slow, the same decisions).
 from __future__ import annotations
 
 import functools
-import importlib.util
 from typing import NamedTuple
 
 import numpy as np
@@ -559,7 +558,4 @@ def act_kernel(state, table, memo, games, out):
 @functools.cache
 def plain_kernels():
     """This module executed again without numba: the same kernels as plain Python functions."""
-    spec = importlib.util.spec_from_file_location(_PLAIN_NAME, __file__)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return vector_kernels.load_uncompiled(_PLAIN_NAME, __file__)

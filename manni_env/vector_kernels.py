@@ -258,13 +258,19 @@ def bind(kernel, *args):
     return kernel.compile(tuple(numba.typeof(a) for a in args))
 
 
-@functools.cache
-def plain_kernels():
-    """This module executed again without numba: the same kernels as plain Python functions."""
-    spec = importlib.util.spec_from_file_location(_PLAIN_NAME, __file__)
+def load_uncompiled(name: str, path: str):
+    """The kernel module at ``path`` executed again under ``name``, a name its ``jit`` (this
+    module's, itself loaded again) recognizes as "without numba": the same kernels as plain Python."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@functools.cache
+def plain_kernels():
+    """This module executed again without numba: the same kernels as plain Python functions."""
+    return load_uncompiled(_PLAIN_NAME, __file__)
 
 
 # ------------------------------------------------------------------------------------ actions
