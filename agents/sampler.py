@@ -233,7 +233,7 @@ class _Problem:
 
     # ------------------------------------------------------------------ building the world
     def world(self, rng: np.random.Generator) -> GameState:
-        view, rules, seat = self.view, self.view.rules, self.view.seat
+        view, seat = self.view, self.view.seat
         hands, free, cut_in_hand = self._split(rng)
         if self.cut is not None and not cut_in_hand:
             free = [self.cut] + free  # the cut card is one of the dealer's discards

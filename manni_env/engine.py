@@ -21,7 +21,6 @@ import functools
 import numbers
 import operator
 from dataclasses import asdict, dataclass, field
-from enum import IntEnum
 
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
