@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 
 COMMANDS = (
@@ -22,10 +23,21 @@ COMMANDS = (
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="manni", description="Manni: rules engine, environment, agents, training.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
         importlib.import_module(module).register(sub)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (the package's own when running from a source tree)."""
+    try:
+        return importlib.metadata.version("manni-env")
+    except importlib.metadata.PackageNotFoundError:
+        from manni_env import __version__
+
+        return __version__
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -87,3 +87,16 @@ def test_validate_reports_each_problem_with_file_line_round_and_trick(tmp_path, 
 def test_validate_missing_file(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "none.jsonl")]) == 1
     assert "cannot read" in capsys.readouterr().out
+
+
+def test_version(capsys):
+    import importlib.metadata
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    try:
+        expected = importlib.metadata.version("manni-env")
+    except importlib.metadata.PackageNotFoundError:
+        from manni_env import __version__ as expected
+    assert capsys.readouterr().out.strip() == f"manni {expected}"
