@@ -264,3 +264,39 @@ def _interactive_backend() -> bool:
         return type(probe.canvas).required_interactive_framework is not None
     finally:
         plt.close(probe)
+
+
+# ---------------------------------------------------------------------------------------- a picture
+def main(argv: list[str] | None = None) -> int:
+    """``python -m manni_env.render deal.png``: a picture of a random game after some random moves."""
+    import argparse
+
+    from PIL import Image
+
+    from .engine import GameState
+    from .rules import VARIANTS, make_rules
+
+    parser = argparse.ArgumentParser(prog="python -m manni_env.render", description=main.__doc__)
+    parser.add_argument("out", help="PNG file to write")
+    parser.add_argument("--variant", choices=VARIANTS, default="hornafjardar")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the game and of the random moves (default 7)")
+    parser.add_argument("--moves", type=int, default=40, help="random legal moves before the picture (default 40)")
+    parser.add_argument("--all", action="store_true", help="every hand face up (privileged)")
+    args = parser.parse_args(argv)
+    if args.moves < 0:
+        parser.error("--moves must be at least 0")
+    state = GameState(make_rules(args.variant), seed=args.seed)
+    rng = np.random.default_rng(args.seed)
+    for _ in range(args.moves):
+        if state.finished:
+            break
+        state.apply(int(rng.choice(state.legal_actions())))
+    seat = max(state.to_move, 0)
+    hands = [sum(1 << c for c in state.hand(s)) for s in range(3)] if args.all else None
+    Image.fromarray(render_rgb(state.view(seat), hands)).save(args.out, optimize=True)
+    print(f"wrote {args.out}: the table seen by seat {seat}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

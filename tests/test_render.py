@@ -91,3 +91,16 @@ def test_vector_env_renders_every_game():
     assert len(frames) == 2 and not np.array_equal(frames[0], frames[1])
     assert np.array_equal(frames[1], render_rgb(env.core.view(1)))
     assert ManniVectorEnv("basic", num_envs=2).render() is None
+
+
+def test_picture_command(tmp_path, capsys):
+    from PIL import Image
+
+    from manni_env.render import main
+
+    out = tmp_path / "deal.png"
+    assert main([str(out), "--variant", "basic", "--moves", "20", "--seed", "1"]) == 0
+    assert Image.open(out).size == (800, 600) and "seat" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as bad:
+        main([str(out), "--moves", "-1"])
+    assert bad.value.code == 2 and "--moves must be at least 0" in capsys.readouterr().err
