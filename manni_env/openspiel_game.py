@@ -257,7 +257,7 @@ class ManniState(pyspiel.State):
             text += f"; dealing the next deal, then {card_to_str(self._pending)}: {len(self._cards)} cards dealt"
         return text
 
-    # ---------------------------------------------------------------- helpers
+    # ---------------------------------------------------------------- queries and dealing
     def engine(self) -> GameState | None:
         """The engine's game state (privileged; ``None`` while the first deal is dealt)."""
         return None if self._engine is None else self._engine.game
