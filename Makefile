@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	# keep a torch already in the venv (e.g. a CPU-only build you installed); else the pinned
 	# release, else any torch the project accepts
 	$(PY) -c "import torch" 2>/dev/null || $(PIP) install -q "$(TORCH)" || $(PIP) install -q "torch>=2.3"
-	$(PIP) install -q -e ".[train,dev,rllib,web]"
+	$(PIP) install -q -e ".[train,dev,rllib,web,openspiel]"
 	touch $@
 
 main: setup

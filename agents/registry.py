@@ -12,6 +12,8 @@ spec            agent
                 ``pimc:worlds=16,rollout=rule_based,time_budget=0.5``
 ``ppo``         a trained network: ``ppo`` (shipped model), ``ppo:PATH`` (:mod:`agents.ppo_agent`)
 ``rllib``       an RLlib-trained policy: ``rllib:CHECKPOINT_DIR`` (:mod:`agents.rllib_agent`)
+``ismcts``      OpenSpiel's Information Set MCTS (:mod:`agents.ismcts`, needs the ``openspiel``
+                extra); options ``ismcts:iterations=100,uct_c=2,rollouts=1``
 ==============  ==========================================================================
 
 Every agent built here carries the spec as its ``name`` (for tables and records). Other modules
@@ -111,8 +113,15 @@ def _make_rllib(arg: str | None) -> Policy:
     return make_rllib_agent(arg)
 
 
+def _make_ismcts(arg: str | None) -> Policy:
+    from .ismcts import make_ismcts_agent  # OpenSpiel is imported on the first decision
+
+    return make_ismcts_agent(arg)
+
+
 register_agent("random", _make_random)
 register_agent("rule_based", _make_rule_based)
 register_agent("pimc", _make_pimc)
 register_agent("ppo", _make_ppo)
 register_agent("rllib", _make_rllib)
+register_agent("ismcts", _make_ismcts)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import os
 import sys
 from importlib.metadata import entry_points
@@ -36,6 +37,7 @@ def _load(target: str):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="manni", description="Manni: rules engine, environment, agents, training.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for target in CORE_COMMANDS:
         _load(target)(sub)
@@ -49,6 +51,16 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         register(sub)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (the package's own when running from a source tree)."""
+    try:
+        return importlib.metadata.version("manni-env")
+    except importlib.metadata.PackageNotFoundError:
+        from manni_env import __version__
+
+        return __version__
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,7 +26,7 @@ fixed rotation: `agent_selection` is always the seat the rules put on turn.
 ### Options
 
 `manni_v0.env(variant="hornafjardar", history="summary", episode="game", reward="deal",
-render_mode=None, **rule_options)`. `rule_options` are the variant's options (`target`,
+render_mode=None, render_seat=None, **rule_options)`. `rule_options` are the variant's options (`target`,
 `negative`, `max_deals`, `first_dealer`), validated by `manni_env.rules.make_rules`: an unknown
 variant or option raises its `ValueError` naming the valid choices.
 
@@ -101,6 +101,14 @@ to zero except in Basic.
 A game stopped at the deal cap (`max_deals`) ends with truncation instead of termination; its
 rewards (and, for `"outcome"`, the winners on the totals at the cap) are given the same way.
 
+### Rendering
+
+`render_mode="ansi"`: a text table with the hand of the agent on turn; `"rgb_array"`: a picture of
+the table (`manni_env.render.render_rgb`: hands face down except the viewer's, the current trick,
+contract and tallies); `"human"`: that picture in a matplotlib window at every step (the text
+where no window can open). The viewer is the agent on turn unless `render_seat` names a seat
+(0, 1, 2) or is `"all"` (privileged: every hand face up, for spectators and videos).
+
 ### Speed
 
 `env()` runs every step through PettingZoo's three checking wrappers. Their attribute forwarding
@@ -127,7 +135,7 @@ from pettingzoo import AECEnv
 
 from . import fast_wrappers as wrappers
 from .actions import NUM_ACTIONS
-from .cards import SUITS, card_to_str, cards_of, sort_for_display
+from .cards import SUITS, card_to_str, cards_of, mask_of, sort_for_display
 from .engine import Deal, GameState, IllegalActionError, Phase
 from .observation import ObservationEncoder, StateEncoder
 from .rules import ExchangeScheme, make_rules
@@ -168,7 +176,8 @@ def outcome_rewards(winners: tuple[int, ...]) -> tuple[float, float, float]:
 class raw_env(AECEnv, EzPickle):
     """Manni as a PettingZoo AEC environment (see the module docstring)."""
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "manni_v0", "is_parallelizable": False, "render_fps": 1}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "manni_v0", "is_parallelizable": False,
+                "render_fps": 1}
 
     def __init__(
         self,
@@ -177,9 +186,10 @@ class raw_env(AECEnv, EzPickle):
         episode: str = "game",
         reward: str = "deal",
         render_mode: str | None = None,
+        render_seat: int | str | None = None,
         **rule_options: Any,
     ):
-        EzPickle.__init__(self, variant, history, episode, reward, render_mode, **rule_options)
+        EzPickle.__init__(self, variant, history, episode, reward, render_mode, render_seat, **rule_options)
         super().__init__()
         self.rules = make_rules(variant, **rule_options)
         if episode not in EPISODES:
@@ -191,6 +201,9 @@ class raw_env(AECEnv, EzPickle):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {', '.join(self.metadata['render_modes'])}; "
                              f"got {render_mode!r}")
+        if render_seat not in (None, 0, 1, 2, "all"):
+            raise ValueError(f"render_seat must be None (the agent on turn), 0, 1, 2 or 'all'; got {render_seat!r}")
+        self.render_seat, self._window = render_seat, None
         self.history, self.episode, self.reward_mode, self.render_mode = history, episode, reward, render_mode
         self.encoder = ObservationEncoder(self.rules, history)
         self.state_encoder = StateEncoder(self.rules, history)
@@ -294,15 +307,23 @@ class raw_env(AECEnv, EzPickle):
         return self.state_encoder.encode(self.game)
 
     # ------------------------------------------------------------------------------ rendering
-    def render(self) -> str | None:
-        """``ansi``: a table as a string; ``human``: print it. Only the hand of the agent on turn is shown."""
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: a table as a string; ``rgb_array``: a picture of the table; ``human``: the picture
+        in a window (the table printed where none can open). See Rendering in the module docstring."""
         if self.render_mode is None:
             warnings.warn("You are calling render method without specifying any render mode.", stacklevel=2)
             return None
-        text = self._table()
         if self.render_mode == "ansi":
-            return text
-        print(text)
+            return self._table()
+        from .render import HumanWindow, render_rgb
+
+        seat = _SEAT[self.agent_selection] if self.render_seat in (None, "all") else self.render_seat
+        hands = [mask_of(self.game.hand(s)) for s in range(3)] if self.render_seat == "all" else None
+        view = self.game.view(seat)
+        if self.render_mode == "rgb_array":
+            return render_rgb(view, hands)
+        self._window = self._window or HumanWindow(self.metadata["render_fps"])
+        self._window.show(lambda: render_rgb(view, hands), self._table())
         return None
 
     def _table(self) -> str:
@@ -346,7 +367,8 @@ class raw_env(AECEnv, EzPickle):
         return "\n".join(lines)
 
     def close(self) -> None:
-        pass
+        if self._window is not None:
+            self._window.close()
 
 
 def _seats(values, signed: bool = False) -> str:

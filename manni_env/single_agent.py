@@ -26,6 +26,17 @@ Episode            ``"deal"``: one deal of an ongoing game (the game continues o
 not know the agents' registry: :func:`agents.envs.single_agent_env` builds the env from agent
 specs such as ``"rule_based"``. An illegal learner action raises
 :class:`~manni_env.engine.IllegalActionError` and leaves the state unchanged.
+
+An illegal learner action never changes the game. ``illegal_action="penalize"`` (default, what
+Gymnasium's ``check_env`` and unmasked algorithms need) ends the episode with reward
+:data:`ILLEGAL_REWARD` (−1) and ``info["illegal_action"] = True``; the next ``reset()`` starts a new
+game. ``illegal_action="raise"`` raises :class:`~manni_env.engine.IllegalActionError` instead.
+Masked play never meets either.
+
+``gymnasium.make("manni_env/Manni-v0", ...)`` builds this env with opponents named by agent specs
+(registered by ``import manni_env``; built by :func:`agents.envs.single_agent_env`). Render modes:
+``ansi`` (the learner's information as text), ``rgb_array`` (the table from the learner's seat,
+:mod:`manni_env.render`) and ``human`` (that picture in a window).
 """
 
 from __future__ import annotations
@@ -45,6 +56,8 @@ from .shaping import check_reward, trick_worth
 EPISODES = ("deal", "game")
 Policy = Any  # an agents.base.Policy: act(view, rng) -> action, reset()
 OpponentFactory = Callable[[np.random.Generator], Sequence[Policy]]
+ILLEGAL_ACTIONS = ("penalize", "raise")
+ILLEGAL_REWARD = -1.0
 
 
 class LegalActionSpace(gym.spaces.Discrete):
@@ -80,7 +93,7 @@ def check_policy(policy: Policy) -> Policy:
 class SingleAgentManniEnv(gym.Env):
     """One learner against two embedded opponents (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 1}
 
     def __init__(
         self,
@@ -92,13 +105,20 @@ class SingleAgentManniEnv(gym.Env):
         seed: int | None = None,
         reward: str = "deal",
         render_mode: str | None = None,
+        illegal_action: str = "penalize",
         **rule_options,
     ):
         if episode not in EPISODES:
             raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
         check_reward(reward)
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {', '.join(self.metadata['render_modes'])}, "
+                             f"got {render_mode!r}")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(f"illegal_action must be one of {', '.join(ILLEGAL_ACTIONS)}, got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self._illegal_end = False  # the episode ended on an illegal action (penalize)
+        self._window = None
         self.rules = make_rules(variant, **rule_options)
         self.encoder = ObservationEncoder(self.rules, history=history)
         self.history = history
@@ -125,14 +145,17 @@ class SingleAgentManniEnv(gym.Env):
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if options:
+            raise ValueError(f"reset takes no options, got {sorted(options)}")
         super().reset(seed=seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         # "deal" episodes continue the game only from a deal boundary (the previous episode's end)
         new_game = (
             seed is not None or self.episode == "game" or self.state is None or self.state.finished
-            or not self._episode_over()
+            or not self._episode_over() or self._illegal_end
         )
+        self._illegal_end = False
         self.seat = int(self._rng.integers(3))
         pair = self._factory(self._rng) if self._factory is not None else self._fixed
         if len(pair) != 2:
@@ -150,16 +173,22 @@ class SingleAgentManniEnv(gym.Env):
         if self._episode_over():
             # cannot happen: the learner holds cards in every deal; guard against silent empty episodes
             raise RuntimeError(f"episode ended before the learner (seat {self.seat}) could act (reward {reward})")
+        if self.render_mode == "human":
+            self.render()
         return self._obs(), self._info()
 
     def step(self, action):
         state = self.state
         if state is None:
             raise RuntimeError("call reset() before step()")
-        if self._episode_over():
+        if self._episode_over() or self._illegal_end:
             raise RuntimeError("the episode is over: call reset()")
         action = int(action)
         if not state.is_legal(action):
+            if self.illegal_action == "penalize":
+                self._illegal_end = True
+                info = {**self._info(), "illegal_action": True}
+                return self._obs(), ILLEGAL_REWARD, True, False, info
             legal = " ".join(action_to_str(a) for a in state.legal_actions())
             name = action_to_str(action) if 0 <= action < NUM_ACTIONS else "out of range"
             raise IllegalActionError(
@@ -170,6 +199,8 @@ class SingleAgentManniEnv(gym.Env):
         reward = self._collect_rewards() + self._play_opponents()
         over = self._episode_over()
         truncated = over and self.episode == "game" and state.truncated
+        if self.render_mode == "human":
+            self.render()
         return self._obs(), float(reward), over and not truncated, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
@@ -179,10 +210,24 @@ class SingleAgentManniEnv(gym.Env):
             mask[self.state.legal_actions()] = True
         return mask
 
-    def render(self) -> str | None:
-        if self.render_mode == "ansi" and self.state is not None:
-            return f"learner seat {self.seat}: {self.state!r}"
+    def render(self) -> str | np.ndarray | None:
+        """The learner's seat: text (``ansi``), an image (``rgb_array``) or a window (``human``)."""
+        if self.render_mode is None or self.state is None:
+            return None
+        from .render import HumanWindow, render_rgb, view_text
+
+        view = self.state.view(self.seat)
+        if self.render_mode == "ansi":
+            return view_text(view)
+        if self.render_mode == "rgb_array":
+            return render_rgb(view)
+        self._window = self._window or HumanWindow(self.metadata["render_fps"])
+        self._window.show(lambda: render_rgb(view), view_text(view))
         return None
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
 
     # ------------------------------------------------------------------ internals
     def _obs(self) -> np.ndarray:

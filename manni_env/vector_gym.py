@@ -1,17 +1,40 @@
-"""Gymnasium's vector API over :class:`manni_env.vector.VectorManni`: the acting seat's view.
+"""Gymnasium's vector API for Manni self-play: N games, one decision per game per step.
 
-``ManniVectorEnv(variant="hornafjardar", num_envs=64)`` is a ``gymnasium.vector.VectorEnv`` whose
-observation is a dict, as in the AEC env: ``"observation"`` (N, obs_size) float32 of the seat on
-turn in each game and ``"action_mask"`` (N, 63) int8 of its legal actions. ``step(actions)`` takes
-one action per game for that seat.
+``ManniVectorEnv(variant="hornafjardar", num_envs=64)`` (or ``gymnasium.make_vec(
+"manni_env/ManniSelfPlay-v0", num_envs=64)``) is a ``gymnasium.vector.VectorEnv``. In every game
+the seat on turn decides: the observation is a dict, as in the AEC env, of ``"observation"``
+(N, obs_size) float32 (that seat's :class:`~manni_env.observation.ObservationEncoder` vector) and
+``"action_mask"`` (N, 63) int8 (its legal actions); ``step(actions)`` takes one action per game.
+An illegal action raises ``ValueError`` naming the game, and nothing is applied.
 
-Manni is a three-player turn-based game, so one reward per game cannot credit every seat:
+**Rewards per seat.** A three-player game has three rewards, a vector env one per game:
 ``rewards[i]`` is what the seat that made step's decision in game ``i`` received (its deal score
-when its action ended a deal), and ``infos`` carries the full picture: ``seat_rewards`` (N, 3) by
-absolute seat, ``acting_seat`` (N,) (who made the decision), ``to_move`` (N,) (whose view the new
-observation is), plus the arrays of :meth:`VectorManni.step`. Self-play trainers should credit
-``seat_rewards`` per seat, as ``train/ppo_vector.py`` does. Finished games reset within the same
-step (``autoreset_mode`` ``SAME_STEP``).
+when its action ended a deal with ``reward="deal"``; its game outcome with ``reward="outcome"``).
+The other two seats are paid in the same step, so ``infos`` carries the full picture:
+``seat_rewards`` (N, 3) by absolute seat, ``acting_seat`` (N,) (who decided; −1 in a reset step)
+and ``to_move`` (N,) (whose view the new observation is; −1 for a finished game). Self-play
+trainers should credit ``seat_rewards`` to each seat's own last decision, as
+``train/ppo_vector.py`` does.
+
+**Autoreset** (``autoreset_mode``):
+
+- ``NEXT_STEP`` (default, Gymnasium's default, what its vector wrappers expect): the step that ends
+  a game returns that game's final observation (the acting seat's view of the finished game, an
+  all-zero mask) with ``terminated`` / ``truncated``; the next step ignores that game's action and
+  returns the first observation of a new game with reward 0. A finished game must wait one step
+  while the others play, which the lockstep :class:`~manni_env.vector.VectorManni` cannot do, so
+  this mode steps the engine's games one by one (every variant; about as fast as N single envs).
+- ``SAME_STEP``: the batched :class:`~manni_env.vector.VectorManni` (numba kernels, or the same
+  kernels uncompiled with ``backend="python"``; every variant): a finished game restarts within the step that ends it, the
+  returned observation is already the new game's; ``infos`` also holds VectorManni's arrays
+  (``deal_over``, ``points``, ``totals``, ``new_game``, ...). Much faster for large N.
+
+Both modes draw each slot's games from ``np.random.SeedSequence(seed).spawn(num_envs + 1)[i]``
+(the last child seeds :meth:`ManniVectorEnv.sample`). ``reset`` accepts no options (a non-empty
+``options`` raises ``ValueError``). ``action_space.sample()`` draws legal actions (Gymnasium's
+masked sampling with the current masks); :meth:`ManniVectorEnv.sample` does the same from the env's
+own generator. ``render_mode="rgb_array"``: ``render()`` returns one picture per game
+(:mod:`manni_env.render`), seen by the seat on turn.
 """
 
 from __future__ import annotations
@@ -22,37 +45,195 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from .actions import NUM_ACTIONS
+from .engine import GameState
+from .env import outcome_rewards
+from .observation import ObservationEncoder
 from .rules import make_rules
-from .vector import VectorManni
+from .vector import VectorManni, random_legal_actions
+
+
+class LegalMultiDiscrete(spaces.MultiDiscrete):
+    """``MultiDiscrete([63] * N)`` whose ``sample()`` without a mask draws one *legal* action per
+    game from the env's current masks (an all-zero mask, a finished game, gives 0)."""
+
+    def __init__(self, num_envs: int, masks):
+        super().__init__(np.full(num_envs, NUM_ACTIONS))
+        self._masks = masks
+
+    def sample(self, mask=None, probability=None):
+        if mask is None and probability is None and self._masks is not None:
+            mask = tuple(self._masks().astype(np.int8))
+        return super().sample(mask=mask, probability=probability)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_masks"] = None  # a copy elsewhere samples like a plain MultiDiscrete
+        return state
 
 
 class ManniVectorEnv(gymnasium.vector.VectorEnv):
     """N Manni games for Gymnasium's vector API (see the module docstring)."""
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"], "render_fps": 1}
 
     def __init__(self, variant: str = "hornafjardar", num_envs: int = 64, history: str = "summary",
-                 reward: str = "deal", backend: str = "auto", **options):
-        self.venv = VectorManni(make_rules(variant, **options), num_envs, reward=reward, history=history,
-                                backend=backend)
+                 reward: str = "deal", backend: str = "auto",
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, render_mode: str | None = None,
+                 **options):
+        try:
+            mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            valid = ", ".join(m.value for m in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP))
+            raise ValueError(f"autoreset_mode must be one of {valid}, got {autoreset_mode!r}") from None
+        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(f"autoreset_mode {mode.value} is not supported; use NextStep or SameStep")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if reward not in ("deal", "outcome"):
+            raise ValueError(f"reward must be 'deal' or 'outcome', got {reward!r}")
+        if not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        rules = make_rules(variant, **options)
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self.render_mode = render_mode
         self.num_envs = num_envs
-        enc = self.venv.encoder
+        self.core = (_EngineGames(rules, num_envs, reward, history) if mode == AutoresetMode.NEXT_STEP
+                     else _BatchGames(rules, num_envs, reward, history, backend))
+        enc = self.core.encoder
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(enc.low, enc.high, dtype=np.float32),
             "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
         })
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, num_envs)
-        self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, num_envs)
-        self._to_move = np.zeros(num_envs, np.int64)
+        self.action_space = LegalMultiDiscrete(num_envs, self.action_mask)
+        self._mask = np.zeros((num_envs, NUM_ACTIONS), np.int8)
+        self._sampler = np.random.default_rng()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        obs, mask, self._to_move = self.venv.reset(seed)
-        return {"observation": obs, "action_mask": mask.astype(np.int8)}, {"to_move": self._to_move}
+        if options:
+            raise ValueError(f"ManniVectorEnv.reset takes no options, got {sorted(options)}")
+        children = np.random.SeedSequence(seed).spawn(self.num_envs + 1)
+        self._sampler = np.random.default_rng(children[-1])
+        obs, self._mask, to_move = self.core.reset(seed, children[:-1])
+        return {"observation": obs, "action_mask": self._mask}, {"to_move": to_move}
 
     def step(self, actions):
-        acting = self._to_move
-        obs, mask, self._to_move, seat_rewards, terminated, truncated, infos = self.venv.step(np.asarray(actions))
-        rewards = seat_rewards[np.arange(self.num_envs), acting]
-        infos = {**infos, "seat_rewards": seat_rewards, "acting_seat": acting, "to_move": self._to_move}
-        return ({"observation": obs, "action_mask": mask.astype(np.int8)}, rewards, terminated, truncated, infos)
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), "
+                             f"got {actions.dtype} {actions.shape}")
+        obs, self._mask, seat_rewards, terminated, truncated, infos = self.core.step(actions.astype(np.int64))
+        acting = infos["acting_seat"]
+        rewards = np.where(acting >= 0, seat_rewards[np.arange(self.num_envs), np.maximum(acting, 0)], 0.0)
+        infos["seat_rewards"] = seat_rewards
+        return ({"observation": obs, "action_mask": self._mask}, rewards.astype(np.float32), terminated, truncated,
+                infos)
+
+    def action_mask(self) -> np.ndarray:
+        """(N, 63) int8: the legal actions of the seat on turn in each game (zeros for a finished game)."""
+        return self._mask.copy()
+
+    def sample(self) -> np.ndarray:
+        """One uniformly random legal action per game from the env's own generator (0 for a finished
+        game, whose action the next step ignores)."""
+        return random_legal_actions(self._mask.astype(bool), self._sampler)
+
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """``rgb_array``: one picture per game, seen by the seat on turn (or the last to act)."""
+        if self.render_mode is None:
+            return None
+        from .render import render_rgb
+
+        return tuple(render_rgb(self.core.view(i)) for i in range(self.num_envs))
+
+
+class _EngineGames:
+    """NEXT_STEP: one engine ``GameState`` per slot, so a finished game can wait for its reset step."""
+
+    def __init__(self, rules, num_envs: int, reward: str, history: str):
+        self.rules, self.num_envs, self.reward = rules, num_envs, reward
+        self.encoder = ObservationEncoder(rules, history)
+        self.games: list[GameState] = []
+        self.rngs: list[np.random.Generator] = []
+        self.viewer = np.zeros(num_envs, np.int64)  # seat on turn, or the last to act in a finished game
+
+    def reset(self, seed, children):
+        self.rngs = [np.random.default_rng(c) for c in children]
+        self.games = [self._new_game(i) for i in range(self.num_envs)]
+        obs, mask = self._observe()
+        return obs, mask, self._to_move()
+
+    def _new_game(self, i: int) -> GameState:
+        return GameState(self.rules, seed=int(self.rngs[i].integers(2**63)))
+
+    def step(self, actions: np.ndarray):
+        if not self.games:
+            raise RuntimeError("call reset() before step()")
+        n = self.num_envs
+        for i, (game, a) in enumerate(zip(self.games, actions.tolist())):
+            if not game.finished and not game.is_legal(a):
+                raise ValueError(f"illegal action {a} in game {i} (phase {game.phase.name}, seat {game.to_move}); "
+                                 "nothing applied")
+        seat_rewards = np.zeros((n, 3), np.float32)
+        terminated, truncated = np.zeros(n, bool), np.zeros(n, bool)
+        acting = np.full(n, -1, np.int64)
+        deal_over = np.zeros(n, bool)
+        for i, a in enumerate(actions.tolist()):
+            game = self.games[i]
+            if game.finished:  # the reset step of a game that ended in the previous step
+                self.games[i] = self._new_game(i)
+                continue
+            acting[i] = self.viewer[i] = game.to_move
+            deals = len(game.rounds)
+            game.apply(a)
+            if len(game.rounds) > deals:
+                deal_over[i] = True
+                if self.reward == "deal":
+                    seat_rewards[i] = game.rounds[-1].points
+                elif game.finished:
+                    seat_rewards[i] = outcome_rewards(game.winners)
+            if game.finished:
+                (truncated if game.truncated else terminated)[i] = True
+        obs, mask = self._observe()
+        infos = {"acting_seat": acting, "to_move": self._to_move(), "deal_over": deal_over}
+        return obs, mask, seat_rewards, terminated, truncated, infos
+
+    def _observe(self) -> tuple[np.ndarray, np.ndarray]:
+        obs = np.empty((self.num_envs, self.encoder.size), np.float32)
+        mask = np.zeros((self.num_envs, NUM_ACTIONS), np.int8)
+        for i, game in enumerate(self.games):
+            if not game.finished:
+                self.viewer[i] = game.to_move
+            view = game.view(int(self.viewer[i]))
+            self.encoder.encode(view, out=obs[i])
+            mask[i, list(view.legal_actions)] = 1
+        return obs, mask
+
+    def _to_move(self) -> np.ndarray:
+        return np.array([g.to_move for g in self.games], np.int64)
+
+    def view(self, i: int):
+        return self.games[i].view(int(self.viewer[i]))
+
+
+class _BatchGames:
+    """SAME_STEP: the lockstep :class:`VectorManni`."""
+
+    def __init__(self, rules, num_envs: int, reward: str, history: str, backend: str):
+        self.venv = VectorManni(rules, num_envs, reward=reward, history=history, backend=backend)
+        self.encoder = self.venv.encoder
+        self.to_move = np.zeros(num_envs, np.int64)
+
+    def reset(self, seed, children):
+        obs, mask, self.to_move = self.venv.reset(seed)
+        return obs, mask.astype(np.int8), self.to_move
+
+    def step(self, actions: np.ndarray):
+        acting = self.to_move
+        obs, mask, self.to_move, seat_rewards, terminated, truncated, infos = self.venv.step(actions)
+        infos = {**infos, "acting_seat": acting, "to_move": self.to_move}
+        return obs, mask.astype(np.int8), seat_rewards, terminated, truncated, infos
+
+    def view(self, i: int):
+        return self.venv.view(i, int(self.to_move[i]))

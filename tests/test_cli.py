@@ -235,3 +235,16 @@ def test_ctrl_c_in_simulate_keeps_the_finished_games(tmp_path, capsys):
     assert run.code == 130 and run.err == f"manni simulate: interrupted; kept the {games} finished games in {path}\n"
     assert run.seconds < 10
     assert main(["validate", str(path)]) == 0 and capsys.readouterr().out.strip() == f"OK: {games} games"
+
+
+def test_version(capsys):
+    import importlib.metadata
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    try:
+        expected = importlib.metadata.version("manni-env")
+    except importlib.metadata.PackageNotFoundError:
+        from manni_env import __version__ as expected
+    assert capsys.readouterr().out.strip() == f"manni {expected}"

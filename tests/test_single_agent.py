@@ -12,7 +12,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 from agents.envs import single_agent_env
 from agents.registry import make_agent
 from manni_env.engine import IllegalActionError
-from manni_env.single_agent import SingleAgentManniEnv
+from manni_env.single_agent import ILLEGAL_REWARD, SingleAgentManniEnv
 
 
 class CheckedAgent:
@@ -132,7 +132,7 @@ def test_deal_cap_is_truncation_in_game_episodes():
 
 
 def test_illegal_learner_action_is_a_clear_error_and_changes_nothing():
-    env = single_agent_env(opponents=("random", "random"), seed=1)
+    env = single_agent_env(opponents=("random", "random"), seed=1, illegal_action="raise")
     env.reset(seed=1)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     before = env.state.to_dict()
@@ -141,6 +141,36 @@ def test_illegal_learner_action_is_a_clear_error_and_changes_nothing():
     with pytest.raises(IllegalActionError, match="out of range"):
         env.step(99)
     assert env.state.to_dict() == before
+
+
+def test_penalized_illegal_action_ends_the_episode_without_touching_the_game():
+    env = single_agent_env(opponents=("random", "random"), seed=1)  # illegal_action="penalize"
+    obs, _ = env.reset(seed=1)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    before = env.state.to_dict()
+    obs_after, reward, terminated, truncated, info = env.step(illegal)
+    assert (reward, terminated, truncated, info["illegal_action"]) == (ILLEGAL_REWARD, True, False, True)
+    assert env.state.to_dict() == before and np.array_equal(obs_after, obs)
+    with pytest.raises(RuntimeError, match="episode is over"):
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+    env.reset()  # a new game: the interrupted deal is not continued
+    assert env.state.to_dict() != before and env.state.rounds == [] and sum(env.state.view(0).tricks_won) == 0
+    assert not env.step(int(np.flatnonzero(env.action_masks())[0]))[4].get("illegal_action")
+
+
+def test_legal_play_is_the_same_in_both_illegal_action_modes():
+    def trajectory(mode):
+        env = single_agent_env(opponents=("random", "rule_based"), seed=4, illegal_action=mode, reward="trick")
+        return [(o.tobytes(), r, t, u) for o, r, t, u in random_rollout(env, 150, seed=4)]
+
+    assert trajectory("penalize") == trajectory("raise")
+
+
+def test_reset_rejects_options():
+    env = single_agent_env(opponents=("random", "random"))
+    env.reset(seed=0, options={})  # empty options are no options
+    with pytest.raises(ValueError, match="no options.*'deals'"):
+        env.reset(options={"deals": []})
 
 
 def test_illegal_opponent_action_is_not_accepted():
@@ -194,6 +224,10 @@ def test_bad_arguments():
         single_agent_env(opponents=("random", "nobody"))
     with pytest.raises(ValueError, match="option 'negative' is not valid"):
         single_agent_env(negative=True)
+    with pytest.raises(ValueError, match="illegal_action must be one of penalize, raise"):
+        single_agent_env(illegal_action="ignore")
+    with pytest.raises(ValueError, match="render_mode"):
+        single_agent_env(render_mode="video")
 
 
 def _make_env(rank: int):

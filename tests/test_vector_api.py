@@ -6,6 +6,8 @@ import sys
 
 import numpy as np
 import pytest
+from gymnasium.vector import AutoresetMode
+from gymnasium.wrappers import vector as vector_wrappers
 
 from manni_env import actions as A
 from manni_env.engine import Phase
@@ -13,6 +15,7 @@ from manni_env.rules import VARIANT_TABLE, VARIANTS, make_rules
 from manni_env.vector import VectorManni, resolve_backend
 from manni_env.vector_gym import ManniVectorEnv
 
+MODES = [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP]
 # the phases each exchange scheme goes through (Phase.EXCHANGE, SWAP, PICKUP are the schemes' first)
 PHASES = {Phase.EXCHANGE: {Phase.EXCHANGE, Phase.PLAY}, Phase.SWAP: {Phase.SWAP, Phase.PLAY},
           Phase.PICKUP: {Phase.PICKUP, Phase.DISCARD, Phase.ANNOUNCE, Phase.PLAY}}
@@ -83,9 +86,12 @@ def test_uncompiled_kernels_without_numba(monkeypatch):
         _, mask, *_ = venv.step(mask.argmax(1))
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_gymnasium_vector_env_spaces_and_rewards(variant):
-    env = ManniVectorEnv(variant, num_envs=8, **({"target": 2} if "target" in VARIANT_TABLE[variant].options else {}))
+def test_gymnasium_vector_env_spaces_and_rewards(variant, mode):
+    options = {"target": 2} if "target" in VARIANT_TABLE[variant].options else {}
+    env = ManniVectorEnv(variant, num_envs=8, autoreset_mode=mode, **options)
+    assert env.metadata["autoreset_mode"] == mode
     obs, info = env.reset(seed=3)
     assert env.observation_space.contains(obs)
     rng = np.random.default_rng(0)
@@ -95,11 +101,102 @@ def test_gymnasium_vector_env_spaces_and_rewards(variant):
         acting = info["to_move"]
         obs, rewards, terminated, truncated, info = env.step(actions)
         assert env.observation_space.contains(obs)
-        assert obs["action_mask"].any(1).all()
+        assert obs["action_mask"].any(1)[~(terminated | truncated)].all()  # NEXT_STEP: a final mask is empty
         assert np.array_equal(info["acting_seat"], acting)
         assert np.array_equal(rewards, info["seat_rewards"][np.arange(8), acting])
         deals += int(info["deal_over"].sum())
     assert deals > 30
+
+
+def test_next_step_autoreset_follows_gymnasium_protocol():
+    """The step that ends a game returns its final observation (zero mask); the next step ignores
+    that game's action and starts a new game with reward 0. Deal rewards add up to the totals."""
+    n = 4
+    env = ManniVectorEnv("basic", num_envs=n, target=2)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    obs, info = env.reset(seed=5)
+    paid = np.zeros((n, 3))
+    ended = np.zeros(n, bool)
+    games = 0
+    for _ in range(600):
+        actions = env.sample()
+        actions[ended] = 62  # ignored in the reset step, even though illegal
+        obs, rewards, terminated, truncated, info = env.step(actions)
+        assert np.all(info["acting_seat"][ended] == -1) and np.all(rewards[ended] == 0)
+        assert not (terminated[ended] | truncated[ended]).any() and obs["action_mask"][ended].any(1).all()
+        paid[ended] = 0
+        paid += info["seat_rewards"]
+        done = terminated | truncated
+        for i in np.flatnonzero(done):
+            game = env.core.games[i]  # the finished game stays in its slot until the reset step
+            assert game.finished and np.array_equal(paid[i], game.totals)
+            view = game.view(int(info["acting_seat"][i]))
+            assert np.array_equal(obs["observation"][i], env.core.encoder.encode(view))
+            assert not obs["action_mask"][i].any() and info["to_move"][i] == -1
+        ended = done
+        games += int(done.sum())
+    assert games >= 8
+
+
+def test_gymnasium_vector_wrappers_run_on_next_step_autoreset():
+    env = ManniVectorEnv("hornafjardar", num_envs=3, target=1)
+    wrapped = vector_wrappers.RecordEpisodeStatistics(vector_wrappers.NormalizeReward(vector_wrappers.NormalizeObservation(
+        vector_wrappers.FlattenObservation(vector_wrappers.FilterObservation(env, ["observation"])))))
+    obs, _ = wrapped.reset(seed=2)
+    assert obs.shape == (3, env.core.encoder.size)
+    episodes = ends = 0
+    for _ in range(400):
+        obs, rewards, terminated, truncated, info = wrapped.step(env.sample())
+        ends += int((terminated | truncated).sum())
+        if "episode" in info:
+            episodes += int(info["_episode"].sum())
+            assert (info["episode"]["l"][info["_episode"]] > 30).all()  # a game: at least one deal
+    assert episodes == ends >= 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vector_env_errors_sampling_and_rendering(mode):
+    env = ManniVectorEnv("hornafjardar", num_envs=3, autoreset_mode=mode, render_mode="rgb_array")
+    with pytest.raises(ValueError, match="takes no options"):
+        env.reset(seed=0, options={"deals": []})
+    env.reset(seed=0, options={})
+    good = env.sample()
+    bad = good.copy()
+    bad[1] = 55  # take the Manni: not a Hornafjarðarmanni action
+    with pytest.raises(ValueError, match="illegal action 55 in game 1"):
+        env.step(bad)
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        env.step(np.zeros(2, np.int64))
+    fresh = ManniVectorEnv("hornafjardar", num_envs=3, autoreset_mode=mode)
+    fresh.reset(seed=0)
+    # nothing was applied by the rejected steps: the same legal step gives the same games
+    assert np.array_equal(env.step(good)[0]["observation"], fresh.step(good)[0]["observation"])
+    frames = env.render()
+    assert len(frames) == 3 and all(f.shape[2] == 3 and f.dtype == np.uint8 for f in frames)
+    env.action_space.seed(1)
+    for _ in range(200):
+        for actions in (env.sample(), env.action_space.sample()):
+            assert env.action_space.contains(actions)
+            mask = env.action_mask()
+            live = mask.any(1)
+            assert mask[np.arange(3), actions][live].all()
+        env.step(actions)
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        ManniVectorEnv(autoreset_mode="Sometimes")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_vector_env_same_seed_same_games(mode):
+    def run():
+        env = ManniVectorEnv("basic", num_envs=2, target=3, autoreset_mode=mode)
+        obs, _ = env.reset(seed=11)
+        out = [obs["observation"].tobytes()]
+        for _ in range(150):
+            obs, rewards, *_ = env.step(env.sample())
+            out.append((obs["observation"].tobytes(), rewards.tobytes()))
+        return out
+
+    assert run() == run()
 
 
 @pytest.mark.parametrize("backend", ["python", "numba"])
