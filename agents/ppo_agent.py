@@ -33,8 +33,22 @@ from manni_env.view import SeatView
 
 FORMAT = "manni-ppo/1"
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
-#: The shipped Hornafjarðarmanni agent (``make_agent("ppo")``).
-DEFAULT_MODEL = Path(__file__).parent / "models" / "hornafjardar_ppo"
+#: Where the shipped agents live: ``<variant>_ppo.safetensors`` + ``.json`` per variant.
+MODELS_DIR = Path(__file__).parent / "models"
+
+
+def shipped_model(variant: str) -> Path:
+    """The checkpoint base path of the shipped agent of ``variant`` (``ppo:VARIANT``)."""
+    return MODELS_DIR / f"{variant}_ppo"
+
+
+def shipped_variants() -> tuple[str, ...]:
+    """The variants with a shipped agent, in the order of :data:`~manni_env.rules.VARIANTS`."""
+    return tuple(v for v in VARIANTS if all(p.is_file() for p in checkpoint_paths(shipped_model(v))))
+
+
+#: The shipped Hornafjarðarmanni agent.
+DEFAULT_MODEL = shipped_model("hornafjardar")
 
 
 class CheckpointError(ValueError):
@@ -269,12 +283,56 @@ class PPOAgent:
         return self._encoder
 
 
-def make_ppo_agent(arg: str | None) -> PPOAgent:
-    """Registry factory: ``ppo`` (the shipped agent), ``ppo:PATH`` (argmax) or ``ppo:PATH,sample``
-    (sample from the masked policy; ``,greedy`` is the argmax again)."""
-    if not arg:
-        return PPOAgent(DEFAULT_MODEL)
+class ShippedPPOAgent:
+    """``ppo``: the shipped agent of whichever variant is being played, each network loaded on its
+    first use. A variant without a shipped agent is refused by :meth:`check_rules` (and at the first
+    decision) with a :class:`CheckpointError` naming the variants that have one."""
+
+    def __init__(self, sample: bool = False):
+        self.sample = sample
+        self.name = "ppo"
+        self._agents: dict[str, PPOAgent] = {}
+
+    def reset(self) -> None:
+        """Stateless between moves: nothing to reset."""
+
+    def agent_for(self, rules: Rules) -> PPOAgent:
+        """The shipped network of ``rules.variant`` (checked against ``rules``)."""
+        variant = rules.variant
+        if variant not in self._agents:
+            if variant not in shipped_variants():
+                raise CheckpointError(f"no shipped ppo agent for variant {variant!r}; "
+                                      f"shipped: {', '.join(shipped_variants()) or 'none'}")
+            self._agents[variant] = PPOAgent(shipped_model(variant), sample=self.sample)
+        agent = self._agents[variant]
+        agent.check_rules(rules)
+        return agent
+
+    def act(self, view: SeatView, rng: np.random.Generator) -> int:
+        return self.agent_for(view.rules).act(view, rng)
+
+    def action_probabilities(self, view: SeatView) -> dict[int, float]:
+        """The probabilities of the variant's network (:meth:`PPOAgent.action_probabilities`)."""
+        return self.agent_for(view.rules).action_probabilities(view)
+
+    def check_rules(self, rules: Rules) -> None:
+        """:class:`CheckpointError` unless a shipped network plays ``rules``."""
+        self.agent_for(rules)
+
+
+def make_ppo_agent(arg: str | None) -> PPOAgent | ShippedPPOAgent:
+    """Registry factory: ``ppo`` (the shipped agent of the variant being played), ``ppo:VARIANT``
+    (that variant's shipped agent), ``ppo:PATH`` (a checkpoint); ``,sample`` after any of them
+    samples from the masked policy (``,greedy``, the default, plays its argmax)."""
+    arg = arg or ""
     path, _, option = arg.rpartition(",")
     if option not in ("sample", "greedy"):
         path, option = arg, "greedy"
-    return PPOAgent(path, sample=option == "sample")
+    sample = option == "sample"
+    if not path:
+        return ShippedPPOAgent(sample=sample)
+    if path in VARIANTS and not checkpoint_paths(path)[0].exists():
+        if path not in shipped_variants():
+            raise CheckpointError(f"no shipped ppo agent for variant {path!r}; shipped: {', '.join(shipped_variants())}")
+        path = shipped_model(path)
+    return PPOAgent(path, sample=sample)

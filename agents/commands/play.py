@@ -18,12 +18,13 @@ from ..match import play_game
 #: the variant, ``rule_based`` otherwise.
 DEFAULT_OPPONENTS = ("ppo", "ppo")
 FALLBACK_OPPONENTS = ("rule_based", "rule_based")
-SHIPPED_VARIANTS = ("hornafjardar",)
 
 
 def default_opponents(variant: str) -> tuple[str, str]:
     """The opponents for ``variant`` when ``--opponents`` is not given."""
-    return DEFAULT_OPPONENTS if variant in SHIPPED_VARIANTS else FALLBACK_OPPONENTS
+    from ..ppo_agent import shipped_variants
+
+    return DEFAULT_OPPONENTS if variant in shipped_variants() else FALLBACK_OPPONENTS
 
 
 def register(subparsers) -> None:
@@ -37,7 +38,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--opponents", nargs=2, default=None, metavar=("A", "B"),
                         help=f"agent specs of the two opponents (default: {' '.join(DEFAULT_OPPONENTS)} in "
-                        f"{', '.join(SHIPPED_VARIANTS)}, else {' '.join(FALLBACK_OPPONENTS)})")
+                        "the variants with a shipped agent, else " + " ".join(FALLBACK_OPPONENTS) + ")")
     parser.add_argument("--seat", type=int, choices=(0, 1, 2), default=0, help="your seat (default 0)")
     add_variant_options(parser)
     parser.add_argument("--seed", type=at_least(0), default=None, help="deal seed (default: fresh entropy, shown at the start)")
