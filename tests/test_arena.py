@@ -208,7 +208,7 @@ def test_cli_rejects_bad_agents_before_playing(tmp_path, capsys):
         ([corrupt, "random", "random"], f"{weights}: checksum mismatch"),
         (["ppo:" + str(tmp_path / "none"), "random", "random"], "none.json: no such checkpoint file"),
         ([spec, "random", "random", "--variant", "basic"], "trained for variant 'hornafjardar', cannot play 'basic'"),
-        (["ppo", "random", "random", "--variant", "basic"], "trained for variant 'hornafjardar', cannot play 'basic'"),
+        (["ppo:hornafjardar", "random", "random", "--variant", "basic"], "trained for variant 'hornafjardar', cannot play 'basic'"),
     ]:
         assert message in arena_error(capsys, *agents, "--records", str(records), "--out", str(tmp_path / "out"))
     assert not records.exists() and not (tmp_path / "out").exists()

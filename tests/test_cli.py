@@ -183,7 +183,7 @@ def usage_error(capsys, argv: list[str]) -> str:
         (["--seed", "x"], "argument --seed: expected a whole number, got 'x'"),
         (["--games", "-2"], "argument --games: must be 0 or more, got -2"),
         (["--agents", "pimc:worlds=abc", "random", "random"], "bad agent spec 'pimc:worlds=abc': option worlds='abc'"),
-        (["--agents", "ppo", "random", "random", "--variant", "basic"], "trained for variant 'hornafjardar', cannot play 'basic'"),
+        (["--agents", "ppo:hornafjardar", "random", "random", "--variant", "basic"], "trained for variant 'hornafjardar', cannot play 'basic'"),
         (["--first-dealer", "1.0"], "argument --first-dealer: invalid int value: '1.0'"),
     ],
 )

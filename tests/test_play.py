@@ -167,10 +167,8 @@ def test_play_command_defaults():
     args = build_parser().parse_args(["play"])
     assert args.opponents is None and args.seat == 0 and args.save is None
     assert default_opponents("hornafjardar") == DEFAULT_OPPONENTS == ("ppo", "ppo")
-    # the shipped agent plays Hornafjarðarmanni only: other variants fall back to rule_based
-    assert default_opponents("basic") == ("rule_based", "rule_based")
     for spec in default_opponents("trjamann"):
-        make_agent(spec)
+        make_agent(spec, make_rules("trjamann"))
 
 
 @pytest.mark.parametrize(
@@ -178,7 +176,7 @@ def test_play_command_defaults():
     [
         (["--opponents", "foo", "random"], "unknown agent 'foo' in spec 'foo'"),
         (["--seed", "-1"], "argument --seed: must be 0 or more, got -1"),
-        (["--variant", "trjamann", "--opponents", "ppo", "random"], "trained for variant 'hornafjardar', cannot play 'trjamann'"),
+        (["--variant", "trjamann", "--opponents", "ppo:hornafjardar", "random"], "trained for variant 'hornafjardar', cannot play 'trjamann'"),
         (["--save", ""], "argument --save: expected a file name, got ''"),
     ],
 )

@@ -186,17 +186,3 @@ def test_usable_in_the_arena(checkpoint):
     result = run_arena([spec, "random", "rule_based"], RULES, deals=2, seed=0, progress=False)
     assert {a.spec for a in result.agents} == {spec, "random", "rule_based"}
     assert sum(a.moves for a in result.agents) > 0
-
-
-def test_shipped_model_is_the_default_ppo_agent_and_plays_legally():
-    agent = make_agent("ppo")
-    assert agent.path.name == "hornafjardar_ppo.safetensors"
-    assert agent.path.stat().st_size < 5_000_000
-    training = agent.meta["training"]
-    assert training["command"] and training["args"]["seed"] is not None and training["wall_time_s"] > 0
-    state = GameState(RULES, seed=12)
-    play_game(state, [agent, make_agent("rule_based"), make_agent("random")], [np.random.default_rng(k) for k in range(3)])
-    assert state.finished
-    with pytest.raises(CheckpointError, match="cannot play 'basic'"):
-        basic = GameState(make_rules("basic"), seed=0)
-        agent.act(basic.view(basic.to_move), np.random.default_rng(0))

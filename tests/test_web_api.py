@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("fastapi")
 TestClient = pytest.importorskip("fastapi.testclient").TestClient  # needs httpx2 (or httpx)
 
+from agents import ppo_agent  # noqa: E402
 from agents.web.app import create_app  # noqa: E402
 from agents.web.game import WebGame  # noqa: E402
 from agents.web.lineup import Lineup, strongest_shipped_agent  # noqa: E402
@@ -26,7 +27,7 @@ from agents.web.store import GameStore  # noqa: E402
 from manni_env.cli import main  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, read_records, validate_record  # noqa: E402
-from manni_env.rules import make_rules  # noqa: E402
+from manni_env.rules import VARIANTS, make_rules  # noqa: E402
 
 CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
 
@@ -131,12 +132,16 @@ def play_game(client, store, body: dict, seed: int, max_requests: int = 2000) ->
 
 
 # ----------------------------------------------------------------------------- opponents
+def test_without_a_shipped_agent_the_default_is_rule_based(tmp_path, monkeypatch):
+    monkeypatch.setattr(ppo_agent, "MODELS_DIR", tmp_path)  # no shipped agents at all
+    assert strongest_shipped_agent("basic") == "rule_based"
+    assert "ppo" not in Lineup().choices["basic"]
+
+
 def test_default_opponent_is_the_strongest_shipped_agent_of_the_variant(client, lineup):
     agents = client.get("/api/options").json()["agents"]
-    assert {v: agents[v]["default"] for v in agents} == {
-        "hornafjardar": "ppo", "basic": "rule_based", "trjamann": "rule_based", "laugarvatn": "rule_based"}
-    assert strongest_shipped_agent("basic") == "rule_based"
-    assert "ppo" in agents["hornafjardar"]["choices"] and "ppo" not in agents["basic"]["choices"]
+    assert {v: agents[v]["default"] for v in agents} == {v: "ppo" for v in VARIANTS}  # a shipped agent each
+    assert all("ppo" in agents[v]["choices"] for v in VARIANTS)
     assert {"random", "rule_based", "pimc"} <= set(agents["laugarvatn"]["choices"])
     with pytest.raises(ValueError, match="no such checkpoint file"):
         Lineup(["ppo:no/such/model"])

@@ -1,6 +1,6 @@
 """Fast self-play PPO for Manni on the vector env, in plain torch and one readable file.
 
-    manni train --total-steps 1000000 --seed 1          # or: python -m train.ppo_vector ...
+    manni train --total-steps 2000000 --seed 1          # or: python -m train.ppo_vector ...
 
 CleanRL-style (``cleanrl/ppo.py``): a documented :class:`Args` dataclass (the options every trainer
 shares come from :class:`train.args.TrainArgs`), a linear :func:`train`. It serves every variant
@@ -69,6 +69,10 @@ class Args(TrainArgs):
     TRAINER = "ppovec"
     ALIASES = {**TrainArgs.ALIASES, "bc_lr": "--bc-learning-rate"}
 
+    total_steps: int = 2_000_000
+    """learner decisions to train for"""
+    lr: float = 3e-4
+    """Adam learning rate (decayed linearly to 0 over total_steps unless --no-anneal-lr)"""
     reward: str = "trick"
     """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
     its score) or deal (the deal score at the deal's end)"""
@@ -81,7 +85,7 @@ class Args(TrainArgs):
     num_steps: int = 64
     """vector steps per rollout (one decision per game per step; trajectories cut by the rollout's
     end are bootstrapped with the critic)"""
-    anneal_lr: bool = False
+    anneal_lr: bool = True
     """decay the learning rate linearly to 0 over total_steps"""
     gamma: float = 0.995
     """discount factor"""
@@ -125,7 +129,7 @@ class Args(TrainArgs):
     """Adam learning rate of the imitation phase"""
     bc_batch_size: int = 1024
     """minibatch size of the imitation phase"""
-    eval_every: int = 100_000
+    eval_every: int = 250_000
     """learner decisions between duplicate-arena evaluations against random and rule_based (0: never)"""
     eval_deals: int = 2000
     """duplicate deals per evaluation (each played with the learner in every seat; vector env, seconds)"""
