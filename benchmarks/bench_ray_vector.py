@@ -15,9 +15,11 @@ runner, 64 steps per rollout, the default opponent mix, MLP 256×256, 4 epochs):
 
 It then projects the synchronous trainer's throughput on ``N`` runners (one core each, on as many
 machines as needed): an iteration takes ``B / s`` (every runner samples its ``B`` decisions at ``s``
-per CPU-second, side by side) ``+ N B / u`` (one learner at ``u``) ``+ N B b / W`` (the batches
-reach the learner over its link of ``W`` bytes/s, ``b`` bytes per decision; ``--link-gbit``), so
-throughput ``N B / (B / s + N B / u + N B b / W)`` stops growing near ``N = u / s``.
+per CPU-second, side by side) ``+ N B / u`` (one learner at ``u``) ``+ N (B b + w) / W`` (the
+batches, ``b`` bytes per decision, reach the learner and the weights, ``w`` bytes, reach every
+runner over the learner's link of ``W`` bytes/s; ``--link-gbit``), so throughput
+``N B / (B / s + N B / u + N (B b + w) / W)`` stops growing near ``N = u / s``; with ``--overlap``
+(sampling while the learner updates) an iteration takes ``max(B / s, N B / u + N (B b + w) / W)``.
 """
 
 from __future__ import annotations
@@ -71,15 +73,16 @@ def measure_learner(args: argparse.Namespace, batch, actor, critic) -> dict[str,
     return {"wall": statistics.median(wall), "per_cpu": statistics.median(cpu)}
 
 
-def projection(s: float, u: float, batch: float, size: float, put_s: float, link_gbit: float) -> str:
+def projection(s: float, u: float, batch: float, size: float, weights: float, link_gbit: float) -> str:
     """Markdown table of the projected throughput on N runners (see the module docstring)."""
     link = link_gbit * 1e9 / 8
-    rows = ["| runners N | iteration s | learner decisions/s | of N × sampling | limited by |", "|---:|---:|---:|---:|---|"]
+    rows = ["| runners N | learner decisions/s | with --overlap | --overlap vs N × one runner | limited by |",
+            "|---:|---:|---:|---:|---|"]
     for n in (1, 2, 4, 8, 16, 32, 64, 128, 256):
-        parts = {"sampling": batch / s, "learner": n * batch / u, "transfer": n * batch * size / link + put_s}
-        t = sum(parts.values())
-        rows.append(f"| {n} | {t:.2f} | {n * batch / t:,.0f} | {n * batch / t / (n * s):.0%} | "
-                    f"{max(parts, key=parts.get)} |")
+        parts = {"sampling": batch / s, "learner": n * batch / u, "transfer": n * (batch * size + weights) / link}
+        overlapped = max(parts["sampling"], parts["learner"] + parts["transfer"])
+        rows.append(f"| {n} | {n * batch / sum(parts.values()):,.0f} | {n * batch / overlapped:,.0f} | "
+                    f"{batch / overlapped / s:.0%} | {max(parts, key=parts.get)} |")
     return "\n".join(rows)
 
 
@@ -124,13 +127,14 @@ def main() -> None:
         print(f"learner ({args.torch_threads} torch threads, {Args().update_epochs} epochs): {learner['wall']:,.0f} decisions/s, "
               f"{learner['per_cpu']:,.0f} per CPU-second; weight broadcast (ray.put) {put_s * 1000:.1f} ms "
               f"(load average {os.getloadavg()[0]:.1f})")
+        weights = sum(t.numel() * t.element_size() for m in (actor, critic) for t in m.state_dict().values())
         s, u = statistics.median(m["per_cpu"] for m in rows.values()), learner["per_cpu"]
         print(f"\nProjection (s = {s:,.0f} per runner CPU-second, u = {u:,.0f} learner decisions per CPU-second, "
               f"{args.link_gbit:g} Gbit/s to the learner):\n")
-        print(projection(s, u, last["batch"], last["bytes"], put_s, args.link_gbit))
+        print(projection(s, u, last["batch"], last["bytes"], weights, args.link_gbit))
         for factor in (10, 100):
-            print(f"\nThe same with a learner {factor}× faster (u = {u * factor:,.0f}: a GPU learner):\n")
-            print(projection(s, u * factor, last["batch"], last["bytes"], put_s, args.link_gbit))
+            print(f"\nThe same if the learner were {factor}× faster (u = {u * factor:,.0f}; not measured here):\n")
+            print(projection(s, u * factor, last["batch"], last["bytes"], weights, args.link_gbit))
     finally:
         ray.shutdown()
 

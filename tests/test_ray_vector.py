@@ -74,8 +74,9 @@ def test_a_runner_is_the_fast_trainers_rollout_and_the_remote_learner_its_update
 
 @pytest.mark.slow
 def test_two_runners_train_reproducibly_and_export_a_playable_agent(local_ray, tmp_path):
+    """Also with --overlap: rollouts under way while the learner updates change nothing in the result."""
     runs = [train(Args(runs_dir=str(tmp_path), run_name=f"r{i}", variant="laugarvatn", total_steps=600, num_runners=2,
-                       final_eval_deals=1, **TINY)) for i in range(2)]
+                       overlap=True, final_eval_deals=1, **TINY)) for i in range(2)]
     first, second = runs
     assert first.steps >= 600 and first.steps == second.steps
     assert first.history[-1]["timesteps"] == first.steps and (first.run_dir / "learning_curve.png").is_file()

@@ -15,6 +15,8 @@ curve and final arena, all four variants. What differs:
   ``numpy.random.SeedSequence(--seed)``). An iteration broadcasts the actor's and critic's weights
   (one ``ray.put``), every runner plays ``--num-steps`` vector steps, and their batches are joined
   in runner order: an update sees ``num_runners`` × as many learner decisions as the fast trainer's.
+  With ``--overlap`` the runners play the next rollout while the learner updates, with weights one
+  update old (PPO's ratios are taken against the policy that sampled).
 - **Learner**: the PPO update (:class:`~train.ppo_vector.PPOLearner`) runs in this process on its
   CPUs (``--torch-threads``), or with ``--num-gpus-per-learner G`` in a Ray actor that Ray places on
   a GPU (``G`` may be a fraction of one). One learner: the update of these small networks is a
@@ -56,6 +58,9 @@ class Args(ppo_vector.Args):
     """Ray actors collecting rollouts, one CPU each; each steps --num-envs games (scales with machines)"""
     num_gpus_per_learner: float = 0.0
     """GPUs of the learner: 0 updates in this process on its CPUs; > 0 in a Ray actor on a GPU (a fraction shares one)"""
+    overlap: bool = False
+    """runners sample the next rollout while the learner updates, with the weights one update old
+    (an iteration then takes the longer of sampling and update, not their sum)"""
     address: str | None = None
     """Ray cluster to join ('auto', 'HOST:6379' or 'ray://HOST:10001'); default: a local in-process Ray"""
     num_cpus: int | None = None
@@ -113,10 +118,20 @@ class RaySampler:
         runner = ray.remote(num_cpus=1)(RolloutRunner)
         self.runners = [runner.remote(args, seed) for seed in runner_seeds(args.seed, args.num_runners)]
         self.obs_size = ray.get(self.runners[0].obs_size.remote())
+        self.overlap = args.overlap
+        self.pending: list | None = None  # with --overlap: the rollouts under way
+
+    def launch(self, actor: Actor, critic: Critic) -> list:
+        """Start a rollout on every runner with these weights (broadcast once)."""
+        weights = ray.put((cpu_state(actor), cpu_state(critic)))
+        return [r.collect.remote(weights) for r in self.runners]
 
     def collect(self, actor: Actor, critic: Critic) -> RolloutBatch:
-        weights = ray.put((cpu_state(actor), cpu_state(critic)))
-        return RolloutBatch.concat(ray.get([r.collect.remote(weights) for r in self.runners]))
+        """The runners' rollouts with these weights, joined; with ``--overlap`` the rollouts started
+        at the previous call (weights one update old), and the next ones start now."""
+        refs = self.pending or self.launch(actor, critic)
+        self.pending = self.launch(actor, critic) if self.overlap else None
+        return RolloutBatch.concat(ray.get(refs))
 
     def add_snapshot(self, actor: Actor) -> None:
         weights = ray.put(cpu_state(actor))
