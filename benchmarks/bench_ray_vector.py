@@ -124,7 +124,8 @@ def main() -> None:
         for _ in range(args.repeats):
             ray.get(ray.put((cpu_state(actor), cpu_state(critic))))
         put_s = (time.perf_counter() - start) / args.repeats
-        print(f"learner ({args.torch_threads} torch threads, {Args().update_epochs} epochs): {learner['wall']:,.0f} decisions/s, "
+        print(f"learner ({args.torch_threads} torch threads, {Args().update_epochs} epochs): "
+              f"{learner['wall']:,.0f} decisions/s, "
               f"{learner['per_cpu']:,.0f} per CPU-second; weight broadcast (ray.put) {put_s * 1000:.1f} ms "
               f"(load average {os.getloadavg()[0]:.1f})")
         weights = sum(t.numel() * t.element_size() for m in (actor, critic) for t in m.state_dict().values())

@@ -1,6 +1,6 @@
 """The Ray trainer (train/ray_vector.py) on a local Ray cluster: its runners are the fast trainer's
-rollout, its remote learner is the fast trainer's update, and a tiny 2-runner run in a
-non-default variant is reproducible and exports an agent that plays the arena.
+rollout, its remote learner is the fast trainer's update, two learners stay in step, and a tiny
+2-runner run in a non-default variant is reproducible and exports an agent that plays the arena.
 
 Needs ray (the ``rllib`` extra); skipped without it. Select with ``pytest -m rllib``.
 """
@@ -20,7 +20,7 @@ from agents.registry import make_agent  # noqa: E402
 from manni_env.cli import main  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 from train.ppo_vector import Actor, Critic, PPOLearner  # noqa: E402
-from train.ray_vector import Args, RaySampler, RemoteLearner, runner_seeds, train  # noqa: E402
+from train.ray_vector import Args, RaySampler, RemoteLearners, runner_seeds, train  # noqa: E402
 from train.vector_rollout import VectorRollout  # noqa: E402
 
 pytestmark = pytest.mark.rllib
@@ -66,10 +66,26 @@ def test_a_runner_is_the_fast_trainers_rollout_and_the_remote_learner_its_update
     here = PPOLearner(Actor(616, [16], "relu"), Critic(616, [16], "relu"), args, torch.Generator().manual_seed(seed))
     here.actor.load_state_dict(actor.state_dict())
     here.critic.load_state_dict(critic.state_dict())
-    there = RemoteLearner(actor, critic, args, gen)
+    there = RemoteLearners(actor, critic, Args(variant="basic", target=5, num_learners=1, **TINY), gen)
     assert here.update(got, 1e-3) == there.update(got, 1e-3)
     assert all(torch.equal(a, b) for a, b in zip(here.actor.state_dict().values(), actor.state_dict().values()))
     assert all(torch.equal(a, b) for a, b in zip(here.critic.state_dict().values(), critic.state_dict().values()))
+
+
+def test_two_learners_average_their_gradients_and_keep_the_same_weights(local_ray):
+    args = Args(variant="trjamann", num_learners=2, **TINY)
+    torch.manual_seed(1)
+    actor, critic = Actor(616, [16], "relu"), Critic(616, [16], "relu")
+    batch = VectorRollout(args, torch.Generator().manual_seed(2), np.random.default_rng(2), 2).collect(actor, critic)
+    before = {k: v.clone() for k, v in actor.state_dict().items()}
+    group = RemoteLearners(actor, critic, args, torch.Generator().manual_seed(3))
+    (_, (actor0, critic0)), (_, (actor1, critic1)) = ray.get(
+        [h.update.remote(share, 1e-3, 2) for h, share in zip(group.learners, batch.split(2))])
+    assert all(torch.equal(actor0[k], actor1[k]) for k in actor0) and all(torch.equal(critic0[k], critic1[k]) for k in critic0)
+    assert not all(torch.equal(actor0[k], before[k]) for k in before)
+    losses = group.update(batch, 1e-3)  # through the group: this process's actor gets the learners' weights
+    assert np.isfinite(list(losses.values())).all()
+    assert not all(torch.equal(actor.state_dict()[k], actor0[k]) for k in actor0)
 
 
 @pytest.mark.slow
@@ -94,5 +110,6 @@ def test_a_learner_gpu_the_cluster_lacks_is_one_error_line(local_ray, tmp_path, 
     argv = ["train", "--trainer", "ray", "--num-gpus-per-learner", "1", "--runs-dir", str(tmp_path)]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["manni train --trainer ray: error: --num-gpus-per-learner 1: the Ray cluster has 0 GPUs"]
+    assert err == ["manni train --trainer ray: error: --num-gpus-per-learner 1: the learners need 1 GPUs, "
+                   "the Ray cluster has 0"]
     assert not any(tmp_path.iterdir())  # stopped before any work

@@ -263,17 +263,18 @@ class PPOLearner:
         self.params = list(actor.parameters()) + list(critic.parameters())
         self.optimizer = torch.optim.Adam(self.params, lr=args.lr, eps=1e-5)
 
-    def update(self, batch: RolloutBatch, lr: float) -> dict[str, float]:
-        """One PPO update with learning rate ``lr``; the last minibatch's losses and the clip fraction."""
+    def update(self, batch: RolloutBatch, lr: float, minibatches: int | None = None) -> dict[str, float]:
+        """One PPO update with learning rate ``lr`` in ``minibatches`` minibatches per epoch (default:
+        of about ``minibatch_size``); the last minibatch's losses and the clip fraction."""
         args = self.args
         self.optimizer.param_groups[0]["lr"] = lr
         f_obs, f_mask, f_act, f_logp, f_val, f_adv, f_ret = (
             t.to(self.device) for t in (batch.obs, batch.mask, batch.actions, batch.logp, batch.values,
                                         batch.advantages, batch.returns))
         size = f_obs.shape[0]
-        clipfracs = []
+        clipfracs, count = [], minibatches or max(1, round(size / args.minibatch_size))
         for _ in range(args.update_epochs):
-            for idx in torch.randperm(size, generator=self.gen).tensor_split(max(1, round(size / args.minibatch_size))):
+            for idx in torch.randperm(size, generator=self.gen).tensor_split(count):
                 idx = idx.to(self.device)
                 logits = self.actor(f_obs[idx], f_mask[idx])
                 logp_all = torch.log_softmax(logits, 1)
@@ -291,13 +292,17 @@ class PPOLearner:
                     v_loss = torch.max(v_loss, (v_clipped - f_ret[idx]) ** 2)
                 v_loss = 0.5 * v_loss.mean()
                 loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
-                self.optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(self.params, args.max_grad_norm)
-                self.optimizer.step()
+                self.step(loss)
                 clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
         return {"losses/policy": pg_loss.item(), "losses/value": v_loss.item(), "losses/entropy": entropy.item(),
                 "losses/clipfrac": float(np.mean(clipfracs))}
+
+    def step(self, loss: torch.Tensor) -> None:
+        """One gradient step on ``loss`` (clipped to ``max_grad_norm``)."""
+        self.optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.params, self.args.max_grad_norm)
+        self.optimizer.step()
 
 
 class Sampler(Protocol):

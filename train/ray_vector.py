@@ -17,10 +17,11 @@ curve and final arena, all four variants. What differs:
   in runner order: an update sees ``num_runners`` × as many learner decisions as the fast trainer's.
   With ``--overlap`` the runners play the next rollout while the learner updates, with weights one
   update old (PPO's ratios are taken against the policy that sampled).
-- **Learner**: the PPO update (:class:`~train.ppo_vector.PPOLearner`) runs in this process on its
-  CPUs (``--torch-threads``), or with ``--num-gpus-per-learner G`` in a Ray actor that Ray places on
-  a GPU (``G`` may be a fraction of one). One learner: the update of these small networks is a
-  fraction of a second on one GPU, so several data-parallel learners are not supported.
+- **Learners**: the PPO update (:class:`~train.ppo_vector.PPOLearner`) runs in this process on its
+  CPUs (``--torch-threads``), or in ``--num-learners`` Ray actors (``--num-cpus-per-learner``,
+  ``--num-gpus-per-learner`` each; a GPU alone asks for one actor) that split each batch and average
+  their gradients with ``torch.distributed`` (gloo on CPUs, NCCL on GPUs):
+  :class:`RemoteLearners`.
 
 Same seed and the same number of runners give the same run. Throughput, scaling and cluster
 commands: ``docs/rllib.md``.
@@ -28,12 +29,14 @@ commands: ``docs/rllib.md``.
 
 from __future__ import annotations
 
+import socket
 import sys
 from dataclasses import dataclass
 
 import numpy as np
 import ray
 import torch
+import torch.distributed as dist
 
 from train import ppo_vector
 from train.args import parse_args
@@ -56,8 +59,12 @@ class Args(ppo_vector.Args):
 
     num_runners: int = 2
     """Ray actors collecting rollouts, one CPU each; each steps --num-envs games (scales with machines)"""
+    num_learners: int = 0
+    """learner actors sharing each update (gradients averaged); 0: the update runs in this process"""
     num_gpus_per_learner: float = 0.0
-    """GPUs of the learner: 0 updates in this process on its CPUs; > 0 in a Ray actor on a GPU (a fraction shares one)"""
+    """GPUs of each learner actor (a fraction shares one); > 0 with --num-learners 0 means one learner actor"""
+    num_cpus_per_learner: int = 1
+    """CPUs (torch threads) of each learner actor"""
     overlap: bool = False
     """runners sample the next rollout while the learner updates, with the weights one update old
     (an iteration then takes the longer of sampling and update, not their sum)"""
@@ -71,6 +78,10 @@ class Args(ppo_vector.Args):
         super().check()
         if self.num_runners < 1:
             raise ValueError(f"--num-runners must be at least 1, got {self.num_runners}")
+        if self.num_learners < 0:
+            raise ValueError(f"--num-learners must not be negative, got {self.num_learners}")
+        if self.num_cpus_per_learner < 1:
+            raise ValueError(f"--num-cpus-per-learner must be at least 1, got {self.num_cpus_per_learner}")
         if self.num_gpus_per_learner < 0:
             raise ValueError(f"--num-gpus-per-learner must not be negative, got {self.num_gpus_per_learner}")
         if self.num_cpus is not None and self.num_cpus < 1:
@@ -139,37 +150,92 @@ class RaySampler:
             r.add_snapshot.remote(weights)
 
 
+class DistributedPPOLearner(PPOLearner):
+    """A :class:`PPOLearner` that averages its gradients with the other learners' before each step
+    (``torch.distributed`` all-reduce: gloo on CPUs, NCCL on GPUs), so all keep the same weights."""
+
+    def step(self, loss: torch.Tensor) -> None:
+        self.optimizer.zero_grad()
+        loss.backward()
+        flat = torch.cat([p.grad.reshape(-1) for p in self.params])
+        dist.all_reduce(flat)
+        flat /= dist.get_world_size()
+        offset = 0
+        for p in self.params:
+            p.grad.copy_(flat[offset:offset + p.numel()].view_as(p))
+            offset += p.numel()
+        torch.nn.utils.clip_grad_norm_(self.params, self.args.max_grad_norm)
+        self.optimizer.step()
+
+
 class LearnerActor:
-    """A Ray actor's state: a :class:`PPOLearner` on the actor's GPU (CPU when it has none)."""
+    """A Ray actor's state: a learner on the actor's GPU (its CPUs when it has none); with several,
+    each updates on its share of the batch and they average their gradients."""
 
     def __init__(self, args: Args, obs_size: int, weights: tuple[dict, dict], seed: int):
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-        actor, critic = Actor(obs_size, args.hidden, args.activation), Critic(obs_size, args.hidden, args.activation)
-        actor.load_state_dict(weights[0])
-        critic.load_state_dict(weights[1])
-        self.learner = PPOLearner(actor.to(device), critic.to(device), args, torch.Generator().manual_seed(seed), device)
+        torch.set_num_threads(args.num_cpus_per_learner)
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.args, self.obs_size, self.weights, self.seed = args, obs_size, weights, seed
+        self.learner = self.build(PPOLearner)
 
-    def update(self, batch: RolloutBatch, lr: float) -> tuple[dict[str, float], tuple[dict, dict]]:
+    def build(self, kind: type[PPOLearner]) -> PPOLearner:
+        args = self.args
+        actor = Actor(self.obs_size, args.hidden, args.activation)
+        critic = Critic(self.obs_size, args.hidden, args.activation)
+        actor.load_state_dict(self.weights[0])
+        critic.load_state_dict(self.weights[1])
+        return kind(actor.to(self.device), critic.to(self.device), args, torch.Generator().manual_seed(self.seed),
+                    self.device)
+
+    def address(self) -> str:
+        """``ip:port`` where this (rank 0) learner can be reached by the others: a free port now."""
+        with socket.socket() as sock:
+            sock.bind(("", 0))
+            return f"{ray.util.get_node_ip_address()}:{sock.getsockname()[1]}"
+
+    def join(self, address: str, rank: int, world: int) -> None:
+        """Join the learners' process group (before the first update) at rank 0's ``address``."""
+        dist.init_process_group("nccl" if self.device == "cuda" else "gloo", init_method=f"tcp://{address}",
+                                rank=rank, world_size=world)
+        self.learner = self.build(DistributedPPOLearner)
+
+    def update(self, batch: RolloutBatch, lr: float, minibatches: int) -> tuple[dict[str, float], tuple[dict, dict]]:
         """One PPO update; its losses and the new (actor, critic) weights on the CPU."""
-        losses = self.learner.update(batch, lr)
+        losses = self.learner.update(batch, lr, minibatches)
         return losses, (cpu_state(self.learner.actor), cpu_state(self.learner.critic))
 
 
-class RemoteLearner:
-    """A :class:`PPOLearner` in a Ray actor with ``--num-gpus-per-learner`` GPUs; after each update
-    the local ``actor`` and ``critic`` hold the new weights (for the snapshots, evaluations, export)."""
+class RemoteLearners:
+    """The PPO update in ``--num-learners`` Ray actors (at least one when ``--num-gpus-per-learner``
+    asks for GPUs), each with ``--num-cpus-per-learner`` CPUs and ``--num-gpus-per-learner`` GPUs.
+    Several learners split each batch into equal shares and average their gradients
+    (:class:`DistributedPPOLearner`); each epoch has as many minibatches as one learner's would.
+    After each update the local ``actor`` and ``critic`` hold the new weights (for the snapshots,
+    evaluations, export)."""
 
     def __init__(self, actor: Actor, critic: Critic, args: Args, gen: torch.Generator):
-        self.actor, self.critic = actor, critic
-        seed = int(torch.randint(2**31, (1,), generator=gen))
-        learner = ray.remote(num_cpus=1, num_gpus=args.num_gpus_per_learner)(LearnerActor)
-        self.handle = learner.remote(args, actor.pi[0].in_features, (cpu_state(actor), cpu_state(critic)), seed)
+        self.actor, self.critic, self.args = actor, critic, args
+        cls = ray.remote(num_cpus=args.num_cpus_per_learner, num_gpus=args.num_gpus_per_learner)(LearnerActor)
+        weights = ray.put((cpu_state(actor), cpu_state(critic)))
+        seeds = [int(torch.randint(2**31, (1,), generator=gen)) for _ in range(learner_count(args))]
+        self.learners = [cls.remote(args, actor.pi[0].in_features, weights, seed) for seed in seeds]
+        if len(self.learners) > 1:
+            address = ray.get(self.learners[0].address.remote())
+            ray.get([h.join.remote(address, rank, len(seeds)) for rank, h in enumerate(self.learners)])
 
     def update(self, batch: RolloutBatch, lr: float) -> dict[str, float]:
-        losses, (actor, critic) = ray.get(self.handle.update.remote(batch, lr))
+        minibatches = max(1, round(batch.steps / self.args.minibatch_size))
+        shares = batch.split(len(self.learners)) if len(self.learners) > 1 else [batch]
+        losses, (actor, critic) = ray.get([h.update.remote(share, lr, minibatches)
+                                           for h, share in zip(self.learners, shares)])[0]
         self.actor.load_state_dict(actor)
         self.critic.load_state_dict(critic)
         return losses
+
+
+def learner_count(args: Args) -> int:
+    """Learner actors: ``--num-learners``, or one for a GPU learner; 0 updates in this process."""
+    return args.num_learners or (1 if args.num_gpus_per_learner else 0)
 
 
 def train(args: Args) -> TrainResult:
@@ -180,10 +246,11 @@ def train(args: Args) -> TrainResult:
     args.check()
     started = start_ray(args.address, args.num_cpus)
     try:
-        gpus = ray.cluster_resources().get("GPU", 0.0)
-        if args.num_gpus_per_learner > gpus:
-            raise ClusterError(f"--num-gpus-per-learner {args.num_gpus_per_learner:g}: the Ray cluster has {gpus:g} GPUs")
-        learner = RemoteLearner if args.num_gpus_per_learner else PPOLearner
+        gpus, need = ray.cluster_resources().get("GPU", 0.0), learner_count(args) * args.num_gpus_per_learner
+        if need > gpus:
+            raise ClusterError(f"--num-gpus-per-learner {args.num_gpus_per_learner:g}: the learners need "
+                               f"{need:g} GPUs, the Ray cluster has {gpus:g}")
+        learner = RemoteLearners if learner_count(args) else PPOLearner
         return ppo_vector.train(args, RaySampler(args), learner, ALGORITHM)
     finally:
         if started:

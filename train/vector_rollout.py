@@ -28,6 +28,7 @@ from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni, random_legal_actions
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
+TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns")  # a RolloutBatch's rows
 
 
 def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -56,13 +57,17 @@ class RolloutBatch:
         """Learner decisions in the batch."""
         return int(self.actions.shape[0])
 
+    def split(self, parts: int) -> list[RolloutBatch]:
+        """``parts`` batches of consecutive rows, sizes differing by at most one (no deal scores)."""
+        pieces = [getattr(self, name).tensor_split(parts) for name in TENSORS]
+        return [RolloutBatch(**dict(zip(TENSORS, tensors))) for tensors in zip(*pieces)]
+
     @classmethod
     def concat(cls, batches: list[RolloutBatch]) -> RolloutBatch:
         """One batch of the rows of ``batches``, in order (rollouts run side by side)."""
         if len(batches) == 1:
             return batches[0]
-        tensors = {name: torch.cat([getattr(b, name) for b in batches])
-                   for name in ("obs", "mask", "actions", "logp", "values", "advantages", "returns")}
+        tensors = {name: torch.cat([getattr(b, name) for b in batches]) for name in TENSORS}
         return cls(**tensors, deal_scores=[s for b in batches for s in b.deal_scores],
                    seconds=max(b.seconds for b in batches), cpu_seconds=sum(b.cpu_seconds for b in batches))
 
