@@ -57,6 +57,8 @@ class Args(ppo_vector.Args):
 
     TRAINER = "ray"
 
+    num_envs: int = 256
+    """games each runner steps in lockstep"""
     num_runners: int = 2
     """Ray actors collecting rollouts, one CPU each; each steps --num-envs games (scales with machines)"""
     num_learners: int = 0
