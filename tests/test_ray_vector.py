@@ -81,7 +81,8 @@ def test_two_learners_average_their_gradients_and_keep_the_same_weights(local_ra
     group = RemoteLearners(actor, critic, args, torch.Generator().manual_seed(3))
     (_, (actor0, critic0)), (_, (actor1, critic1)) = ray.get(
         [h.update.remote(share, 1e-3, 2) for h, share in zip(group.learners, batch.split(2))])
-    assert all(torch.equal(actor0[k], actor1[k]) for k in actor0) and all(torch.equal(critic0[k], critic1[k]) for k in critic0)
+    assert all(torch.equal(actor0[k], actor1[k]) for k in actor0)
+    assert all(torch.equal(critic0[k], critic1[k]) for k in critic0)
     assert not all(torch.equal(actor0[k], before[k]) for k in before)
     losses = group.update(batch, 1e-3)  # through the group: this process's actor gets the learners' weights
     assert np.isfinite(list(losses.values())).all()

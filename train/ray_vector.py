@@ -1,4 +1,4 @@
-"""The fast trainer scaled out on Ray: runner actors step the vector env, one learner updates.
+"""The fast trainer scaled out on Ray: runner actors step the vector env, learners update.
 
     manni train --trainer ray --num-runners 2                         # a local in-process Ray
     manni train --trainer ray --address auto --num-runners 60         # on a running cluster
@@ -23,7 +23,7 @@ curve and final arena, all four variants. What differs:
   their gradients with ``torch.distributed`` (gloo on CPUs, NCCL on GPUs):
   :class:`RemoteLearners`.
 
-Same seed and the same number of runners give the same run. Throughput, scaling and cluster
+The same seed and runner count give the same run (tested, also with ``--overlap``). Throughput, scaling and cluster
 commands: ``docs/rllib.md``.
 """
 
@@ -43,6 +43,7 @@ from train.args import parse_args
 from train.ppo_vector import Actor, Critic, PPOLearner
 from train.reporting import TrainResult, report
 from train.vector_rollout import RolloutBatch, VectorRollout
+
 
 class ClusterError(ValueError):
     """The Ray cluster cannot run what was asked (exit code 2 on the command line)."""
