@@ -1,7 +1,7 @@
 """Throughput of the Ray trainer (``manni train --trainer ray``): runners, learner, projection.
 
 Run ``python benchmarks/bench_ray_vector.py`` (needs ray: the ``rllib`` extra). On a local Ray with
-``--num-cpus`` CPUs and the trainer's defaults (Hornafjarðarmanni, ``--num-envs`` 256 games per
+``--num-cpus`` CPUs and the trainer's defaults (Hornafjarðarmanni, ``--num-envs`` 128 games per
 runner, 64 steps per rollout, the default opponent mix, MLP 256×256, 4 epochs):
 
 - **sampling**: for R = 1 .. ``--max-runners`` runner actors, ``--repeats`` rollouts of all runners
@@ -89,7 +89,7 @@ def projection(s: float, u: float, batch: float, size: float, weights: float, li
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", default="hornafjardar")
-    parser.add_argument("--num-envs", type=int, default=256, help="games per runner")
+    parser.add_argument("--num-envs", type=int, default=128, help="games per runner (the trainer's default)")
     parser.add_argument("--max-runners", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)")

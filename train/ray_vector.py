@@ -14,7 +14,8 @@ curve and final arena, all four variants. What differs:
   opponents, snapshot pool and seeds (runner ``i``'s seed is word ``i`` of
   ``numpy.random.SeedSequence(--seed)``). An iteration broadcasts the actor's and critic's weights
   (one ``ray.put``), every runner plays ``--num-steps`` vector steps, and their batches are joined
-  in runner order: an update sees ``num_runners`` × as many learner decisions as the fast trainer's.
+  in runner order for one update (the defaults, 2 runners × 128 games, give the fast trainer's 256
+  games per update; more runners give bigger updates).
   With ``--overlap`` the runners play the next rollout while the learner updates, with weights one
   update old (PPO's ratios are taken against the policy that sampled).
 - **Learners**: the PPO update (:class:`~train.ppo_vector.PPOLearner`) runs in this process on its
@@ -58,8 +59,8 @@ class Args(ppo_vector.Args):
 
     TRAINER = "ray"
 
-    num_envs: int = 256
-    """games each runner steps in lockstep"""
+    num_envs: int = 128
+    """games each runner steps in lockstep (2 runners × 128: the fast trainer's 256 games and batch per update)"""
     num_runners: int = 2
     """Ray actors collecting rollouts, one CPU each; each steps --num-envs games (scales with machines)"""
     num_learners: int = 0
