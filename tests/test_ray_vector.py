@@ -107,10 +107,13 @@ def test_two_runners_train_reproducibly_and_export_a_playable_agent(local_ray, t
     assert len(result.games) == 2 * 6  # every seating played, every move legal (else it raises)
 
 
-def test_a_learner_gpu_the_cluster_lacks_is_one_error_line(local_ray, tmp_path, capsys):
+def test_resources_the_cluster_lacks_are_one_error_line(local_ray, tmp_path, capsys):
     argv = ["train", "--trainer", "ray", "--num-gpus-per-learner", "1", "--runs-dir", str(tmp_path)]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["manni train --trainer ray: error: --num-gpus-per-learner 1: the learners need 1 GPUs, "
                    "the Ray cluster has 0"]
     assert not any(tmp_path.iterdir())  # stopped before any work
+    assert main(argv[:3] + ["--num-runners", "2", "--num-learners", "1", "--runs-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("error: 2 runner(s) and 1 learner(s) need 3 CPUs, the Ray cluster has 2")

@@ -242,6 +242,19 @@ def learner_count(args: Args) -> int:
     return args.num_learners or (1 if args.num_gpus_per_learner else 0)
 
 
+def check_resources(args: Args, cluster: dict[str, float]) -> None:
+    """Raise :class:`ClusterError` when the runners and learners need more CPUs or GPUs than the
+    cluster has (Ray would wait for them forever)."""
+    learners = learner_count(args)
+    cpus, gpus = args.num_runners + learners * args.num_cpus_per_learner, learners * args.num_gpus_per_learner
+    if gpus > cluster.get("GPU", 0.0):
+        raise ClusterError(f"--num-gpus-per-learner {args.num_gpus_per_learner:g}: the learners need {gpus:g} GPUs, "
+                           f"the Ray cluster has {cluster.get('GPU', 0.0):g}")
+    if cpus > cluster.get("CPU", 0.0):
+        raise ClusterError(f"{args.num_runners} runner(s) and {learners} learner(s) need {cpus} CPUs, "
+                           f"the Ray cluster has {cluster.get('CPU', 0.0):g}")
+
+
 def train(args: Args) -> TrainResult:
     """Start or join Ray, train with :func:`train.ppo_vector.train` on :class:`RaySampler`, stop Ray
     (unless it was the caller's)."""
@@ -250,10 +263,7 @@ def train(args: Args) -> TrainResult:
     args.check()
     started = start_ray(args.address, args.num_cpus)
     try:
-        gpus, need = ray.cluster_resources().get("GPU", 0.0), learner_count(args) * args.num_gpus_per_learner
-        if need > gpus:
-            raise ClusterError(f"--num-gpus-per-learner {args.num_gpus_per_learner:g}: the learners need "
-                               f"{need:g} GPUs, the Ray cluster has {gpus:g}")
+        check_resources(args, ray.cluster_resources())
         learner = RemoteLearners if learner_count(args) else PPOLearner
         return ppo_vector.train(args, RaySampler(args), learner, ALGORITHM)
     finally:
