@@ -1,14 +1,16 @@
 """Arena score against ``rule_based`` over training wall time: the fast vector-env trainer vs the SB3 trainer.
 
     python benchmarks/compare_trainers.py --fast runs/<fast run> ... --sb3 runs/<sb3 run> ... --out trainers.png
+    python benchmarks/compare_trainers.py --fast runs/<fast run> --ray runs/<ray run> --out ray_vs_fast.png
 
 Plots the mean duplicate deal score against 2 × ``rule_based`` (95% CI bands) over training wall
 time (both trainers count their warm start and not their periodic evaluations) on one chart, every
 point measured the same way, by :func:`agents.vector_arena.duplicate_score` (``--deals`` deals,
-``--seed``): ``train/ppo_vector.py`` runs are read from their ``history.json`` (the trainer
-evaluates with it while training, same defaults); for ``train/ppo_sb3.py`` runs the pool snapshots
-(every ``--every`` learner decisions) and the final agent are evaluated here, with the wall time
-recorded in each checkpoint's metadata (cached in ``<run>/vector_eval.json``).
+``--seed``): ``train/ppo_vector.py`` and ``train/ray_vector.py`` runs are read from their
+``history.json`` (the trainers evaluate with it while training, same defaults); for
+``train/ppo_sb3.py`` runs the pool snapshots (every ``--every`` learner decisions) and the final
+agent are evaluated here, with the wall time recorded in each checkpoint's metadata (cached in
+``<run>/vector_eval.json``).
 
 The target is the shipped SB3 agent's score: its mean deal score against 2 × ``rule_based`` in
 ``agents/models/evidence/ppo_vs_rule_based.json`` and its training wall time in
@@ -84,14 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fast", type=Path, nargs="+", default=[], help="run directories of train/ppo_vector.py")
     parser.add_argument("--sb3", type=Path, nargs="+", default=[], help="run directories of train/ppo_sb3.py")
+    parser.add_argument("--ray", type=Path, nargs="+", default=[], help="run directories of train/ray_vector.py")
     parser.add_argument("--out", type=Path, default=Path("trainers_vs_rule_based.png"), help="PNG to write")
     parser.add_argument("--every", type=int, default=100_000, help="SB3 snapshots: learner decisions between evaluations")
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation (as ppo_vector's default)")
     parser.add_argument("--seed", type=int, default=2024, help="seed of the deals (as ppo_vector's --eval-seed)")
     args = parser.parse_args(argv)
-    if not args.fast and not args.sb3:
-        parser.error("give at least one run directory (--fast and/or --sb3)")
+    if not args.fast and not args.sb3 and not args.ray:
+        parser.error("give at least one run directory (--fast, --sb3, --ray)")
     runs = {f"ppo_vector {d.name}": fast_history(d) for d in args.fast}
+    runs.update({f"ray_vector {d.name}": fast_history(d) for d in args.ray})  # the same history format
     runs.update({f"SB3 ppo_sb3 {d.name}": sb3_history(d, args.every, args.deals, args.seed) for d in args.sb3})
     target, sb3_wall = shipped_reference()
 

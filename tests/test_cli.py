@@ -216,6 +216,15 @@ def test_train_without_the_train_extra_names_it(monkeypatch, capsys):
     assert "training needs the 'train' extra, which lacks torch: pip install 'manni-env[train]'" in usage_error(capsys, ["train"])
 
 
+def test_the_ray_trainer_without_ray_names_the_rllib_extra(monkeypatch, capsys):
+    import sys
+
+    monkeypatch.delitem(sys.modules, "train.ray_vector", raising=False)
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if ray were not installed
+    error = usage_error(capsys, ["train", "--trainer", "ray"])
+    assert "training needs the 'rllib' extra, which lacks ray: pip install 'manni-env[rllib]'" in error
+
+
 def test_validate_into_a_closed_pipe_stops_quietly(tmp_path):
     import subprocess
 

@@ -3,6 +3,7 @@ checkpoint errors; and ``manni train``, the one training command with the option
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import numpy as np
@@ -14,7 +15,6 @@ from agents.envs import single_agent_env
 from agents.ppo_agent import CheckpointError, PPOAgent
 from manni_env.cli import main
 from manni_env.rules import make_rules
-from train import ppo_sb3, ppo_vector, rllib_ppo
 from train.args import TRAINERS, TrainArgs, parse_args
 from train.ppo_sb3 import Args, actor_layers, load_training_checkpoint, train
 
@@ -108,8 +108,9 @@ def test_resume_reads_arguments_saved_under_the_old_names():
     assert (args.total_steps, args.lr, args.hidden, args.bc_lr, args.seed) == (5000, 3e-4, [64], 1e-2, 4)
 
 
-@pytest.mark.parametrize("module", [ppo_vector, ppo_sb3, rllib_ppo], ids=["vector", "sb3", "rllib"])
-def test_every_trainer_takes_the_shared_options(module):
+@pytest.mark.parametrize("trainer", TRAINERS)
+def test_every_trainer_takes_the_shared_options(trainer):
+    module = pytest.importorskip(TRAINERS[trainer])  # the ray trainer needs ray
     assert issubclass(module.Args, TrainArgs)
     shared = ["--total-steps", "700", "--lr", "0.002", "--hidden", "48", "24", "--runs-dir", "out", "--run-name", "r1",
               "--seed", "5", "--variant", "basic", "--target", "3", "--negative", "--max-deals", "9", "--history", "full",
@@ -125,9 +126,9 @@ def test_every_trainer_takes_the_shared_options(module):
 
 
 def test_manni_train_picks_the_trainer_and_its_options(capsys):
-    assert set(TRAINERS) == {"vector", "sb3", "rllib"}
+    assert set(TRAINERS) == {"vector", "sb3", "rllib", "ray"}
     helps = {}
-    for trainer in TRAINERS:
+    for trainer in [t for t in TRAINERS if t != "ray" or importlib.util.find_spec("ray")]:
         with pytest.raises(SystemExit) as err:
             main(["train", "--trainer", trainer, "--help"])
         assert err.value.code == 0
@@ -136,6 +137,8 @@ def test_manni_train_picks_the_trainer_and_its_options(capsys):
         assert "--total-steps" in helps[trainer] and "--hidden" in helps[trainer] and "--variant" in helps[trainer]
     assert "--total-timesteps" not in helps["sb3"]  # deprecated names are not advertised
     assert "--num-envs" in helps["vector"] and "--bc-teacher" in helps["sb3"] and "--num-env-runners" in helps["rllib"]
+    if "ray" in helps:  # with ray installed
+        assert "--num-runners" in helps["ray"] and "--num-gpus-per-learner" in helps["ray"]
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     assert capsys.readouterr().out == helps["vector"]  # the fast trainer is the default

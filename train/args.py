@@ -28,7 +28,7 @@ from manni_env.observation import HISTORIES
 from manni_env.rules import Rules, make_rules
 
 #: ``manni train --trainer NAME``: the module that trains
-TRAINERS = {"vector": "train.ppo_vector", "sb3": "train.ppo_sb3", "rllib": "train.rllib_ppo"}
+TRAINERS = {"vector": "train.ppo_vector", "sb3": "train.ppo_sb3", "rllib": "train.rllib_ppo", "ray": "train.ray_vector"}
 #: the rule options of :func:`~manni_env.rules.make_rules`; their flags come from
 #: :func:`~manni_env.cli_options.add_variant_options`, as in every ``manni`` command
 RULE_FIELDS = ("variant", "target", "negative", "max_deals", "first_dealer")
@@ -171,7 +171,7 @@ def parse_args(cls: type, argv: list[str] | None = None, prog: str | None = None
     """Parse and check a command line into ``cls`` (exit code 2 and one line on a bad value)."""
     parser = argparse.ArgumentParser(
         prog=prog, usage="%(prog)s [options]", description=description or inspect.getdoc(cls),
-        epilog="One training command: manni train --trainer vector (default) | sb3 | rllib [options]; "
+        epilog="One training command: manni train --trainer vector (default) | sb3 | rllib | ray [options]; "
         "manni train --trainer NAME --help lists that trainer's options.",
     )
     add_arguments(parser, cls)

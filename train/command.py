@@ -1,10 +1,11 @@
-"""``manni train --trainer vector|sb3|rllib``: train an agent, then evaluate it against the baselines.
+"""``manni train --trainer vector|sb3|rllib|ray``: train an agent, then evaluate it against the baselines.
 
 ``vector`` (the default, what ``make main`` runs) is the fast plain-torch PPO on the vector env
 (:mod:`train.ppo_vector`), ``sb3`` sb3-contrib MaskablePPO on the single-agent env
-(:mod:`train.ppo_sb3`), ``rllib`` PPO on Ray RLlib (:mod:`train.rllib_ppo`). Every other option
+(:mod:`train.ppo_sb3`), ``rllib`` PPO on Ray RLlib (:mod:`train.rllib_ppo`), ``ray`` the fast
+trainer with its rollouts on Ray runner actors (:mod:`train.ray_vector`). Every other option
 goes to the chosen trainer's own parser: the options of :class:`train.args.TrainArgs` (the same for
-all three) and those of the trainer's ``Args`` (``manni train --trainer NAME --help``). A run is
+all) and those of the trainer's ``Args`` (``manni train --trainer NAME --help``). A run is
 saved under ``runs/<run_name>/`` and ends with the duplicate arena against ``random`` ×2 and
 ``rule_based`` ×2 (Markdown tables printed).
 """
@@ -19,18 +20,21 @@ from .args import TRAINERS
 
 #: top-level modules of the ``train`` extra that ``manni train`` imports
 TRAIN_EXTRA = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "rich")
+#: the extra that brings each module a trainer may lack
+EXTRAS = {**dict.fromkeys(TRAIN_EXTRA, "train"), "ray": "rllib"}
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
-        help="train an agent (--trainer vector|sb3|rllib) and evaluate it against the baselines",
+        help="train an agent (--trainer vector|sb3|rllib|ray) and evaluate it against the baselines",
         description=__doc__.split("\n\n")[0],
         add_help=False,  # --help goes to the chosen trainer's parser, which knows all its options
         allow_abbrev=False,  # so that no trainer option is taken for an abbreviation of --trainer
     )
     parser.add_argument("--trainer", choices=TRAINERS, default="vector",
-                        help="vector (default: fast PPO on the vector env), sb3 (MaskablePPO) or rllib (Ray RLlib)")
+                        help="vector (default: fast PPO on the vector env), sb3 (MaskablePPO), rllib (Ray RLlib) "
+                        "or ray (the fast trainer's rollouts on Ray runners)")
     parser.set_defaults(func=_main, rest=[])
 
 
@@ -38,9 +42,10 @@ def _main(ns: argparse.Namespace) -> int:
     try:
         trainer = importlib.import_module(TRAINERS[ns.trainer])  # torch loads only when training
     except ModuleNotFoundError as err:
-        if (err.name or "").split(".")[0] not in TRAIN_EXTRA:
+        extra = EXTRAS.get((err.name or "").split(".")[0])
+        if extra is None:
             raise
-        print(f"manni train: error: training needs the 'train' extra, which lacks {err.name}: "
-              "pip install 'manni-env[train]'", file=sys.stderr)
+        print(f"manni train: error: training needs the '{extra}' extra, which lacks {err.name}: "
+              f"pip install 'manni-env[{extra}]'", file=sys.stderr)
         raise SystemExit(2) from None
     return trainer.main(ns.rest, prog=f"manni train --trainer {ns.trainer}")

@@ -21,6 +21,9 @@ score is paid at the end. The deal
 is bootstrapped with the value of that seat's current observation. Then GAE, the clipped PPO
 objective with masked categorical policies (illegal logits set to -1e8), the value loss (clipped
 with ``--clip-vloss``) and an entropy bonus, over ``update_epochs`` epochs of minibatches.
+The rollout (games, seats, rewards, GAE) is :class:`train.vector_rollout.VectorRollout`, the
+update :class:`PPOLearner`; the Ray trainer (:mod:`train.ray_vector`) runs the same two, its
+rollouts in runner actors.
 
 The reported wall time counts everything but the periodic evaluations (warm start included).
 
@@ -40,8 +43,10 @@ import dataclasses
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -49,16 +54,15 @@ from torch import nn
 
 from agents.arena import BASELINES
 from agents.ppo_agent import policy_metadata, save_checkpoint
-from agents.rule_based_vector import VectorRuleBased
 from agents.vector_arena import duplicate_score
 from manni_env.actions import NUM_ACTIONS
-from manni_env.shaping import REWARDS, VectorTrickRewards
-from manni_env.vector import BACKENDS, VectorManni, random_legal_actions
+from manni_env.shaping import REWARDS
+from manni_env.vector import BACKENDS
 from train.args import TrainArgs, parse_args
 from train.demonstrations import TEACHERS, collect_demonstrations
 from train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
+from train.vector_rollout import RolloutBatch, VectorRollout
 
-LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
 
@@ -204,12 +208,6 @@ class Critic(nn.Module):
         return self.value(self.vf(obs)).squeeze(-1)
 
 
-def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """Draw one action per row from masked logits (Gumbel-max, with the run's own generator)."""
-    u = torch.rand(logits.shape, generator=generator).clamp_(1e-12, 1.0)
-    return (logits - torch.log(-torch.log(u))).argmax(1)
-
-
 def imitate(actor: Actor, critic: Critic, arrays: dict[str, np.ndarray], args: Args, gen: torch.Generator) -> dict:
     """Behaviour cloning warm start on :func:`~train.demonstrations.collect_demonstrations` data: the
     actor learns the teacher's moves (cross-entropy under the legal mask), the critic the returns
@@ -236,11 +234,11 @@ def imitate(actor: Actor, critic: Critic, arrays: dict[str, np.ndarray], args: A
     return {"bc/accuracy": accuracy, "bc/samples": n}
 
 
-def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float) -> Path:
-    """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON)."""
+def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, algorithm: str) -> Path:
+    """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON); ``algorithm`` names the trainer."""
     metadata = {
         **policy_metadata(args.rules(), args.history, args.activation),
-        **training_metadata(args, "plain-torch self-play PPO on the vector env (train/ppo_vector.py)", steps, wall_time),
+        **training_metadata(args, algorithm, steps, wall_time),
     }
     return save_checkpoint(path, actor.layers(), metadata)
 
@@ -258,10 +256,77 @@ def evaluate(actor: Actor, args: Args) -> dict:
                                                           args.history, args.backend)) for b in BASELINES}
 
 
-def train(args: Args) -> TrainResult:
-    """Train, export, evaluate and plot; see the module docstring."""
+class PPOLearner:
+    """The PPO update of ``actor`` and ``critic`` (one Adam optimizer) on a :class:`RolloutBatch`:
+    ``update_epochs`` epochs of minibatches, normalised advantages, the clipped objective, the value
+    loss (clipped with ``--clip-vloss``), the entropy bonus and gradient clipping. The networks
+    live on ``device``; ``gen`` shuffles the minibatches."""
+
+    def __init__(self, actor: Actor, critic: Critic, args: Args, gen: torch.Generator, device: str = "cpu"):
+        self.actor, self.critic, self.args, self.gen, self.device = actor, critic, args, gen, torch.device(device)
+        self.params = list(actor.parameters()) + list(critic.parameters())
+        self.optimizer = torch.optim.Adam(self.params, lr=args.lr, eps=1e-5)
+
+    def update(self, batch: RolloutBatch, lr: float, minibatches: int | None = None) -> dict[str, float]:
+        """One PPO update with learning rate ``lr`` in ``minibatches`` minibatches per epoch (default:
+        of about ``minibatch_size``); the last minibatch's losses and the clip fraction."""
+        args = self.args
+        self.optimizer.param_groups[0]["lr"] = lr
+        f_obs, f_mask, f_act, f_logp, f_val, f_adv, f_ret = (
+            t.to(self.device) for t in (batch.obs, batch.mask, batch.actions, batch.logp, batch.values,
+                                        batch.advantages, batch.returns))
+        size = f_obs.shape[0]
+        clipfracs, count = [], minibatches or max(1, round(size / args.minibatch_size))
+        for _ in range(args.update_epochs):
+            for idx in torch.randperm(size, generator=self.gen).tensor_split(count):
+                idx = idx.to(self.device)
+                logits = self.actor(f_obs[idx], f_mask[idx])
+                logp_all = torch.log_softmax(logits, 1)
+                logp = logp_all.gather(1, f_act[idx, None]).squeeze(1)
+                ratio = (logp - f_logp[idx]).exp()
+                a = f_adv[idx]
+                a = (a - a.mean()) / (a.std() + 1e-8)
+                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                probs = logp_all.exp()
+                entropy = -(probs * logp_all.masked_fill(~f_mask[idx], 0.0)).sum(1).mean()
+                v = self.critic(f_obs[idx])
+                v_loss = (v - f_ret[idx]) ** 2
+                if args.clip_vloss:
+                    v_clipped = f_val[idx] + (v - f_val[idx]).clamp(-args.clip_coef, args.clip_coef)
+                    v_loss = torch.max(v_loss, (v_clipped - f_ret[idx]) ** 2)
+                v_loss = 0.5 * v_loss.mean()
+                loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+                self.step(loss)
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+        return {"losses/policy": pg_loss.item(), "losses/value": v_loss.item(), "losses/entropy": entropy.item(),
+                "losses/clipfrac": float(np.mean(clipfracs))}
+
+    def step(self, loss: torch.Tensor) -> None:
+        """One gradient step on ``loss`` (clipped to ``max_grad_norm``)."""
+        self.optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.params, self.args.max_grad_norm)
+        self.optimizer.step()
+
+
+class Sampler(Protocol):
+    """Where rollouts come from: a :class:`~train.vector_rollout.VectorRollout` in this process, or
+    the Ray trainer's runner actors (:mod:`train.ray_vector`)."""
+
+    obs_size: int
+
+    def collect(self, actor: Actor, critic: Critic) -> RolloutBatch: ...
+
+    def add_snapshot(self, actor: Actor) -> None: ...
+
+
+def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[..., PPOLearner] = PPOLearner,
+          algorithm: str = "plain-torch self-play PPO on the vector env (train/ppo_vector.py)") -> TrainResult:
+    """Train, export, evaluate and plot; see the module docstring. ``sampler`` (default: one
+    :class:`~train.vector_rollout.VectorRollout` here) collects the rollouts and
+    ``make_learner(actor, critic, args, gen)`` updates the networks (the Ray trainer passes its
+    own); ``algorithm`` describes the run in the export's metadata."""
     args.check()
-    rules = args.rules()
     run_dir = args.run_dir()
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
@@ -274,13 +339,10 @@ def train(args: Args) -> TrainResult:
         torch.set_num_threads(args.torch_threads)
     gen = torch.Generator().manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    n, T = args.num_envs, args.num_steps
-    venv = VectorManni(rules, n, history=args.history, backend=args.backend)
-    obs, mask, to_move = venv.reset(seed=args.seed)
-    obs_size = venv.obs_size
+    sampler = sampler or VectorRollout(args, gen, rng, args.seed)
 
-    actor = Actor(obs_size, args.hidden, args.activation)
-    critic = Critic(obs_size, args.hidden, args.activation)
+    actor = Actor(sampler.obs_size, args.hidden, args.activation)
+    critic = Critic(sampler.obs_size, args.hidden, args.activation)
     steps, update, start = 0, 0, time.time()
     eval_seconds = 0.0  # the training wall time counts the warm start but not the evaluations
 
@@ -288,46 +350,15 @@ def train(args: Args) -> TrainResult:
         return time.time() - start - eval_seconds
 
     if args.bc_samples:
-        data = collect_demonstrations(rules, args.bc_samples, args.seed + 1_000_003, args.history, args.reward,
+        data = collect_demonstrations(args.rules(), args.bc_samples, args.seed + 1_000_003, args.history, args.reward,
                                       args.bc_teacher, args.backend)
         for name, value in imitate(actor, critic, data, args, gen).items():
             writer.add_scalar(name, value, 0)
         del data
-    params = list(actor.parameters()) + list(critic.parameters())
-    optimizer = torch.optim.Adam(params, lr=args.lr, eps=1e-5)
-    pool: list[Actor] = []
-
-    rule_based = VectorRuleBased()
-    shaping = VectorTrickRewards(venv, args.reward)
-
-    def assign_seats(games: np.ndarray) -> None:
-        """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0."""
-        u = rng.random((games.size, 3))
-        p_snap = args.p_snapshot if pool else 0.0
-        who = np.full((games.size, 3), LEARNER)
-        who[u < p_snap] = rng.integers(max(1, len(pool)), size=(games.size, 3))[u < p_snap]
-        who[(u >= p_snap) & (u < p_snap + args.p_rule_based)] = RULE_BASED
-        who[(u >= p_snap + args.p_rule_based) & (u < p_snap + args.p_rule_based + args.p_random)] = RANDOM
-        nobody = np.flatnonzero((who != LEARNER).all(1))
-        who[nobody, rng.integers(3, size=nobody.size)] = LEARNER  # at least one learner seat
-        controller[games] = who
-
-    controller = np.full((n, 3), LEARNER, np.int64)
-    assign_seats(np.arange(n))
-    # rollout buffers, one row per vector step and game; ``valid`` marks learner decisions
-    b_obs = torch.zeros((T, n, obs_size))
-    b_mask = torch.zeros((T, n, NUM_ACTIONS), dtype=torch.bool)
-    b_act = torch.zeros((T, n), dtype=torch.long)
-    b_logp = torch.zeros((T, n))
-    b_val = torch.zeros((T, n))
-    b_rew = np.zeros((T, n), np.float32)
-    b_done = np.zeros((T, n), bool)
-    b_valid = np.zeros((T, n), bool)
-    b_seat = np.zeros((T, n), np.int64)
-
+    learner = make_learner(actor, critic, args, gen)
+    pool_size = 0
     next_snapshot, next_eval = args.snapshot_every, args.eval_every
     history: list[dict] = []
-    deal_scores: list[float] = []
     bar = tqdm(total=args.total_steps, desc="PPO", unit="step", disable=not args.progress_bar)
 
     def record_eval() -> None:
@@ -343,137 +374,30 @@ def train(args: Args) -> TrainResult:
         eval_seconds += time.time() - eval_start
 
     while steps < args.total_steps and not (args.time_limit_s and wall_time() > args.time_limit_s):
-        if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = args.lr * max(0.0, 1.0 - steps / args.total_steps)
-        last_t = np.full((n, 3), -1, np.int64)  # each (game, seat)'s latest learner decision in this rollout
-        b_valid[:] = False
-        b_rew[:] = 0.0
-        b_done[:] = False
-        rollout_start = time.time()
-        for t in range(T):
-            ctrl = controller[np.arange(n), to_move]
-            learner = ctrl == LEARNER
-            obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
-            actions = torch.zeros(n, dtype=torch.long)
-            with torch.no_grad():
-                rows = torch.from_numpy(np.flatnonzero(learner))
-                logits = actor(obs_t[rows], mask_t[rows])
-                a = sample(logits, gen)
-                actions[rows] = a
-                b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
-                b_val[t, rows] = critic(obs_t[rows])
-                for k in np.unique(ctrl[ctrl >= 0]).tolist():
-                    r = torch.from_numpy(np.flatnonzero(ctrl == k))
-                    actions[r] = sample(pool[k](obs_t[r], mask_t[r]), gen)
-            rows = np.flatnonzero(ctrl == RULE_BASED)
-            if rows.size:
-                actions[rows] = torch.from_numpy(rule_based.act(venv, rows))
-            rows = np.flatnonzero(ctrl == RANDOM)
-            if rows.size:
-                actions[rows] = torch.from_numpy(random_legal_actions(mask[rows], rng))
-            b_obs[t] = obs_t
-            b_mask[t] = mask_t
-            b_act[t] = actions
-            b_valid[t] = learner
-            b_seat[t] = to_move
-            last_t[learner, to_move[learner]] = t
-            shaping.before_step()
-            obs, mask, to_move, rewards, terminated, truncated, infos = venv.step(actions.numpy())
-            steps += int(learner.sum())
-            # credit each learner seat's reward to its latest decision in this rollout
-            paid = shaping.after_step(rewards, infos["deal_over"]) * args.reward_scale
-            g, s = np.nonzero((paid != 0) & (last_t >= 0) & (controller == LEARNER))
-            b_rew[last_t[g, s], g] += paid[g, s]
-            # end the episodes of finished deals (or games)
-            over = np.flatnonzero(infos["deal_over"])
-            if over.size:
-                deal_scores += rewards[over][controller[over] == LEARNER].tolist()
-                ended = terminated | truncated
-                closing = over[ended[over]] if args.episode == "game" else over
-                g, s = np.nonzero(last_t[closing] >= 0)
-                b_done[last_t[closing[g], s], closing[g]] = True
-                last_t[closing] = -1
-                games = np.flatnonzero(ended)
-                if games.size:
-                    assign_seats(games)
-        rollout_time = time.time() - rollout_start
-
-        # bootstrap trajectories cut by the end of the rollout with the value of the seat's current view
-        next_value = np.zeros((n, 3), np.float32)
-        g, s = np.nonzero(last_t >= 0)
-        if g.size:
-            with torch.no_grad():
-                next_value[g, s] = critic(torch.from_numpy(venv.observe(g, s))).numpy()
-        # GAE along each (game, seat) trajectory, backwards in time
-        values = b_val.numpy()
-        adv = np.zeros((T, n), np.float32)
-        next_adv = np.zeros((n, 3), np.float32)
-        for t in reversed(range(T)):
-            g = np.flatnonzero(b_valid[t])
-            s = b_seat[t, g]
-            live = 1.0 - b_done[t, g]
-            delta = b_rew[t, g] + args.gamma * next_value[g, s] * live - values[t, g]
-            adv[t, g] = delta + args.gamma * args.gae_lambda * live * next_adv[g, s]
-            next_value[g, s] = values[t, g]
-            next_adv[g, s] = adv[t, g]
-        valid = torch.from_numpy(b_valid.reshape(-1))
-        f_obs, f_mask, f_act = b_obs.reshape(T * n, -1)[valid], b_mask.reshape(T * n, -1)[valid], b_act.reshape(-1)[valid]
-        f_logp, f_val = b_logp.reshape(-1)[valid], b_val.reshape(-1)[valid]
-        f_adv = torch.from_numpy(adv.reshape(-1))[valid]
-        f_ret = f_adv + f_val
+        lr = args.lr * max(0.0, 1.0 - steps / args.total_steps) if args.anneal_lr else args.lr
+        batch = sampler.collect(actor, critic)
+        steps += batch.steps
 
         # PPO update
         update_start = time.time()
-        size = f_obs.shape[0]
-        clipfracs = []
-        for _ in range(args.update_epochs):
-            for idx in torch.randperm(size, generator=gen).tensor_split(max(1, round(size / args.minibatch_size))):
-                logits = actor(f_obs[idx], f_mask[idx])
-                logp_all = torch.log_softmax(logits, 1)
-                logp = logp_all.gather(1, f_act[idx, None]).squeeze(1)
-                ratio = (logp - f_logp[idx]).exp()
-                a = f_adv[idx]
-                a = (a - a.mean()) / (a.std() + 1e-8)
-                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                probs = logp_all.exp()
-                entropy = -(probs * logp_all.masked_fill(~f_mask[idx], 0.0)).sum(1).mean()
-                v = critic(f_obs[idx])
-                v_loss = (v - f_ret[idx]) ** 2
-                if args.clip_vloss:
-                    v_clipped = f_val[idx] + (v - f_val[idx]).clamp(-args.clip_coef, args.clip_coef)
-                    v_loss = torch.max(v_loss, (v_clipped - f_ret[idx]) ** 2)
-                v_loss = 0.5 * v_loss.mean()
-                loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(params, args.max_grad_norm)
-                optimizer.step()
-                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+        losses = learner.update(batch, lr)
         update += 1
         elapsed = wall_time()
-        bar.update(min(size, bar.total - bar.n))
-        for name, value in (("losses/policy", pg_loss.item()), ("losses/value", v_loss.item()),
-                            ("losses/entropy", entropy.item()), ("losses/clipfrac", float(np.mean(clipfracs))),
-                            ("charts/learning_rate", optimizer.param_groups[0]["lr"]),
+        bar.update(min(batch.steps, bar.total - bar.n))
+        for name, value in (*losses.items(), ("charts/learning_rate", lr),
                             ("charts/steps_per_second", steps / elapsed),
-                            ("charts/rollout_seconds", rollout_time),
+                            ("charts/rollout_seconds", batch.seconds),
+                            ("charts/rollout_cpu_seconds", batch.cpu_seconds),
                             ("charts/update_seconds", time.time() - update_start),
-                            ("charts/pool_size", len(pool))):
+                            ("charts/pool_size", pool_size)):
             writer.add_scalar(name, value, steps)
-        if deal_scores:
-            writer.add_scalar("charts/learner_deal_score", float(np.mean(deal_scores)), steps)
-            deal_scores.clear()
+        if batch.deal_scores:
+            writer.add_scalar("charts/learner_deal_score", float(np.mean(batch.deal_scores)), steps)
 
         if steps >= next_snapshot:
             next_snapshot += args.snapshot_every
-            frozen = Actor(obs_size, args.hidden, args.activation)
-            frozen.load_state_dict(actor.state_dict())
-            frozen.requires_grad_(False)
-            pool.append(frozen)
-            if len(pool) > args.pool_size:  # drop the oldest; its seats go to the learner
-                pool.pop(0)
-                controller[controller == 0] = LEARNER
-                controller[controller > 0] -= 1
+            sampler.add_snapshot(actor)
+            pool_size = min(pool_size + 1, args.pool_size)
         if args.eval_every and steps >= next_eval:
             next_eval += args.eval_every
             record_eval()
@@ -481,7 +405,7 @@ def train(args: Args) -> TrainResult:
     if not history or history[-1]["timesteps"] != steps:
         record_eval()
     wall = wall_time()
-    agent = export(actor, run_dir / "agent", args, steps, wall).with_suffix("")
+    agent = export(actor, run_dir / "agent", args, steps, wall, algorithm).with_suffix("")
     plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: score while training")
     writer.close()
     final = final_arena(f"ppo:{agent}", args, run_dir, args.progress_bar)

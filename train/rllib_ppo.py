@@ -195,20 +195,13 @@ def train(args: Args) -> TrainResult:
     """Train until a stop criterion is met, save, and play the final arena (see the module docstring)."""
     import ray
 
-    import agents
-    import manni_env
-    import train as train_package
+    from train.ray_cluster import start_ray
 
     args.check()
     run_dir = args.run_dir()
     print(json.dumps(asdict(args)), flush=True)
 
-    started_ray = not ray.is_initialized()  # a caller's own Ray instance is left running
-    if args.address:  # ship this checkout's packages to the cluster's workers
-        runtime_env = {"py_modules": [str(Path(m.__file__).parent) for m in (manni_env, agents, train_package)]}
-        ray.init(address=args.address, runtime_env=runtime_env, ignore_reinit_error=True)
-    else:
-        ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, ignore_reinit_error=True)
+    started_ray = start_ray(args.address, args.num_cpus)  # a caller's own Ray instance is left running
     began = time.perf_counter()
     with ExitStack() as cleanup:
         if started_ray:

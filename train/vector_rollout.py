@@ -1,0 +1,212 @@
+"""One rollout worker of the vector-env PPO trainers: games in lockstep, batched opponents, GAE.
+
+:class:`VectorRollout` owns ``num_envs`` games of :class:`manni_env.vector.VectorManni`, who plays
+each seat of each game (the learner, ``rule_based`` through :class:`agents.rule_based_vector.VectorRuleBased`,
+``random`` from the masks, or a frozen snapshot of the learner from its pool), the shaped reward
+(:class:`manni_env.shaping.VectorTrickRewards`) and the rollout buffers. :meth:`VectorRollout.collect`
+plays ``num_steps`` vector steps with the given actor and critic and returns the learner's
+decisions with their advantages and returns (GAE along each (game, seat) trajectory) as a
+:class:`RolloutBatch`, ready for the PPO update.
+
+The fast trainer (:mod:`train.ppo_vector`) runs one in its own process; the Ray trainer
+(:mod:`train.ray_vector`) runs one in each of its runner actors and concatenates their batches.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.rule_based_vector import VectorRuleBased
+from manni_env.actions import NUM_ACTIONS
+from manni_env.shaping import VectorTrickRewards
+from manni_env.vector import VectorManni, random_legal_actions
+
+LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
+TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns")  # a RolloutBatch's rows
+
+
+def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Draw one action per row from masked logits (Gumbel-max, with the run's own generator)."""
+    u = torch.rand(logits.shape, generator=generator).clamp_(1e-12, 1.0)
+    return (logits - torch.log(-torch.log(u))).argmax(1)
+
+
+@dataclass
+class RolloutBatch:
+    """The learner's decisions of one or more rollouts, one row each, with what PPO needs."""
+
+    obs: torch.Tensor
+    mask: torch.Tensor
+    actions: torch.Tensor
+    logp: torch.Tensor  # log-probability of the action when it was drawn
+    values: torch.Tensor  # the critic's value when it was drawn
+    advantages: torch.Tensor  # GAE
+    returns: torch.Tensor  # advantages + values
+    deal_scores: list[float] = field(default_factory=list)  # deal scores of the learner's seats in finished deals
+    seconds: float = 0.0  # wall time of the rollouts (the longest, for rollouts run side by side)
+    cpu_seconds: float = 0.0  # process time of the rollouts (summed over runners)
+
+    @property
+    def steps(self) -> int:
+        """Learner decisions in the batch."""
+        return int(self.actions.shape[0])
+
+    def split(self, parts: int) -> list[RolloutBatch]:
+        """``parts`` batches of consecutive rows, sizes differing by at most one (no deal scores)."""
+        pieces = [getattr(self, name).tensor_split(parts) for name in TENSORS]
+        return [RolloutBatch(**dict(zip(TENSORS, tensors))) for tensors in zip(*pieces)]
+
+    @classmethod
+    def concat(cls, batches: list[RolloutBatch]) -> RolloutBatch:
+        """One batch of the rows of ``batches``, in order (rollouts run side by side)."""
+        if len(batches) == 1:
+            return batches[0]
+        tensors = {name: torch.cat([getattr(b, name) for b in batches]) for name in TENSORS}
+        return cls(**tensors, deal_scores=[s for b in batches for s in b.deal_scores],
+                   seconds=max(b.seconds for b in batches), cpu_seconds=sum(b.cpu_seconds for b in batches))
+
+
+class VectorRollout:
+    """``args.num_envs`` games with their seat controllers and snapshot pool (see the module docstring).
+
+    ``args`` is a :class:`train.ppo_vector.Args`; ``gen`` draws the networks' actions, ``rng`` the
+    seat assignments and the ``random`` seats' moves, ``seed`` the deals.
+    """
+
+    def __init__(self, args, gen: torch.Generator, rng: np.random.Generator, seed: int):
+        self.args, self.gen, self.rng = args, gen, rng
+        n, T = args.num_envs, args.num_steps
+        self.venv = VectorManni(args.rules(), n, history=args.history, backend=args.backend)
+        self.obs_size = self.venv.obs_size
+        self.obs, self.mask, self.to_move = self.venv.reset(seed=seed)
+        self.pool: list[nn.Module] = []
+        self.rule_based = VectorRuleBased()
+        self.shaping = VectorTrickRewards(self.venv, args.reward)
+        self.controller = np.full((n, 3), LEARNER, np.int64)
+        self.assign_seats(np.arange(n))
+        # rollout buffers, one row per vector step and game; ``valid`` marks learner decisions
+        self.b_obs = torch.zeros((T, n, self.obs_size))
+        self.b_mask = torch.zeros((T, n, NUM_ACTIONS), dtype=torch.bool)
+        self.b_act = torch.zeros((T, n), dtype=torch.long)
+        self.b_logp = torch.zeros((T, n))
+        self.b_val = torch.zeros((T, n))
+        self.b_rew = np.zeros((T, n), np.float32)
+        self.b_done = np.zeros((T, n), bool)
+        self.b_valid = np.zeros((T, n), bool)
+        self.b_seat = np.zeros((T, n), np.int64)
+
+    def assign_seats(self, games: np.ndarray) -> None:
+        """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0."""
+        args, rng, pool = self.args, self.rng, self.pool
+        u = rng.random((games.size, 3))
+        p_snap = args.p_snapshot if pool else 0.0
+        who = np.full((games.size, 3), LEARNER)
+        who[u < p_snap] = rng.integers(max(1, len(pool)), size=(games.size, 3))[u < p_snap]
+        who[(u >= p_snap) & (u < p_snap + args.p_rule_based)] = RULE_BASED
+        who[(u >= p_snap + args.p_rule_based) & (u < p_snap + args.p_rule_based + args.p_random)] = RANDOM
+        nobody = np.flatnonzero((who != LEARNER).all(1))
+        who[nobody, rng.integers(3, size=nobody.size)] = LEARNER  # at least one learner seat
+        self.controller[games] = who
+
+    def add_snapshot(self, actor: nn.Module) -> None:
+        """Add a frozen copy of ``actor`` to the pool; beyond ``pool_size`` the oldest leaves and its
+        seats go to the learner."""
+        frozen = copy.deepcopy(actor)
+        frozen.requires_grad_(False)
+        self.pool.append(frozen)
+        if len(self.pool) > self.args.pool_size:
+            self.pool.pop(0)
+            self.controller[self.controller == 0] = LEARNER
+            self.controller[self.controller > 0] -= 1
+
+    @torch.no_grad()
+    def collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
+        """Play ``num_steps`` vector steps, the learner's seats with ``actor`` (sampled) and ``critic``;
+        the learner's decisions with GAE advantages and returns."""
+        args, venv, gen, rng, controller = self.args, self.venv, self.gen, self.rng, self.controller
+        n, T = args.num_envs, args.num_steps
+        b_obs, b_mask, b_act, b_logp, b_val = self.b_obs, self.b_mask, self.b_act, self.b_logp, self.b_val
+        b_rew, b_done, b_valid, b_seat = self.b_rew, self.b_done, self.b_valid, self.b_seat
+        obs, mask, to_move = self.obs, self.mask, self.to_move
+        start, cpu_start = time.time(), time.process_time()
+        deal_scores: list[float] = []
+        last_t = np.full((n, 3), -1, np.int64)  # each (game, seat)'s latest learner decision in this rollout
+        b_valid[:] = False
+        b_rew[:] = 0.0
+        b_done[:] = False
+        for t in range(T):
+            ctrl = controller[np.arange(n), to_move]
+            learner = ctrl == LEARNER
+            obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
+            actions = torch.zeros(n, dtype=torch.long)
+            rows = torch.from_numpy(np.flatnonzero(learner))
+            logits = actor(obs_t[rows], mask_t[rows])
+            a = sample(logits, gen)
+            actions[rows] = a
+            b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
+            b_val[t, rows] = critic(obs_t[rows])
+            for k in np.unique(ctrl[ctrl >= 0]).tolist():
+                r = torch.from_numpy(np.flatnonzero(ctrl == k))
+                actions[r] = sample(self.pool[k](obs_t[r], mask_t[r]), gen)
+            rows = np.flatnonzero(ctrl == RULE_BASED)
+            if rows.size:
+                actions[rows] = torch.from_numpy(self.rule_based.act(venv, rows))
+            rows = np.flatnonzero(ctrl == RANDOM)
+            if rows.size:
+                actions[rows] = torch.from_numpy(random_legal_actions(mask[rows], rng))
+            b_obs[t] = obs_t
+            b_mask[t] = mask_t
+            b_act[t] = actions
+            b_valid[t] = learner
+            b_seat[t] = to_move
+            last_t[learner, to_move[learner]] = t
+            self.shaping.before_step()
+            obs, mask, to_move, rewards, terminated, truncated, infos = venv.step(actions.numpy())
+            # credit each learner seat's reward to its latest decision in this rollout
+            paid = self.shaping.after_step(rewards, infos["deal_over"]) * args.reward_scale
+            g, s = np.nonzero((paid != 0) & (last_t >= 0) & (controller == LEARNER))
+            b_rew[last_t[g, s], g] += paid[g, s]
+            # end the episodes of finished deals (or games)
+            over = np.flatnonzero(infos["deal_over"])
+            if over.size:
+                deal_scores += rewards[over][controller[over] == LEARNER].tolist()
+                ended = terminated | truncated
+                closing = over[ended[over]] if args.episode == "game" else over
+                g, s = np.nonzero(last_t[closing] >= 0)
+                b_done[last_t[closing[g], s], closing[g]] = True
+                last_t[closing] = -1
+                games = np.flatnonzero(ended)
+                if games.size:
+                    self.assign_seats(games)
+        self.obs, self.mask, self.to_move = obs, mask, to_move
+
+        # bootstrap trajectories cut by the end of the rollout with the value of the seat's current view
+        next_value = np.zeros((n, 3), np.float32)
+        g, s = np.nonzero(last_t >= 0)
+        if g.size:
+            next_value[g, s] = critic(torch.from_numpy(venv.observe(g, s))).numpy()
+        # GAE along each (game, seat) trajectory, backwards in time
+        values = b_val.numpy()
+        adv = np.zeros((T, n), np.float32)
+        next_adv = np.zeros((n, 3), np.float32)
+        for t in reversed(range(T)):
+            g = np.flatnonzero(b_valid[t])
+            s = b_seat[t, g]
+            live = 1.0 - b_done[t, g]
+            delta = b_rew[t, g] + args.gamma * next_value[g, s] * live - values[t, g]
+            adv[t, g] = delta + args.gamma * args.gae_lambda * live * next_adv[g, s]
+            next_value[g, s] = values[t, g]
+            next_adv[g, s] = adv[t, g]
+        valid = torch.from_numpy(b_valid.reshape(-1))
+        f_adv = torch.from_numpy(adv.reshape(-1))[valid]
+        f_val = b_val.reshape(-1)[valid]
+        return RolloutBatch(obs=b_obs.reshape(T * n, -1)[valid], mask=b_mask.reshape(T * n, -1)[valid],
+                            actions=b_act.reshape(-1)[valid], logp=b_logp.reshape(-1)[valid], values=f_val,
+                            advantages=f_adv, returns=f_adv + f_val, deal_scores=deal_scores,
+                            seconds=time.time() - start, cpu_seconds=time.process_time() - cpu_start)
