@@ -29,27 +29,13 @@ import numpy as np
 from manni_env.rules import Rules
 from manni_env.view import SeatView
 
-from .spec_options import parse_options
 from .sampler import sample_worlds
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError("must be a positive integer")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise ValueError("must be a positive number")
-    return value
+from .spec_options import parse_options, positive_float, positive_int
 
 
 def make_ismcts_agent(arg: str | None) -> ISMCTSAgent:
     """Registry factory: ``ismcts[:iterations=N,uct_c=C,rollouts=R]``."""
-    options = parse_options(arg, {"iterations": _positive_int, "uct_c": _positive_float, "rollouts": _positive_int})
+    options = parse_options(arg, {"iterations": positive_int, "uct_c": positive_float, "rollouts": positive_int})
     return ISMCTSAgent(**options)
 
 

@@ -31,26 +31,12 @@ import numpy as np
 from manni_env.engine import GameState, Phase
 from manni_env.view import SeatView
 
-from .spec_options import parse_options
 from .rule_based import RuleBasedAgent, choose_card
 from .sampler import sample_worlds
+from .spec_options import parse_options, positive_float, positive_int
 
 ROLLOUTS = ("rule_based", "random")
 _DELEGATED = (Phase.EXCHANGE, Phase.DISCARD, Phase.PICKUP)
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError("must be a positive integer")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise ValueError("must be a positive number of seconds")
-    return value
 
 
 def _rollout_name(text: str) -> str:
@@ -61,7 +47,7 @@ def _rollout_name(text: str) -> str:
 
 def make_pimc_agent(arg: str | None) -> PIMCAgent:
     """Registry factory: ``pimc[:worlds=N,rollout=rule_based|random,time_budget=SECONDS]``."""
-    options = parse_options(arg, {"worlds": _positive_int, "rollout": _rollout_name, "time_budget": _positive_float})
+    options = parse_options(arg, {"worlds": positive_int, "rollout": _rollout_name, "time_budget": positive_float})
     return PIMCAgent(**options)
 
 

@@ -25,3 +25,19 @@ def parse_options(arg: str | None, types: dict[str, Callable[[str], object]]) ->
         except ValueError as err:
             raise ValueError(f"option {key}={value!r}: {err}") from None
     return options
+
+
+def positive_int(text: str) -> int:
+    """An option converter: a whole number ≥ 1."""
+    value = int(text)
+    if value < 1:
+        raise ValueError("must be a positive integer")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An option converter: a number > 0."""
+    value = float(text)
+    if not value > 0:
+        raise ValueError("must be a positive number")
+    return value

@@ -62,7 +62,7 @@ def test_registry_names_and_specs() -> None:
         ("pimc:worlds=abc", "worlds="),
         ("pimc:depth=3", "unknown option 'depth'"),
         ("pimc:rollout=mcts", "rollout must be one of rule_based, random"),
-        ("pimc:time_budget=-1", "positive number of seconds"),
+        ("pimc:time_budget=-1", "time_budget=.-1.: must be a positive number"),
         ("pimc:worlds", "name=value"),
         ("pimc:worlds=2,worlds=3", "given twice"),
     ],
