@@ -8,8 +8,9 @@ For every ordered pair (X, Y) of distinct agents this plays ``manni arena X Y Y`
 ``.png`` to ``OUT/VARIANT/X_vs_Y/`` (in a spec, characters other than letters, digits and ``_.=,-``
 become ``-``: ``pimc:worlds=16`` → ``pimc-worlds=16``). A cell plays ``--deals`` deals, or fewer
 where ``--deals-for NAME=N`` caps an agent of the pair (``NAME``: a spec, or an agent name for
-all its specs). A cell whose ``result.json`` already holds these settings (agents, rules, deals,
-seed) is kept, so the table can be built over several runs; ``--only X Y`` plays just that cell,
+all its specs). A cell whose ``result.json`` already holds these settings (agents, rules, seed,
+and at least its deals: a cell played once with more deals, e.g. ``--only ppo pimc`` with
+``--deals-for pimc=1000``, stays) is kept, so the table can be built over several runs; ``--only X Y`` plays just that cell,
 ``--force`` plays kept cells again, and a cell interrupted by Ctrl-C (which keeps the deals
 finished, like ``manni arena``, and exits with 130) is completed by the next run.
 
@@ -102,12 +103,12 @@ def saved(where: Path) -> dict | None:
 
 
 def status(result: dict | None, want: dict, deals: int) -> str:
-    """``missing``, ``done``, ``partial`` (these settings, interrupted) or ``other`` (other settings)."""
+    """``missing``, ``done`` (these settings, at least ``deals``), ``partial`` (these settings, interrupted) or ``other``."""
     if result is None:
         return "missing"
     s = result["settings"]
-    if any(s.get(k) != v for k, v in want.items()) or s.get("units_requested", s["units"]) != deals:
-        return "other"
+    if any(s.get(k) != v for k, v in want.items()) or s.get("units_requested", s["units"]) < deals:
+        return "other"  # (a result of more deals than asked for is kept: the cell's evidence is larger)
     return "partial" if "units_requested" in s else "done"
 
 

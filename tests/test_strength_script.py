@@ -72,6 +72,9 @@ def test_other_settings_need_force(strength, tmp_path, capsys):
     assert run(strength, tmp_path, "--deals-for", "random=1", "--force") == 0
     table = (tmp_path / "hornafjardar.md").read_text()
     assert table.count("<br>1 deals |") == 2 and "--deals 1 --seed 3" in table
+    assert run(strength, tmp_path, "--only", "random", "rule_based", "--force") == 0  # 2 deals
+    assert run(strength, tmp_path, "--deals-for", "random=1") == 0  # a cell with more deals than asked is kept
+    assert "kept random vs rule_based ×2 (1 deals" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("extra, message", [
