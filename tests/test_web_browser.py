@@ -106,7 +106,8 @@ def test_play_by_clicking_then_replay_the_game_and_an_uploaded_file(served, page
     page.goto(url)
     page.wait_for_selector("body[data-ready='1']")
     page.select_option("#variant", "basic")
-    assert page.input_value("#opp1") == "rule_based"
+    page.select_option("#opp1", "rule_based")  # choices and defaults follow the variant
+    assert page.input_value("#opp1") == "rule_based" and page.input_value("#opp2") == "ppo"
     page.select_option("#variant", "hornafjardar")
     assert page.input_value("#opp1") == page.input_value("#opp2") == "ppo"
     page.fill("#target", "1")
