@@ -18,6 +18,7 @@ naming the file and the problem. Inference needs numpy and safetensors only, not
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import reprlib
@@ -303,10 +304,11 @@ class ShippedPPOAgent:
             if variant not in shipped_variants():
                 raise CheckpointError(f"no shipped ppo agent for variant {variant!r}; "
                                       f"shipped: {', '.join(shipped_variants()) or 'none'}")
-            self._agents[variant] = PPOAgent(shipped_model(variant), sample=self.sample)
+            self._agents[variant] = _loaded(shipped_model(variant), self.sample)
         agent = self._agents[variant]
         agent.check_rules(rules)
         return agent
+
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
         return self.agent_for(view.rules).act(view, rng)
@@ -319,6 +321,12 @@ class ShippedPPOAgent:
         """:class:`CheckpointError` unless a shipped network plays ``rules``."""
         self.agent_for(rules)
 
+
+@functools.lru_cache(maxsize=16)
+def _loaded(path: Path, sample: bool) -> PPOAgent:
+    """One loaded network per shipped file (the agent is stateless between moves), so that fresh
+    ``ppo`` agents, one per game or per arena worker task, do not read and check the file again."""
+    return PPOAgent(path, sample=sample)
 
 def make_ppo_agent(arg: str | None) -> PPOAgent | ShippedPPOAgent:
     """Registry factory: ``ppo`` (the shipped agent of the variant being played), ``ppo:VARIANT``
