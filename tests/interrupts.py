@@ -28,7 +28,8 @@ def manni(*args: str) -> list[str]:
 def interrupt_when_written(argv: list[str], path: Path, group: bool = True) -> Interrupted:
     """Run ``argv``; once ``path`` holds data send SIGINT to its process group (as Ctrl-C does) or,
     with ``group=False``, to the process alone (``kill -INT``)."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_as_from_a_terminal)
     try:
         deadline = time.monotonic() + 60
         while not (path.exists() and path.stat().st_size) and proc.poll() is None and time.monotonic() < deadline:
@@ -46,6 +47,13 @@ def interrupt_when_written(argv: list[str], path: Path, group: bool = True) -> I
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def _as_from_a_terminal() -> None:
+    """In the child, before it runs the command: SIGINT neither ignored nor blocked, as in a shell's
+    foreground process, whatever the test process's own signal state is at that moment."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def children_of(pid: int) -> list[int]:
