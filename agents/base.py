@@ -26,3 +26,11 @@ class Policy(Protocol):
     def act(self, view: SeatView, rng: np.random.Generator) -> int: ...
 
     def reset(self) -> None: ...
+
+
+def legal_actions_of(view: SeatView) -> tuple[int, ...]:
+    """``view.legal_actions``, never empty: ``ValueError`` if the seat is not the one on turn."""
+    legal = view.legal_actions
+    if not legal:
+        raise ValueError(f"seat {view.seat} has no legal action (it is seat {view.to_move}'s turn)")
+    return legal

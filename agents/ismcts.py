@@ -29,6 +29,7 @@ import numpy as np
 from manni_env.rules import Rules
 from manni_env.view import SeatView
 
+from .base import legal_actions_of
 from .sampler import sample_worlds
 from .spec_options import parse_options, positive_float, positive_int
 
@@ -61,9 +62,7 @@ class ISMCTSAgent:
         """Nothing to forget between games (each decision builds a new search tree)."""
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
-        legal = view.legal_actions
-        if not legal:
-            raise ValueError(f"seat {view.seat} has no legal action (it is seat {view.to_move}'s turn)")
+        legal = legal_actions_of(view)
         if len(legal) == 1:
             return legal[0]
         from open_spiel.python.algorithms import ismcts, mcts

@@ -31,6 +31,7 @@ import numpy as np
 from manni_env.engine import GameState, Phase
 from manni_env.view import SeatView
 
+from .base import legal_actions_of
 from .rule_based import RuleBasedAgent, choose_card
 from .sampler import sample_worlds
 from .spec_options import parse_options, positive_float, positive_int
@@ -71,9 +72,7 @@ class PIMCAgent:
         """Nothing to forget between games."""
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
-        legal = view.legal_actions
-        if not legal:
-            raise ValueError(f"seat {view.seat} has no legal action (it is seat {view.to_move}'s turn)")
+        legal = legal_actions_of(view)
         if len(legal) == 1:
             return legal[0]
         if view.phase in _DELEGATED:

@@ -6,6 +6,8 @@ import numpy as np
 
 from manni_env.view import SeatView
 
+from .base import legal_actions_of
+
 
 class RandomAgent:
     """Plays a uniformly random legal action."""
@@ -14,9 +16,7 @@ class RandomAgent:
         self.name = "random"
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
-        legal = view.legal_actions
-        if not legal:
-            raise ValueError(f"seat {view.seat} has no legal action (it is seat {view.to_move}'s turn)")
+        legal = legal_actions_of(view)
         return legal[int(rng.integers(len(legal)))]
 
     def reset(self) -> None:

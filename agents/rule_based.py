@@ -66,6 +66,8 @@ from manni_env.engine import trick_winner
 from manni_env.rules import ContractKind, Phase
 from manni_env.view import SeatView
 
+from .base import legal_actions_of
+
 ACES = tuple(1 << (13 * s + ACE) for s in range(4))
 
 # ----------------------------------------------------------------------------- bit helpers
@@ -418,9 +420,7 @@ class RuleBasedAgent:
         """Nothing to forget between games (plans are pure functions of the view)."""
 
     def act(self, view: SeatView, rng: np.random.Generator | None = None) -> int:
-        legal = view.legal_actions
-        if not legal:
-            raise ValueError(f"seat {view.seat} has no legal action (it is seat {view.to_move}'s turn)")
+        legal = legal_actions_of(view)
         if len(legal) == 1:
             return legal[0]
         phase = view.phase
