@@ -298,17 +298,15 @@ class ShippedPPOAgent:
         """Stateless between moves: nothing to reset."""
 
     def agent_for(self, rules: Rules) -> PPOAgent:
-        """The shipped network of ``rules.variant`` (checked against ``rules``)."""
+        """The shipped network of ``rules.variant`` (:class:`CheckpointError` if there is none; the
+        network checks the rest of ``rules`` itself when it acts)."""
         variant = rules.variant
         if variant not in self._agents:
             if variant not in shipped_variants():
                 raise CheckpointError(f"no shipped ppo agent for variant {variant!r}; "
                                       f"shipped: {', '.join(shipped_variants()) or 'none'}")
             self._agents[variant] = _loaded(shipped_model(variant), self.sample)
-        agent = self._agents[variant]
-        agent.check_rules(rules)
-        return agent
-
+        return self._agents[variant]
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
         return self.agent_for(view.rules).act(view, rng)
@@ -319,8 +317,7 @@ class ShippedPPOAgent:
 
     def check_rules(self, rules: Rules) -> None:
         """:class:`CheckpointError` unless a shipped network plays ``rules``."""
-        self.agent_for(rules)
-
+        self.agent_for(rules).check_rules(rules)
 
 @functools.lru_cache(maxsize=16)
 def _loaded(path: Path, sample: bool) -> PPOAgent:
