@@ -49,6 +49,8 @@ from .game import MAX_ACTIONS, GameError, WebGame
 from .lineup import Lineup
 from .replay import build_replay, parse_records, summary
 from .store import GameStore, StoreFull
+from .table_api import add_table_routes
+from .tables import TableStore
 
 STATIC = Path(__file__).parent / "static"
 MAX_TARGET = 100
@@ -79,6 +81,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
                max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0) -> FastAPI:
     """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
     (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown."""
+    tables = TableStore(store, store.max_games)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -87,6 +90,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
             yield
         finally:
             sweeper.cancel()
+            await run_in_threadpool(tables.close)
             await run_in_threadpool(store.close)
 
     app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
@@ -105,6 +109,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         return FileResponse(STATIC / "index.html")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    add_table_routes(app, tables, lineup)
 
     @app.get("/api/options")
     def options() -> dict:

@@ -6,7 +6,9 @@ every decision (each discard, exchange end, swap, pickup, announcement and card)
 the cards discarded, the trick on the table, tricks won and tallies. The optional extra record
 field ``probabilities`` (one list per deal, one entry per decision in this order: ``null`` or
 ``{action: probability}``, written by ``manni serve`` for agents that expose them) is shown beside
-each decision. :func:`parse_records` reads an uploaded JSON Lines file from memory.
+each decision; for a person's decision (player ``human``, at a table) they are the shipped agent's
+advice and the frame names its choice (``agent_choice``). :func:`parse_records` reads an uploaded
+JSON Lines file from memory.
 """
 
 from __future__ import annotations
@@ -161,6 +163,8 @@ def build_replay(record: dict) -> dict:
             contract = _contract_text(state.rounds[i].contract if ended else state.contract, names)
             probs = deal_probs[step] if step < len(deal_probs) else None
             frames.append(_frame(state, i, kind, seat, action, text, hands, discarded, trick, winner, contract, probs))
+            if probs and players and players[seat] == "human":  # a person's move beside the agent's (a table's review)
+                frames[-1]["agent_choice"] = max(probs, key=probs.get)
         frames[-1]["deal_over"] = {key: r[key] for key in ("tricks_won", "points", "totals")}
         frames[-1]["text"] += f". Deal {i + 1} over: points " + ", ".join(
             f"{names[s]} {r['points'][s]:+d}" for s in range(3))
@@ -227,5 +231,6 @@ def _frame(state, i, kind, seat, action, text, hands, discarded, trick, winner, 
         "plus": list(state.plus),
         "minus": list(state.minus),
         "probabilities": probs,
+        "agent_choice": None,
         "deal_over": None,
     }

@@ -1,0 +1,312 @@
+"""The HTTP routes and the WebSocket of the tables (:mod:`.tables`), added to ``manni serve``'s app.
+
+=========  ==============================  =================================================
+method     path                            what
+=========  ==============================  =================================================
+POST       ``/api/tables``                 new table ``{variant, seats: [3 x "person" or
+                                           agent], hints?, grace_seconds?, seed?, target?,
+                                           negative?}`` → ``{id, invite}``
+GET        ``/api/tables/{id}``            the public table (seats, who is connected)
+POST       ``/api/tables/{id}/seats``      join ``{name}`` → ``{seat, token}`` (409: full)
+GET        ``/api/tables/{id}/replay``     a finished table's replay
+WebSocket  ``/ws/tables/{id}``             first message ``{"type": "hello", "token": T}``
+                                           (a seat) or ``{"type": "watch"}``; then
+                                           ``{"type": "move", "actions": [...]}`` and
+                                           ``{"type": "start"}``
+=========  ==============================  =================================================
+
+The server pushes ``{"type": "state", ...}`` (:meth:`Table.message`, built for each connection's
+seat) to every connection of a table after each change, and ``{"type": "error", "message"}`` to a
+connection whose message it refused (nothing changed); a refused first message also closes the
+socket (code 4400).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Annotated, Literal
+
+from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from starlette.exceptions import HTTPException
+
+from manni_env.actions import NUM_ACTIONS
+from manni_env.rules import VARIANTS, make_rules
+
+from .game import MAX_ACTIONS
+from .lineup import SHIPPED, Lineup
+from .replay import build_replay
+from .store import StoreFull
+from .tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
+
+#: Largest WebSocket message a client may send (characters), spectators per table, seconds a
+#: slow connection may take to receive one message before it is closed.
+MAX_MESSAGE, MAX_WATCHERS, SEND_TIMEOUT = 4096, 32, 10.0
+log = logging.getLogger("manni.serve")
+
+
+class NewTable(BaseModel):
+    """A new table: the variant and options, each seat ``"person"`` or an agent, hints, grace."""
+
+    model_config = ConfigDict(extra="forbid")
+    variant: Literal[VARIANTS] = "hornafjardar"  # type: ignore[valid-type]
+    seats: list[Annotated[str, Field(max_length=200)]] = Field([PERSON, PERSON, PERSON], min_length=3, max_length=3)
+    hints: StrictBool = False
+    grace_seconds: float = Field(120.0, ge=1, le=3600)
+    seed: StrictInt | None = Field(None, ge=0, lt=2**63)
+    target: StrictInt | None = Field(None, ge=1, le=100)
+    negative: StrictBool | None = None
+
+
+class Join(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field("", max_length=200)
+
+
+class Hello(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["hello", "watch"]
+    token: str | None = Field(None, max_length=100)
+
+
+class Move(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["move"]
+    actions: list[Annotated[StrictInt, Field(ge=0, lt=NUM_ACTIONS)]] = Field(min_length=1, max_length=MAX_ACTIONS)
+    seat: StrictInt | None = None  # optional: refused unless it is the connection's own seat
+
+
+class Start(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["start"]
+
+
+class Refused(Exception):
+    """A client message the server does not accept; ``str`` is the message sent back."""
+
+
+class Hub:
+    """The open connections of each table and their seats; pushes each its own view once per
+    version of the table."""
+
+    def __init__(self, tables: TableStore):
+        self.tables = tables
+        self.sockets: dict[str, dict[WebSocket, int | None]] = {}
+        self.sent: dict[WebSocket, int] = {}  # the version each connection was sent last
+        self.locks: dict[str, asyncio.Lock] = {}
+        self.timers: set[asyncio.Task] = set()
+
+    def add(self, table_id: str, ws: WebSocket, seat: int | None) -> None:
+        self.sockets.setdefault(table_id, {})[ws] = seat
+        self.locks.setdefault(table_id, asyncio.Lock())
+
+    def remove(self, table_id: str, ws: WebSocket) -> None:
+        self.sockets.get(table_id, {}).pop(ws, None)
+        self.sent.pop(ws, None)
+
+    def watchers(self, table_id: str) -> int:
+        return sum(seat is None for seat in self.sockets.get(table_id, {}).values())
+
+    async def broadcast(self, table_id: str, table: Table) -> None:
+        """Send every connection of the table its seat's message if the table changed since its
+        last one (in order: one broadcast at a time)."""
+        lock = self.locks.setdefault(table_id, asyncio.Lock())
+        async with lock:
+            if table.state.finished and not table.saved:  # saved when it ends, like a single game
+                await run_in_threadpool(self.tables.games.save, table)
+            connections = [(ws, seat) for ws, seat in self.sockets.get(table_id, {}).items()
+                           if self.sent.get(ws, -1) < table.version]
+            messages = await run_in_threadpool(lambda: [table.message(seat) for _, seat in connections])
+            for (ws, _), message in zip(connections, messages):
+                try:
+                    self.sent[ws] = message["version"]
+                    await asyncio.wait_for(ws.send_json(message), SEND_TIMEOUT)
+                except Exception:  # a closed or stuck connection: its own loop cleans up
+                    self.remove(table_id, ws)
+
+    def schedule(self, table_id: str, table: Table) -> None:
+        """Run :meth:`Table.tick` when the table's grace period may next end."""
+        deadline = table.next_deadline()
+        if deadline is None:
+            return
+        delay = max(0.0, deadline - table.clock()) + 0.05
+        asyncio.get_running_loop().call_later(delay, self._spawn, table_id, table)
+
+    def _spawn(self, table_id: str, table: Table) -> None:
+        task = asyncio.ensure_future(self.tick(table_id, table))
+        self.timers.add(task)
+        task.add_done_callback(self.timers.discard)
+
+    async def tick(self, table_id: str, table: Table) -> None:
+        changed = await run_in_threadpool(table.tick)
+        if table.closed:
+            await run_in_threadpool(self.tables.finish, table_id)
+            for ws in list(self.sockets.pop(table_id, {})):
+                await _close(ws, "this table is over: everybody left it")
+            self.locks.pop(table_id, None)
+            return
+        if changed:
+            await self.broadcast(table_id, table)
+        self.schedule(table_id, table)
+
+
+def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup) -> None:
+    """Add the tables' routes and WebSocket (see the module docstring) to ``app``."""
+    hub = Hub(tables)
+
+    def table_of(table_id: str) -> Table:
+        try:
+            return tables.get(table_id)
+        except TableError as err:
+            raise HTTPException(404, str(err)) from None
+
+    @app.post("/api/tables", status_code=201)
+    async def new_table(body: NewTable) -> dict:
+        options = {k: v for k, v in (("target", body.target), ("negative", body.negative)) if v is not None}
+        try:
+            rules = make_rules(body.variant, **options)
+            seats = [s if s == PERSON else lineup.check(s, body.variant) for s in body.seats]
+            advisor = SHIPPED if lineup.defaults[body.variant] == SHIPPED else None
+            table = await run_in_threadpool(lambda: Table(
+                rules, seats, stand_in=lineup.defaults[body.variant], advisor=advisor, hints=body.hints,
+                grace_seconds=body.grace_seconds, seed=body.seed))
+        except ValueError as err:
+            raise HTTPException(400, str(err)) from None
+        try:
+            table_id = tables.add(table)
+        except StoreFull as err:
+            raise HTTPException(429, str(err)) from None
+        hub.schedule(table_id, table)
+        return {"id": table_id, "invite": f"/#table={table_id}", **table.info()}
+
+    @app.get("/api/tables/{table_id}")
+    def get_table(table_id: str) -> dict:
+        return {"id": table_id, **table_of(table_id).info()}
+
+    @app.post("/api/tables/{table_id}/seats", status_code=201)
+    async def join(table_id: str, body: Join) -> dict:
+        table = table_of(table_id)
+        try:
+            seat, token = await run_in_threadpool(table.join, body.name[: NAME_MAX * 4])
+        except TableFull as err:
+            raise HTTPException(409, str(err)) from None
+        except TableError as err:
+            raise HTTPException(404, str(err)) from None
+        await hub.broadcast(table_id, table)
+        hub.schedule(table_id, table)
+        return {"id": table_id, "seat": seat, "token": token}
+
+    @app.get("/api/tables/{table_id}/replay")
+    def table_replay(table_id: str) -> dict:
+        table = table_of(table_id)
+        with table.lock:
+            if not table.state.finished:
+                raise HTTPException(409, "the game is still running; its replay opens when it is over")
+            record = table.record()
+        return build_replay(record)
+
+    @app.websocket("/ws/tables/{table_id}")
+    async def table_socket(ws: WebSocket, table_id: str) -> None:
+        await ws.accept()
+        try:
+            table, seat = await _greet(ws, table_id, tables, hub)
+        except Refused as err:
+            await ws.send_json({"type": "error", "message": str(err), "fatal": True})
+            await _close(ws, str(err), 4400)
+            return
+        except WebSocketDisconnect:
+            return
+        if seat is not None:
+            await run_in_threadpool(table.connect, seat)
+        hub.add(table_id, ws, seat)
+        await ws.send_json({"type": "welcome", "seat": seat})
+        await hub.broadcast(table_id, table)
+        try:
+            while True:
+                try:
+                    message = await _receive(ws)
+                    await _handle(message, table, seat)
+                except Refused as err:
+                    await ws.send_json({"type": "error", "message": str(err)})
+                    continue
+                await hub.broadcast(table_id, table)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            hub.remove(table_id, ws)
+            if seat is not None and not table.closed:
+                await run_in_threadpool(table.disconnect, seat)
+                await hub.broadcast(table_id, table)
+                hub.schedule(table_id, table)
+
+
+async def _receive(ws: WebSocket) -> dict:
+    """The next client message as a JSON object; :class:`Refused` naming what is wrong with it."""
+    text = await ws.receive_text()
+    if len(text) > MAX_MESSAGE:
+        raise Refused(f"message too long ({len(text)} characters; at most {MAX_MESSAGE})")
+    try:
+        message = json.loads(text)
+    except ValueError:
+        raise Refused("a message is a JSON object like {\"type\": \"move\", \"actions\": [12]}") from None
+    if not isinstance(message, dict):
+        raise Refused("a message is a JSON object like {\"type\": \"move\", \"actions\": [12]}")
+    return message
+
+
+def _parse(model: type[BaseModel], message: dict) -> BaseModel:
+    try:
+        return model.model_validate(message)
+    except ValidationError as err:
+        e = err.errors()[0]
+        where = ".".join(str(part) for part in e.get("loc", ()))
+        raise Refused(f"bad {message.get('type', 'message')!s:.20} message: {where}: {e.get('msg')}") from None
+
+
+async def _greet(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> tuple[Table, int | None]:
+    """The table and seat of a new connection, from its first message."""
+    try:
+        table = tables.get(table_id)
+    except TableError as err:
+        raise Refused(str(err)) from None
+    hello = _parse(Hello, await _receive(ws))
+    if hello.type == "watch":
+        if hub.watchers(table_id) >= MAX_WATCHERS:
+            raise Refused(f"this table has {MAX_WATCHERS} spectators, the most it takes")
+        return table, None
+    if not hello.token:
+        raise Refused("hello needs the seat token that joining the table gave (or watch instead)")
+    try:
+        return table, tables.seat_of(table_id, hello.token)
+    except TableError as err:
+        raise Refused(str(err)) from None
+
+
+async def _handle(message: dict, table: Table, seat: int | None) -> None:
+    """Apply one client message after the first; :class:`Refused` for anything not accepted."""
+    kind = message.get("type")
+    if kind not in ("move", "start"):
+        raise Refused(f"unknown message type {str(kind)[:20]!r}: send move or start")
+    if seat is None:
+        raise Refused("spectators watch: only the people seated at the table move")
+    try:
+        if kind == "start":
+            _parse(Start, message)
+            await run_in_threadpool(table.start, seat)
+            return
+        move = _parse(Move, message)
+        if move.seat is not None and move.seat != seat:
+            raise Refused(f"you sit in seat {seat}: a move for seat {move.seat} is not yours to make")
+        await run_in_threadpool(table.act, seat, move.actions)
+    except TableError as err:
+        raise Refused(str(err)) from None
+
+
+async def _close(ws: WebSocket, reason: str, code: int = 1000) -> None:
+    try:
+        await ws.close(code=code, reason=reason[:120])
+    except Exception:  # already closed
+        pass

@@ -1,0 +1,434 @@
+"""Tables for people: up to three people and agents at one game, joined by an invite link.
+
+A :class:`Table` holds one game whose seats are each an agent (a registry spec) or open for a
+person. A person joins with a name and gets a secret *seat token*; every later request of that
+person names the token, and the token opens only its own seat's view (:meth:`Table.message`),
+never another seat's cards. Spectators get the public table only.
+
+The game starts when every open seat is taken (or when a seated person starts it: the empty open
+seats go to the stand-in agent). A person whose last connection closes keeps the seat for
+``grace_seconds``; after that the stand-in agent plays the seat until the person comes back with
+the token. A table whose people have all been away for the grace period is over
+(:meth:`Table.tick`); :class:`TableStore` then saves its record like a single game's.
+
+Hints (opt-in per table) are the advisor's (the variant's shipped agent) probability of each legal
+move for the person on turn. Every decision of a person is kept beside the advisor's choice and
+probabilities: the *review* of a deal (sent after the deal) and, as the record's
+``probabilities`` of the person's decisions, in the replay.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from manni_env import actions as A
+from manni_env.cards import card_to_str
+from manni_env.engine import GameState, IllegalActionError
+from manni_env.records import game_record
+from manni_env.rules import Rules
+
+from ..human import TableNarrator
+from ..registry import make_agent
+from .game import BUTTON_LABELS, HUMAN, LOG_KEPT, MAX_ACTIONS, WebGame, probabilities_of
+from .store import GameStore, StoreFull
+
+#: A seat open for a person (the other seats hold registry agent specs).
+PERSON = "person"
+NAME_MAX = 24
+#: Finished tables remembered, to tell an expired link from a wrong one.
+ENDED_KEPT = 1000
+
+
+class TableError(ValueError):
+    """A request the table does not accept (wrong seat, not your turn, full); nothing changed."""
+
+
+class TableFull(TableError):
+    """Every seat open for a person is taken."""
+
+
+@dataclass
+class Seat:
+    """One seat: ``spec`` is :data:`PERSON` or an agent spec; a person's seat has a name and a
+    token once joined, and counts its open connections."""
+
+    spec: str
+    name: str | None = None
+    token: str | None = None
+    sockets: int = 0
+    left_at: float | None = None  # when the person's last connection closed
+    stand_in: bool = False  # the stand-in agent plays this person's seat
+
+    @property
+    def person(self) -> bool:
+        return self.spec == PERSON
+
+
+class _PublicNarrator(TableNarrator):
+    """The table talk everybody sees: every seat in the third person (the narrator reads only
+    public facts of its seat's view, so any seat serves)."""
+
+    def _say(self, seat: int, verb: str, own_verb: str, rest: str) -> None:
+        self.output_fn(f"  {self.names[seat]} {verb} {rest}".rstrip())
+
+
+class _SeatWindow(WebGame):
+    """:meth:`WebGame.snapshot` (the single-person page's data) for one seat of a table: built from
+    the table's state and names, without WebGame's agents."""
+
+    def __init__(self, table: Table, seat: int):  # noqa: D107 - no WebGame.__init__: no agents
+        self.state, self.seat, self.seed = table.state, seat, table.seed
+        self.names, self.specs, self.log, self.saved = table.names, table.players, table.log, table.saved
+
+
+def clean_name(name: str, seat: int) -> str:
+    """A person's display name: printable, whitespace collapsed, at most :data:`NAME_MAX` chars."""
+    text = " ".join("".join(ch for ch in name if ch.isprintable()).split())[:NAME_MAX]
+    return text or f"Player {seat + 1}"
+
+
+class Table:
+    """See the module docstring. ``specs``: three seats, :data:`PERSON` or an agent spec, at
+    least one :data:`PERSON`; ``stand_in``: the agent that plays absent people's seats;
+    ``advisor``: the agent whose probabilities make hints and reviews (``None``: neither)."""
+
+    def __init__(self, rules: Rules, specs: Sequence[str], *, stand_in: str, advisor: str | None = None,
+                 hints: bool = False, grace_seconds: float = 120.0, seed: int | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        if len(specs) != 3 or PERSON not in specs:
+            raise ValueError("a table has three seats, at least one of them open for a person")
+        if grace_seconds <= 0:
+            raise ValueError("grace_seconds must be positive")
+        if hints and advisor is None:
+            raise ValueError(f"hints need a shipped agent with action probabilities for {rules.variant}; there is none")
+        self.seats = [Seat(spec) for spec in specs]
+        self.seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else seed
+        self.state = GameState(rules, seed=self.seed)
+        self.stand_in, self.hints, self.grace_seconds, self.clock = stand_in, hints, grace_seconds, clock
+        self.advisor = make_agent(advisor) if advisor is not None else None
+        self.policies = {s: make_agent(seat.spec) for s, seat in enumerate(self.seats) if not seat.person}
+        self.rngs = [np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(s,))) for s in range(3)]
+        self.probabilities: list[list[dict | None]] = [[]]  # per deal, per decision (see agents.web.game)
+        self.reviews: list[list[dict]] = [[]]  # per deal: the people's decisions beside the advisor's
+        self.log: deque[str] = deque(maxlen=LOG_KEPT)
+        self.names = self._names()
+        self.narrator: _PublicNarrator | None = None
+        self.created = clock()
+        self.started = self.closed = self.saved = False
+        self.version = 0  # counts the changes every connection is told about
+        self.lock = threading.RLock()
+
+    # ------------------------------------------------------------------ seats and people
+    @property
+    def players(self) -> list[str]:
+        """The record's players: ``human`` for a person's seat, else the agent's spec."""
+        return [HUMAN if seat.person else seat.spec for seat in self.seats]
+
+    def _names(self) -> list[str]:
+        return [seat.name or ("open seat" if seat.person else f"seat {s} ({seat.spec})")
+                for s, seat in enumerate(self.seats)]
+
+    def _changed(self) -> None:
+        self.names[:] = self._names()
+        self.version += 1
+
+    def join(self, name: str) -> tuple[int, str]:
+        """Seat a person in the first open seat: ``(seat, token)``; :class:`TableFull` if none.
+        The game starts when the last open seat is taken."""
+        with self.lock:
+            if self.closed:
+                raise TableError("this table is over")
+            free = [s for s, seat in enumerate(self.seats) if seat.person and seat.token is None]
+            if not free or self.started:
+                people = sum(seat.person for seat in self.seats)
+                raise TableFull(f"the table is full: its {people} seat{'s' if people > 1 else ''} for people "
+                                "are taken (open the table's link to watch)")
+            seat = self.seats[free[0]]
+            seat.name, seat.token, seat.left_at = clean_name(name, free[0]), secrets.token_urlsafe(18), self.clock()
+            self._changed()
+            if len(free) == 1:
+                self._start()
+            return free[0], seat.token
+
+    def seat_of(self, token: str) -> int:
+        """The seat whose token is ``token``; :class:`TableError` if none of this table's."""
+        for s, seat in enumerate(self.seats):
+            if seat.token is not None and secrets.compare_digest(seat.token, token):
+                return s
+        raise TableError("this seat token is not one of this table's seats")
+
+    def connect(self, seat: int) -> None:
+        """A connection of the person in ``seat`` opened: the person plays the seat again."""
+        with self.lock:
+            person = self.seats[seat]
+            person.sockets += 1
+            person.left_at, person.stand_in = None, False
+            self._changed()
+
+    def disconnect(self, seat: int) -> None:
+        """A connection of ``seat`` closed; the grace period starts when it was the last one."""
+        with self.lock:
+            person = self.seats[seat]
+            person.sockets = max(0, person.sockets - 1)
+            if person.sockets == 0:
+                person.left_at = self.clock()
+            self._changed()
+
+    def start(self, seat: int) -> None:
+        """A seated person starts the game now: the stand-in agent takes the empty open seats."""
+        with self.lock:
+            if self.started:
+                raise TableError("the game has already started")
+            if self.seats[seat].token is None:
+                raise TableError("only a seated person can start the game")
+            self._start()
+
+    def _start(self) -> None:
+        for s, seat in enumerate(self.seats):
+            if seat.person and seat.token is None:
+                seat.spec = self.stand_in
+                self.policies[s] = make_agent(seat.spec)
+        self._changed()
+        self.narrator = _PublicNarrator(self.names, 0, lambda line: self.log.append(line.strip()))
+        self.started = True
+        self._advance()
+
+    def tick(self) -> bool:
+        """Apply the grace period now: the stand-in agent takes the seats of people away longer,
+        and a table everybody left is closed. Returns whether anything changed."""
+        with self.lock:
+            if self.closed:
+                return False
+            now, changed = self.clock(), False
+            people = [seat for seat in self.seats if seat.token is not None]
+            for seat in people:
+                if self._away(seat, now) and not seat.stand_in:
+                    seat.stand_in = changed = True
+            if all(self._away(seat, now) for seat in people) and (people or now - self.created >= self.grace_seconds):
+                self.closed = changed = True
+            if changed:
+                self._changed()
+                if self.started and not self.closed:
+                    self._advance()
+            return changed
+
+    def _away(self, seat: Seat, now: float) -> bool:
+        return seat.sockets == 0 and seat.left_at is not None and now - seat.left_at >= self.grace_seconds
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`tick` may next change something (clock time), or ``None``."""
+        with self.lock:
+            if self.closed:
+                return None
+            times = [seat.left_at + self.grace_seconds for seat in self.seats
+                     if seat.token is not None and seat.sockets == 0 and seat.left_at is not None and not seat.stand_in]
+            if not any(seat.token for seat in self.seats):
+                times.append(self.created + self.grace_seconds)
+            elif not times and all(seat.sockets == 0 for seat in self.seats if seat.token):
+                times.append(max(seat.left_at or 0.0 for seat in self.seats) + self.grace_seconds)
+            return min(times) if times else None
+
+    # ------------------------------------------------------------------ moves
+    def act(self, seat: int, actions: Sequence[int]) -> None:
+        """The move of the person in ``seat``: one decision, or the discards of one exchange (as
+        :meth:`WebGame.act`); then the agents play until a person is on turn. All or nothing."""
+        with self.lock:
+            state = self.state
+            if not 1 <= len(actions) <= MAX_ACTIONS:
+                raise TableError(f"send 1 to {MAX_ACTIONS} actions, got {len(actions)}")
+            if self.closed or state.finished:
+                raise TableError("the game is over")
+            if not self.started:
+                raise TableError("the game has not started: it starts when every open seat is taken")
+            if state.to_move != seat:
+                raise TableError(f"it is not your turn: waiting for {self.names[state.to_move]}")
+            trial = state.clone()
+            phase, deal = trial.phase, len(trial.rounds)
+            for i, action in enumerate(actions):
+                if trial.to_move != seat or trial.phase != phase or len(trial.rounds) != deal:
+                    raise TableError(f"action {i + 1} of {len(actions)} ({A.action_to_str(action)}) comes after your "
+                                     "decision is complete; send one decision at a time")
+                try:
+                    trial.apply(action)
+                except IllegalActionError as err:
+                    raise TableError(str(err)) from None
+            for action in actions:
+                self._apply(action, person=True)
+            self._advance()
+            self._changed()
+
+    def _advance(self) -> None:
+        """Let the agents (and stand-ins) play until a present person is on turn or the game ends."""
+        state = self.state
+        while not state.finished:
+            seat = self.seats[state.to_move]
+            if seat.person and not seat.stand_in:
+                return
+            self._apply(self._policy(state.to_move).act(state.view(state.to_move), self.rngs[state.to_move]),
+                        person=False)
+
+    def _policy(self, seat: int):
+        if seat not in self.policies:  # a person's seat: the stand-in agent, built at its first move
+            self.policies[seat] = make_agent(self.stand_in)
+        return self.policies[seat]
+
+    def _apply(self, action: int, person: bool) -> None:
+        state = self.state
+        seat, phase, deal = state.to_move, state.phase, len(state.rounds)
+        view = state.view(seat)
+        probabilities = probabilities_of(self.advisor if person else self._policy(seat), view)
+        if person and probabilities:
+            chosen, best = A.action_to_str(action), next(iter(probabilities))
+            self.reviews[-1].append({
+                "deal": deal + 1, "seat": seat, "phase": phase.name.lower(), "action": chosen, "agent": best,
+                "p_action": probabilities.get(chosen, 0.0), "p_agent": probabilities[best], "differs": chosen != best,
+            })
+        state.apply(action)
+        self.probabilities[-1].append(probabilities)
+        if len(state.rounds) > deal:
+            self.probabilities.append([])
+            self.reviews.append([])
+        if self.narrator is not None:
+            self.narrator(state, seat, phase, action)
+
+    # ------------------------------------------------------------------ what leaves the server
+    def info(self) -> dict:
+        """The public table: variant, seats (who, connected, stand-in), whether started."""
+        with self.lock:
+            return {
+                "variant": self.state.rules.variant,
+                "hints": self.hints,
+                "grace_seconds": self.grace_seconds,
+                "started": self.started,
+                "closed": self.closed,
+                "finished": self.state.finished,
+                "open_seats": 0 if self.started else sum(s.person and s.token is None for s in self.seats),
+                "seats": [{"seat": s, "name": self.names[s], "person": seat.person, "agent": None if seat.person else seat.spec,
+                           "joined": seat.token is not None, "connected": seat.sockets > 0, "stand_in": seat.stand_in}
+                          for s, seat in enumerate(self.seats)],
+            }
+
+    def message(self, seat: int | None) -> dict:
+        """What a connection of ``seat`` (``None``: a spectator) is sent after each change: the
+        table, the game as that seat sees it, its hints and the review of its last finished deal."""
+        with self.lock:
+            game = None
+            if self.started:
+                game = _SeatWindow(self, 0 if seat is None else seat).snapshot()
+                if seat is None:
+                    game = self._public(game)
+            return {"type": "state", "version": self.version, "seat": seat, "table": self.info(), "game": game,
+                    "hints": self._hints(seat), "review": self._review(seat)}
+
+    def _public(self, game: dict) -> dict:
+        """A seat's snapshot less everything private: what a spectator sees."""
+        state = self.state
+        played = state.view(0).played
+        counts = [state.rules.hand_size - played[s].bit_count() for s in range(3)]
+        prompt = game["prompt"] if state.finished else f"{self.names[state.to_move]} to move."
+        return {**game, "seat": None, "hand": [], "drawn": [], "buttons": [], "select": None, "your_turn": False,
+                "prompt": prompt, "card_counts": counts}
+
+    def _hints(self, seat: int | None) -> list[dict] | None:
+        state = self.state
+        if not (self.hints and self.started and seat is not None and not state.finished and state.to_move == seat
+                and not self.seats[seat].stand_in):
+            return None
+        view = state.view(seat)
+        probabilities = self.advisor.action_probabilities(view)
+        labels = {**BUTTON_LABELS, A.EXCHANGE_DONE: "End the exchange"}
+        hints = [{"action": a, "label": card_to_str(a) if a < 52 else labels.get(a, A.action_to_str(a)),
+                  "p": round(float(p), 4)} for a, p in probabilities.items()]
+        return sorted(hints, key=lambda h: -h["p"])
+
+    def _review(self, seat: int | None) -> dict | None:
+        deals = len(self.state.rounds)
+        if seat is None or deals == 0:
+            return None
+        decisions = [r for r in self.reviews[deals - 1] if r["seat"] == seat]
+        return {"deal": deals, "decisions": decisions, "differs": sum(r["differs"] for r in decisions)}
+
+    def record(self) -> dict:
+        """The ``manni-record/1`` record of the finished deals, with the agents' and the advisor's
+        probabilities (the advisor's beside each person's decision)."""
+        record = game_record(self.state, players=self.players)
+        probabilities = self.probabilities[: len(self.state.rounds)]
+        if any(p is not None for deal in probabilities for p in deal):
+            record["probabilities"] = probabilities
+        return record
+
+
+class TableStore:
+    """The tables in progress (at most ``max_tables``), keyed by random ids; a finished table's
+    record is saved by ``games`` (the single games' store, so into the same records file)."""
+
+    def __init__(self, games: GameStore, max_tables: int = 32):
+        self.games, self.max_tables = games, max_tables
+        self._tables: dict[str, Table] = {}
+        self._ended: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def add(self, table: Table) -> str:
+        """Keep ``table`` under a new id; :class:`StoreFull` when ``max_tables`` are in progress."""
+        with self._lock:
+            if len(self._tables) >= self.max_tables:
+                raise StoreFull(f"{self.max_tables} tables are in progress, the most this server keeps")
+            table_id = secrets.token_urlsafe(9)
+            self._tables[table_id] = table
+        return table_id
+
+    def get(self, table_id: str) -> Table:
+        """The table ``table_id``; :class:`TableError` saying whether it is over or never existed."""
+        with self._lock:
+            table = self._tables.get(table_id)
+            if table is not None:
+                return table
+            if table_id in self._ended:
+                raise TableError("this table is over: everybody left it (its record was saved)")
+        raise TableError("no such table: check the link")
+
+    def seat_of(self, table_id: str, token: str) -> int:
+        """The seat of ``token`` at ``table_id``; :class:`TableError` naming a token of another table."""
+        table = self.get(table_id)
+        try:
+            return table.seat_of(token)
+        except TableError:
+            with self._lock:
+                others = [t for key, t in self._tables.items() if key != table_id]
+            for other in others:
+                try:
+                    other.seat_of(token)
+                except TableError:
+                    continue
+                raise TableError("this seat token belongs to another table: open that table's link") from None
+            raise TableError("unknown seat token: it was not issued for this table (join with the invite link)") from None
+
+    def finish(self, table_id: str) -> bool:
+        """Drop ``table_id`` and save its record (finished deals only); whether one was saved."""
+        with self._lock:
+            table = self._tables.pop(table_id, None)
+            if table is None:
+                return False
+            self._ended[table_id] = None
+            while len(self._ended) > ENDED_KEPT:
+                self._ended.popitem(last=False)
+        with table.lock:
+            table.closed = True
+        return self.games.save(table)  # duck-typed: lock, saved, state, record()
+
+    def close(self) -> None:
+        """Save and drop every table (the server is stopping)."""
+        with self._lock:
+            keys = list(self._tables)
+        for key in keys:
+            self.finish(key)
