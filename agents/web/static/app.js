@@ -93,6 +93,7 @@ async function startGame(event) {
 }
 
 async function send(actions) {
+  if (tableView) return tableView.move(actions);  // a table: over its socket (tables.js)
   if (busy) return;
   busy = true;
   document.body.classList.add("busy");
@@ -238,7 +239,7 @@ function showSummary() {
 }
 
 function replayGame() {
-  guarded(async () => openReplay(await api("GET", `/api/games/${game.id}/replay`)));
+  guarded(async () => openReplay(await api("GET", game.replay_url || `/api/games/${game.id}/replay`)));
 }
 
 function closeSummary() {
@@ -308,13 +309,18 @@ function renderProbabilities(f) {
     return;
   }
   const rows = Object.entries(f.probabilities).slice(0, 12).map(([action, p]) => {
-    const row = el("div", "prob" + (action === f.action ? " chosen" : ""));
+    const row = el("div", "prob" + (action === f.action ? " chosen" : "") + (action === f.agent_choice ? " agent-choice" : ""));
     const bar = el("div", "bar");
     bar.style.width = `${Math.round(p * 100)}%`;
     row.append(el("span", "label", action), el("span", "track"), el("span", "value", `${(p * 100).toFixed(1)}%`));
     row.children[1].append(bar);
     return row;
   });
+  if (f.agent_choice) {  // a person's move beside the agent's (a table's review)
+    const same = f.agent_choice === f.action;
+    rows.unshift(el("p", "review-note" + (same ? "" : " differs"), same ? "The agent would have played the same." :
+      `The agent would have played ${f.agent_choice}.`));
+  }
   box.replaceChildren(...rows);
 }
 
@@ -368,6 +374,7 @@ function wire() {
   $("tab-play").addEventListener("click", () => showTab("play"));
   $("tab-replay").addEventListener("click", () => showTab("replay"));
   $("variant").addEventListener("change", fillOpponents);
+  wireTables();
   $("new-game").addEventListener("submit", startGame);
   $("summary-ok").addEventListener("click", closeSummary);
   $("summary-replay").addEventListener("click", () => {
@@ -413,7 +420,9 @@ async function init() {
       $("server-records").value = "";
       $("server-records-label").hidden = false;
     }
+    fillTableSeats();
     await resumeGame();
+    await resumeTable();
   });
   document.body.dataset.ready = "1";
 }

@@ -1,0 +1,186 @@
+// Tables for people: create a table, join it by its invite link, play over a WebSocket that the
+// server pushes each seat's own view through, with hints and the review of each deal. Uses the
+// helpers of app.js (loaded after this file; everything here runs after it has loaded).
+"use strict";
+
+let tableView = null;  // the open table: {id, token, seat, ws, move(actions)}
+
+const tokenKey = (id) => `manni-table-${id}`;
+
+function fillTableSeats() {
+  const menu = options.agents[$("variant").value];
+  for (const id of ["t-seat1", "t-seat2"]) {
+    const select = $(id);
+    select.replaceChildren(el("option", "", "person (invite)"), ...menu.choices.map((spec) => el("option", "", spec)));
+    select.options[0].value = "person";
+    select.value = id === "t-seat1" ? "person" : menu.default;
+  }
+}
+
+async function createTable(event) {
+  event.preventDefault();
+  await guarded(async () => {
+    const body = {
+      variant: $("variant").value,
+      seats: ["person", $("t-seat1").value, $("t-seat2").value],
+      hints: $("t-hints").checked,
+    };
+    if ($("target").value && !$("target-label").hidden) body.target = Number($("target").value);
+    if ($("seed").value) body.seed = Number($("seed").value);
+    const table = await api("POST", "/api/tables", body);
+    await joinTable(table.id, $("t-name").value);
+  });
+}
+
+async function joinTable(id, name) {
+  const joined = await api("POST", `/api/tables/${id}/seats`, { name });
+  localStorage.setItem(tokenKey(id), joined.token);
+  openTable(id, joined.token);
+}
+
+async function resumeTable() {
+  const match = /^#table=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (!match) return;
+  const id = match[1];
+  const token = localStorage.getItem(tokenKey(id));
+  if (token) {
+    openTable(id, token);
+    return;
+  }
+  const info = await api("GET", `/api/tables/${id}`);
+  const people = info.seats.filter((s) => s.joined).map((s) => s.name);
+  $("join-text").textContent = `A table of ${info.variant}` + (people.length ? ` with ${people.join(" and ")}` : "") +
+    (info.open_seats ? `: ${info.open_seats} open seat${info.open_seats > 1 ? "s" : ""}.` : ": no open seat; you can watch.");
+  $("join").hidden = !info.open_seats;
+  $("join-panel").hidden = false;
+  $("join-panel").dataset.table = id;
+}
+
+function openTable(id, token) {
+  history.replaceState(null, "", `#table=${id}`);
+  $("join-panel").hidden = true;
+  $("new-game").hidden = $("new-table").hidden = true;
+  $("invite").value = `${location.origin}/#table=${id}`;
+  $("seats-panel").hidden = false;
+  tableView = { id, token, seat: null, ws: null, tries: 0, over: false, move: tableMove };
+  roundsSeen = Infinity;  // set from the first state: a rejoin does not show old deals' summaries
+  connectTable();
+}
+
+function connectTable() {
+  const view = tableView;
+  const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/tables/${view.id}`);
+  view.ws = ws;
+  ws.addEventListener("open", () => ws.send(JSON.stringify(view.token ? { type: "hello", token: view.token } : { type: "watch" })));
+  ws.addEventListener("message", (event) => onTableMessage(JSON.parse(event.data)));
+  ws.addEventListener("close", () => {
+    if (view !== tableView || view.over || view.ws !== ws) return;
+    if (view.tries++ < 20) {
+      showError("connection lost: reconnecting…");
+      setTimeout(connectTable, Math.min(5000, 500 * view.tries));
+    }
+  });
+}
+
+function tableMove(actions) {
+  if (busy || !tableView.ws || tableView.ws.readyState !== WebSocket.OPEN) return;
+  busy = true;
+  document.body.classList.add("busy");
+  tableView.ws.send(JSON.stringify({ type: "move", actions }));
+}
+
+function notBusy() {
+  busy = false;
+  document.body.classList.remove("busy");
+}
+
+function onTableMessage(message) {
+  if (message.type === "welcome") {
+    tableView.seat = message.seat;
+    tableView.tries = 0;
+    showError("");
+  } else if (message.type === "error") {
+    notBusy();
+    showError(message.message);
+    if (message.fatal) {
+      tableView.over = true;
+      localStorage.removeItem(tokenKey(tableView.id));
+    }
+  } else if (message.type === "state") {
+    notBusy();
+    showTableState(message);
+  }
+}
+
+function showTableState(message) {
+  const info = message.table;
+  $("seat-list").replaceChildren(...info.seats.map((s) => {
+    const status = !s.person ? "agent" : !s.joined ? "open seat" : s.stand_in ? "away: an agent plays" : s.connected ? "here" : "away";
+    const item = el("li", s.person && s.joined ? (s.connected ? "here" : "away") : "", `${s.name}` +
+      (s.seat === message.seat ? " (you)" : "") + ` · ${status}`);
+    item.dataset.seat = s.seat;
+    return item;
+  }));
+  $("t-start").hidden = info.started || message.seat === null;
+  if (!message.game) {
+    $("table").hidden = true;
+    $("hint-panel").hidden = true;
+    return;
+  }
+  const g = message.game;
+  g.replay_url = `/api/tables/${tableView.id}/replay`;
+  if (roundsSeen === Infinity) roundsSeen = g.rounds.length;
+  showGame(g);
+  showHints(message.hints);
+  showReview(message.review);
+}
+
+function showHints(hints) {
+  $("hint-panel").hidden = !hints;
+  if (!hints) return;
+  $("hints").replaceChildren(...hints.slice(0, 12).map((h, k) => {
+    const row = el("div", "prob hint" + (k === 0 ? " chosen" : ""));
+    const bar = el("div", "bar");
+    bar.style.width = `${Math.round(h.p * 100)}%`;
+    row.append(el("span", "label", h.label), el("span", "track"), el("span", "value", `${(h.p * 100).toFixed(1)}%`));
+    row.children[1].append(bar);
+    row.dataset.action = h.action;
+    return row;
+  }));
+  const byAction = new Map(hints.map((h) => [h.action, h.p]));
+  for (const button of document.querySelectorAll("#hand button.card")) {
+    const h = game.hand.find((c) => c.card === button.dataset.card);
+    if (h && byAction.has(h.action)) {
+      button.title = `agent: ${(byAction.get(h.action) * 100).toFixed(1)}%`;
+      button.classList.toggle("hint-top", h.action === hints[0].action);
+    }
+  }
+}
+
+function showReview(review) {
+  const box = $("review");
+  box.hidden = !review || !review.decisions.length || $("summary").hidden;
+  if (box.hidden) return;
+  $("review-title").textContent = `Your decisions in deal ${review.deal} beside the agent's: ${review.differs} differ`;
+  const head = el("tr");
+  for (const h of ["", "you", "agent", "p(yours)", "p(agent's)"]) head.append(el("th", "", h));
+  const rows = review.decisions.map((d, k) => {
+    const row = el("tr", d.differs ? "differs" : "");
+    row.append(el("th", "", `${k + 1}. ${d.phase}`), el("td", "", d.action), el("td", "", d.agent),
+      el("td", "", `${(d.p_action * 100).toFixed(0)}%`), el("td", "", `${(d.p_agent * 100).toFixed(0)}%`));
+    return row;
+  });
+  $("review-table").replaceChildren(head, ...rows);
+}
+
+function wireTables() {
+  $("variant").addEventListener("change", fillTableSeats);
+  $("new-table").addEventListener("submit", createTable);
+  $("join-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    guarded(() => joinTable($("join-panel").dataset.table, $("join-name").value));
+  });
+  $("watch").addEventListener("click", () => openTable($("join-panel").dataset.table, null));
+  $("t-start").addEventListener("click", () => tableView.ws.send(JSON.stringify({ type: "start" })));
+  $("summary-ok").addEventListener("click", () => { $("review").hidden = true; });
+}

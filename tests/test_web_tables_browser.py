@@ -1,0 +1,169 @@
+"""Tables for people in a real headless browser (the system's Chromium driven by Playwright, as in
+``test_web_browser.py``): two browser contexts are two people at one table with an agent; they play
+a deal by clicking, one closes the tab mid-trick and rejoins with the same hand, hints show for the
+person on turn, and no WebSocket frame a person receives carries a card that person may not know.
+With ``MANNI_DOCS_SCREENSHOTS=1`` the screenshot of the table goes to ``docs/tables.png``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+pytest.importorskip("websockets")
+sync_api = pytest.importorskip("playwright.sync_api")
+
+from test_web_browser import CHROMIUM, CHROMIUM_ARGS, served  # noqa: E402,F401 (the server fixture)
+
+from manni_env.records import read_records  # noqa: E402
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
+CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+class Person:
+    """One browser context (its own storage: its seat token) and its open page, whose received
+    WebSocket frames are kept."""
+
+    def __init__(self, browser, errors: list[str]):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 860})
+        self.frames: list[str] = []
+        self.errors = errors
+        self.page = self.open()
+
+    def open(self):
+        page = self.context.new_page()
+        page.set_default_timeout(15_000)
+        page.on("pageerror", lambda err: self.errors.append(str(err)))
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: self.frames.append(str(payload))))
+        self.page = page
+        return page
+
+    def hand(self) -> list[str]:
+        return self.page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.dataset.card)")
+
+    def my_turn(self) -> bool:
+        return bool(self.page.evaluate("Boolean(game && game.your_turn && !busy) && document.getElementById('summary').hidden"))
+
+    def click_a_move(self) -> None:
+        """The first button (keep the hand, ...) or the first playable card; waits for the push."""
+        page = self.page
+        if page.locator("#buttons button.action").count():
+            page.locator("#buttons button.action").first.click()
+        else:
+            page.locator("#hand button.card:not([disabled])").first.click()
+        page.wait_for_function("!document.body.classList.contains('busy')")
+
+
+def check_hints(person: Person) -> None:
+    """The hint panel lists exactly the legal moves, their probabilities summing to 1."""
+    page = person.page
+    assert page.is_visible("#hint-panel")
+    legal = set(page.locator("#hand button.card:not([disabled])").evaluate_all("cs => cs.map(c => c.dataset.card)"))
+    legal |= set(page.locator("#buttons button.action").evaluate_all("bs => bs.map(b => b.textContent)"))
+    rows = page.locator("#hints .prob")
+    labels = rows.locator(".label").all_inner_texts()
+    assert set(labels) == legal
+    total = sum(float(v.rstrip("%")) for v in rows.locator(".value").all_inner_texts())
+    assert abs(total - 100) < 1
+
+
+def test_two_people_play_a_deal_by_clicking_one_rejoins_mid_trick_with_hints(served, tmp_path):
+    url, store = served
+    errors: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        anna, bjarni = Person(browser, errors), Person(browser, errors)
+        page = anna.page
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        page.select_option("#variant", "basic")
+        page.fill("#target", "1")
+        page.fill("#seed", "8")
+        page.fill("#t-name", "Anna")
+        assert page.input_value("#t-seat1") == "person" and page.input_value("#t-seat2") == "ppo"
+        page.check("#t-hints")
+        page.click("#t-create")
+        page.wait_for_selector("#seats-panel:not([hidden])")
+        invite = page.input_value("#invite")
+        page.wait_for_function("document.getElementById('seat-list').textContent.includes('open seat')")
+        assert "Anna (you) · here" in page.inner_text("#seat-list") and page.is_hidden("#table")
+
+        bjarni.page.goto(invite)
+        bjarni.page.wait_for_selector("#join-panel:not([hidden])")
+        assert "Anna" in bjarni.page.inner_text("#join-text")
+        bjarni.page.fill("#join-name", "Bjarni")
+        bjarni.page.click("#join")
+        for person in (anna, bjarni):
+            person.page.wait_for_selector("#hand button.card")
+        page.wait_for_function("document.getElementById('seat-list').textContent.includes('Bjarni (you)') === false "
+                               "&& document.getElementById('seat-list').textContent.includes('Bjarni · here')")
+
+        rejoined = shot = False
+        screenshot = DOCS / "tables.png" if os.environ.get("MANNI_DOCS_SCREENSHOTS") else tmp_path / "tables.png"
+        for _ in range(120):
+            if any(p.page.is_visible("#summary") for p in (anna, bjarni)):
+                break
+            mover = next((p for p in (anna, bjarni) if p.my_turn()), None)
+            if mover is None:
+                time.sleep(0.05)
+                continue
+            check_hints(mover)
+            if rejoined and mover is anna and not shot:  # two people, the hint panel: the docs' picture
+                anna.page.screenshot(path=str(screenshot))
+                shot = True
+            other = bjarni if mover is anna else anna
+            assert other.page.is_hidden("#hint-panel")
+            mover.click_a_move()
+            trick = anna.page.evaluate("game.trick.length")
+            if not rejoined and mover is anna and trick in (1, 2):  # Anna closes her tab mid-trick
+                hand = anna.hand()
+                anna.page.close()
+                bjarni.page.wait_for_function("document.getElementById('seat-list').textContent.includes('Anna · away')")
+                anna.open().goto(invite)  # the invite link again, in the same browser: her seat back
+                anna.page.wait_for_selector("#hand button.card")
+                assert anna.hand() == hand and anna.page.evaluate("game.trick.length") == trick
+                bjarni.page.wait_for_function("document.getElementById('seat-list').textContent.includes('Anna · here')")
+                rejoined = True
+        else:
+            raise AssertionError("the deal did not end")
+        assert rejoined and shot and screenshot.stat().st_size > 10_000
+        for person in (anna, bjarni):
+            person.page.wait_for_selector("#summary:not([hidden])")
+            review = person.page.locator("#review-table tr")
+            assert person.page.is_visible("#review") and review.count() >= 1 + 4  # the swap and four or more cards
+            assert "differ" in person.page.inner_text("#review-title")
+
+        [record] = read_records(store.records_path)  # target 1: the game ended with this deal, saved
+        assert record["players"] == ["human", "human", "ppo"] and len(record["rounds"]) == 1
+        audit(anna.frames, record["rounds"][0], 0)
+        audit(bjarni.frames, record["rounds"][0], 1)
+
+        page = anna.open()  # hints off: a new table with two agents, no hint panel
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        page.select_option("#variant", "basic")
+        page.select_option("#t-seat1", "ppo")
+        assert not page.is_checked("#t-hints")
+        page.click("#t-create")
+        page.wait_for_selector("#hand button.card")
+        page.wait_for_function("game.your_turn")
+        assert page.is_hidden("#hint-panel") and page.locator("#hints .prob").count() == 0
+        browser.close()
+    assert not errors, errors
+
+
+def audit(frames: list[str], deal: dict, seat: int) -> None:
+    """No frame carries a card of another seat's hand before it was played."""
+    played = {c for trick in deal["tricks"] for c in trick["cards"]}
+    own = set(deal["hands"][seat]) | set(deal.get("manni") or [])  # a swap gives the Manni
+    for frame in frames:
+        shown = set(CARD.findall(frame))
+        assert shown <= own | played, sorted(shown - own - played)
