@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from contextlib import ExitStack
 
 import numpy as np
@@ -349,3 +350,31 @@ def test_a_spectator_never_sees_a_hand_and_seats_see_only_their_own(client, monk
             play_out(sockets, states, np.random.default_rng(seed), turns=30)
         assert audit.checked[None] > 10
         monkeypatch.undo()
+
+
+def test_the_server_hands_an_absent_seat_to_the_agent_and_closes_a_table_everybody_left(client, store):
+    """The grace period on the server's own timer (1 s here): the others are told, the stand-in
+    agent plays, and a table left by everybody is over, its record saved."""
+    table_id = new_table(client, seed=6, grace_seconds=1)
+    _, token_a = join(client, table_id, "A")
+    _, token_b = join(client, table_id, "B")
+    with client.websocket_connect(f"/ws/tables/{table_id}") as ws_b:
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws_a:
+            hello(ws_a, token_a)
+            state = latest(ws_b, hello(ws_b, token_b))
+        while not state["table"]["seats"][0]["stand_in"]:  # pushed when A's grace period ends
+            state = latest(ws_b, ws_b.receive_json())
+        assert not state["table"]["seats"][0]["connected"] and state["game"]["to_move"] != 0
+        while not state["game"]["finished"]:  # B plays on against two agents
+            ws_b.send_json({"type": "move", "actions": choose(state["game"], np.random.default_rng(0))})
+            state = latest(ws_b, ws_b.receive_json())
+    deadline = time.monotonic() + 10
+    while client.get(f"/api/tables/{table_id}").status_code == 200:
+        assert time.monotonic() < deadline, "the table everybody left was not closed"
+        time.sleep(0.1)
+    assert "over" in client.get(f"/api/tables/{table_id}").json()["error"]
+    with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+        ws.send_json({"type": "hello", "token": token_a})
+        assert "over" in ws.receive_json()["message"]
+    [record] = read_records(store.records_path)
+    assert record["players"] == ["human", "human", "ppo"] and record["final"]["winners"]

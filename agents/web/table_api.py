@@ -28,6 +28,7 @@ import json
 import logging
 from typing import Annotated, Literal
 
+import anyio
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
@@ -238,9 +239,10 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup) -> None:
         finally:
             hub.remove(table_id, ws)
             if seat is not None and not table.closed:
-                await run_in_threadpool(table.disconnect, seat)
-                await hub.broadcast(table_id, table)
-                hub.schedule(table_id, table)
+                with anyio.CancelScope(shield=True):  # the grace period starts even if the handler is cancelled
+                    await run_in_threadpool(table.disconnect, seat)
+                    hub.schedule(table_id, table)
+                    await hub.broadcast(table_id, table)
 
 
 async def _receive(ws: WebSocket) -> dict:
