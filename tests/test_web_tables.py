@@ -287,7 +287,9 @@ def test_after_the_grace_period_an_agent_plays_the_seat_until_the_person_returns
                   grace_seconds=120, seed=7, clock=clock)
     (a, token_a), (b, token_b) = table.join("A"), table.join("B")
     table.connect(a), table.connect(b)
-    assert table.started and table.seat_of(token_b) == b
+    assert table.started and table.seat_of(token_a) == a and table.seat_of(token_b) == b
+    with pytest.raises(TableError, match="not one of this table's"):
+        table.seat_of(token_a[:-1] + ("B" if token_a.endswith("A") else "A"))
     table.disconnect(a)
     clock.now = 119.0
     assert not table.tick() and table.next_deadline() == 120.0

@@ -6,7 +6,6 @@ With ``MANNI_DOCS_SCREENSHOTS=1`` the screenshot of the table goes to ``docs/tab
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -141,6 +140,13 @@ def test_two_people_play_a_deal_by_clicking_one_rejoins_mid_trick_with_hints(ser
             assert person.page.is_visible("#review") and review.count() >= 1 + 4  # the swap and four or more cards
             assert "differ" in person.page.inner_text("#review-title")
 
+        anna.page.click("#summary-replay")  # the record's replay: Anna's moves beside the agent's
+        anna.page.wait_for_selector("#replay-view:not([hidden])")
+        for _ in range(60):
+            if anna.page.locator("#r-probs .review-note").count():
+                break
+            anna.page.click("#r-next")
+        assert "The agent would have played" in anna.page.inner_text("#r-probs .review-note")
         [record] = read_records(store.records_path)  # target 1: the game ended with this deal, saved
         assert record["players"] == ["human", "human", "ppo"] and len(record["rounds"]) == 1
         audit(anna.frames, record["rounds"][0], 0)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from typing import Annotated, Literal
 
 import anyio
@@ -46,7 +45,6 @@ from .tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
 #: Largest WebSocket message a client may send (characters), spectators per table, seconds a
 #: slow connection may take to receive one message before it is closed.
 MAX_MESSAGE, MAX_WATCHERS, SEND_TIMEOUT = 4096, 32, 10.0
-log = logging.getLogger("manni.serve")
 
 
 class NewTable(BaseModel):
@@ -125,8 +123,9 @@ class Hub:
                 try:
                     self.sent[ws] = message["version"]
                     await asyncio.wait_for(ws.send_json(message), SEND_TIMEOUT)
-                except Exception:  # a closed or stuck connection: its own loop cleans up
+                except Exception:  # a closed or stuck connection: closed; its own loop cleans up
                     self.remove(table_id, ws)
+                    self._keep(asyncio.ensure_future(_close(ws, "too slow to receive the table's messages", 1008)))
 
     def schedule(self, table_id: str, table: Table) -> None:
         """Run :meth:`Table.tick` when the table's grace period may next end."""
@@ -137,7 +136,10 @@ class Hub:
         asyncio.get_running_loop().call_later(delay, self._spawn, table_id, table)
 
     def _spawn(self, table_id: str, table: Table) -> None:
-        task = asyncio.ensure_future(self.tick(table_id, table))
+        self._keep(asyncio.ensure_future(self.tick(table_id, table)))
+
+    def _keep(self, task: asyncio.Future) -> None:
+        """Hold a background task until it is done (the loop keeps only weak references)."""
         self.timers.add(task)
         task.add_done_callback(self.timers.discard)
 
