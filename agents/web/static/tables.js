@@ -27,6 +27,7 @@ async function createTable(event) {
     };
     if ($("target").value && !$("target-label").hidden) body.target = Number($("target").value);
     if ($("seed").value) body.seed = Number($("seed").value);
+    if ($("t-grace").value) body.grace_seconds = Number($("t-grace").value) * 60;
     const table = await api("POST", "/api/tables", body);
     await joinTable(table.id, $("t-name").value);
   });
