@@ -92,7 +92,7 @@ def test_two_people_play_a_deal_by_clicking_one_rejoins_mid_trick_with_hints(ser
         page.click("#t-create")
         page.wait_for_selector("#seats-panel:not([hidden])")
         invite = page.input_value("#invite")
-        page.wait_for_function("document.getElementById('seat-list').textContent.includes('open seat')")
+        page.wait_for_function("document.getElementById('seat-list').textContent.includes('seat 1 · open')")
         assert "Anna (you) · here" in page.inner_text("#seat-list") and page.is_hidden("#table")
 
         bjarni.page.goto(invite)

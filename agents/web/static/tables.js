@@ -116,8 +116,9 @@ function onTableMessage(message) {
 function showTableState(message) {
   const info = message.table;
   $("seat-list").replaceChildren(...info.seats.map((s) => {
-    const status = !s.person ? "agent" : !s.joined ? "open seat" : s.stand_in ? "away: an agent plays" : s.connected ? "here" : "away";
-    const item = el("li", s.person && s.joined ? (s.connected ? "here" : "away") : "", `${s.name}` +
+    const status = !s.person ? "agent" : !s.joined ? "open: send the invite link" : s.stand_in ? "away: an agent plays" :
+      s.connected ? "here" : "away";
+    const item = el("li", s.person && s.joined ? (s.connected ? "here" : "away") : "", (s.person && !s.joined ? `seat ${s.seat}` : s.name) +
       (s.seat === message.seat ? " (you)" : "") + ` · ${status}`);
     item.dataset.seat = s.seat;
     return item;
