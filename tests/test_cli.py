@@ -9,7 +9,7 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
-from interrupts import interrupt_when_written, manni
+from helpers.interrupts import interrupt_when_written, manni
 
 from manni_env import cli
 from manni_env.cli import main
