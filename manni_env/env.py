@@ -135,20 +135,17 @@ from pettingzoo import AECEnv
 
 from . import fast_wrappers as wrappers
 from .actions import NUM_ACTIONS
-from .cards import SUITS, card_to_str, cards_of, mask_of, sort_for_display
+from .cards import card_to_str, mask_of
 from .engine import Deal, GameState, IllegalActionError, Phase
 from .observation import ObservationEncoder, StateEncoder
 from .rules import ExchangeScheme, make_rules
+from .text import PHASE_NAMES, hand_text
 from .view import SeatView
 
 AGENTS = ("player_0", "player_1", "player_2")
 EPISODES = ("game", "deal")
 REWARDS = ("deal", "outcome")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
-_PHASE_NAMES = {
-    Phase.EXCHANGE: "exchange", Phase.SWAP: "swap", Phase.PICKUP: "Manni pickup", Phase.DISCARD: "Manni discard",
-    Phase.ANNOUNCE: "announcement", Phase.PLAY: "play", Phase.GAME_OVER: "game over",
-}
 
 __all__ = ["AGENTS", "IllegalActionError", "env", "outcome_rewards", "raw_env"]
 
@@ -331,7 +328,7 @@ class raw_env(AECEnv, EzPickle):
         v = g.view(0 if self._over else g.to_move)  # public facts, plus the hand of the agent on turn
         on_turn = "-" if self._over else AGENTS[g.to_move]
         lines = [f"Manni ({g.rules.variant}) | deal {g.deal_index + 1} | dealer {AGENTS[g.dealer]} | "
-                 f"phase: {_PHASE_NAMES[v.phase]} | on turn: {on_turn}"]
+                 f"phase: {PHASE_NAMES[v.phase]} | on turn: {on_turn}"]
         contract = "not announced yet" if v.contract is None else v.contract.describe()
         if v.contract is not None and v.contract.declarer is not None:
             contract += f", declarer {AGENTS[v.contract.declarer]}"
@@ -343,7 +340,7 @@ class raw_env(AECEnv, EzPickle):
         if v.taker is not None:
             lines.append(f"Manni: taken by {AGENTS[v.taker]}")
         if on_turn != "-":
-            lines.append(f"Hand of {on_turn}: {_hand_text(v.hand)}")
+            lines.append(f"Hand of {on_turn}: {hand_text(v.hand)}")
             if v.pending:
                 lines.append(f"Discards chosen by {on_turn}: {' '.join(card_to_str(c) for c in v.pending)}")
         if v.phase == Phase.PLAY:
@@ -374,10 +371,3 @@ class raw_env(AECEnv, EzPickle):
 def _seats(values, signed: bool = False) -> str:
     return ", ".join(f"{AGENTS[s]} {v:+d}" if signed else f"{AGENTS[s]} {v}" for s, v in enumerate(values))
 
-
-def _hand_text(mask: int) -> str:
-    """Cards grouped by suit, high to low: ``S: A K 9  H: Q 2  D: -  C: 7``."""
-    by_suit = {s: [] for s in reversed(SUITS)}
-    for card in sort_for_display(cards_of(mask)):
-        by_suit[SUITS[card // 13]].append(card_to_str(card)[0])
-    return "  ".join(f"{s}: {' '.join(ranks) or '-'}" for s, ranks in by_suit.items())
