@@ -15,6 +15,7 @@ option          meaning
                 play a uniformly random legal move instead, count a strike, and restart the
                 bot at its next decision
 ``log``         directory of the stderr logs (default ``manni-bot-logs`` in the temp dir)
+``transcript``  a file that gets every message sent (``> ``) and answered (``< ``), appended
 ==============  ============================================================================
 """
 
@@ -54,7 +55,8 @@ def _on_error(text: str) -> str:
     return text
 
 
-OPTION_TYPES = {"time_limit": positive_float, "start_limit": positive_float, "on_error": _on_error, "log": Path}
+OPTION_TYPES = {"time_limit": positive_float, "start_limit": positive_float, "on_error": _on_error, "log": Path,
+                "transcript": Path}
 
 
 def make_bot_agent(arg: str | None) -> BotAgent:
@@ -77,7 +79,7 @@ class BotAgent:
     """
 
     def __init__(self, command: str, time_limit: float = 10.0, start_limit: float = 10.0, on_error: str = "stop",
-                 log: Path | None = None):
+                 log: Path | None = None, transcript: Path | None = None):
         try:
             program = shlex.split(command)[0]
         except (ValueError, IndexError):
@@ -87,7 +89,7 @@ class BotAgent:
         self.command = command
         self.name = f"bot:{command}"
         self.time_limit, self.start_limit = float(time_limit), float(start_limit)
-        self.on_error, self.log_dir = _on_error(on_error), log
+        self.on_error, self.log_dir, self.transcript = _on_error(on_error), log, transcript
         self.bot_name: str | None = None
         self.strikes = 0
         self.faults: list[str] = []
@@ -101,7 +103,7 @@ class BotAgent:
         legal = legal_actions_of(view)
         request = P.act(view)
         try:
-            self._begin(view.rules, view.seat)
+            self.start_game(view.rules, view.seat)
             line = self._proc.ask(request, self.time_limit)
             return P.parse_action(line, legal)
         except BotFault as fault:
@@ -129,13 +131,13 @@ class BotAgent:
             self._proc, self._game = None, None
 
     # ------------------------------------------------------------------ internals
-    def _begin(self, rules: Rules, seat: int) -> None:
+    def start_game(self, rules: Rules, seat: int) -> None:
         """Start the process (``hello``) if needed and announce the game if it is new."""
         if self._proc is None or not self._proc.alive:
             if self._proc is not None:
                 self._proc.close()
             self._game = None
-            self._proc = BotProcess(self.command, self.log_dir)
+            self._proc = BotProcess(self.command, self.log_dir, self.transcript)
             try:
                 line = self._proc.ask(P.hello(self.time_limit), self.start_limit)
             except BotFault as fault:

@@ -2,7 +2,8 @@
 
 The child runs in its own process group (Ctrl-C at the terminal reaches only this process, which
 then stops it) and, on Linux, is killed by the kernel if this process dies first. Its stderr goes
-to a log file. :meth:`BotProcess.close` says ``bye``, closes its stdin, waits briefly, then kills
+to a log file; a transcript file, if given, gets every line sent (``> ``) and received (``< ``).
+:meth:`BotProcess.close` says ``bye``, closes its stdin, waits briefly, then kills
 its whole process group; it also runs when the owner is garbage-collected and at interpreter exit.
 """
 
@@ -41,13 +42,14 @@ def default_log_dir() -> Path:
 class BotProcess:
     """One running bot program. ``ask`` sends a message and returns the answer line."""
 
-    def __init__(self, command: str, log_dir: Path | None = None):
+    def __init__(self, command: str, log_dir: Path | None = None, transcript: Path | None = None):
         argv = shlex.split(command)
         if not argv:
             raise ValueError("a bot command is a non-empty command line")
         log_dir = default_log_dir() if log_dir is None else Path(log_dir)
         log_dir.mkdir(parents=True, exist_ok=True)
-        slug = re.sub(r"[^A-Za-z0-9_.-]", "-", Path(argv[-1]).name)[:40] or "bot"
+        program = next((arg for arg in argv[1:] if Path(arg).is_file()), argv[0])  # the script, else the program
+        slug = re.sub(r"[^A-Za-z0-9_.-]", "-", Path(program).name)[:40] or "bot"
         fd, log = tempfile.mkstemp(dir=log_dir, prefix=f"{slug}-", suffix=".log")
         self.command, self.log = command, Path(log)
         try:
@@ -62,11 +64,14 @@ class BotProcess:
         self._in = self.proc.stdin.fileno()
         os.set_blocking(self._in, False)
         self._buffer = b""
-        self._finalizer = weakref.finalize(self, _stop, self.proc)
+        self._transcript = None if transcript is None else open(transcript, "ab")  # noqa: SIM115 (closed in _stop)
+        self._finalizer = weakref.finalize(self, _stop, self.proc, self._transcript)
 
     def send(self, message: dict, deadline: float) -> None:
         """Write one message, waiting at most until ``deadline`` (``time.monotonic()``) for pipe space."""
         data = P.encode(message)
+        if self._transcript is not None:
+            self._transcript.write(b"> " + data)
         while data:
             try:
                 written = os.write(self._in, data)
@@ -91,6 +96,8 @@ class BotProcess:
                 raise BotFault(self._gone())
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
+        if self._transcript is not None:
+            self._transcript.write(b"< " + line + b"\n")
         return line
 
     def ask(self, message: dict, seconds: float) -> bytes:
@@ -127,7 +134,9 @@ class BotProcess:
         return self.proc.poll() is None
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen, transcript) -> None:
+    if transcript is not None:
+        transcript.close()
     for pipe in (proc.stdin, proc.stdout):
         try:
             pipe.close()
