@@ -76,11 +76,15 @@ def _scripted(view, rng: np.random.Generator) -> int:
     return int(legal[rng.integers(len(legal))])
 
 
-def run_checks(command: str, time_limit: float = 10.0, variants: tuple[str, ...] = VARIANTS) -> Iterator[Check]:
-    """Every check of ``command`` in order (see the module docstring)."""
-    bot = BotAgent(command, time_limit=time_limit, start_limit=max(time_limit, 10.0))
+def run_checks(command: str, time_limit: float = 10.0, variants: tuple[str, ...] = VARIANTS,
+               start_limit: float = 10.0) -> Iterator[Check]:
+    """Every check of ``command`` in order (see the module docstring); nothing after a failed hello."""
+    bot = BotAgent(command, time_limit=time_limit, start_limit=start_limit)
     try:
-        yield _hello(bot)
+        hello = _hello(bot)
+        yield hello
+        if not hello.ok:
+            return
         for variant in variants:
             for kind, state in situations(variant):
                 yield _decision(bot, f"{variant} {kind}", state)

@@ -124,8 +124,8 @@ class BotProcess:
         """Say bye, close stdin, wait :data:`EXIT_GRACE_S`, then kill the process group."""
         if self.proc.poll() is None:
             try:
-                os.write(self._in, P.encode(P.bye()))
-            except OSError:
+                self.send(P.bye(), time.monotonic() + EXIT_GRACE_S)
+            except BotFault:
                 pass
         self._finalizer()
 

@@ -20,13 +20,15 @@ def register(subparsers) -> None:
         description="Start COMMAND and check, one PASS/FAIL line each, that it answers the handshake, a "
         "legal action in every phase of every variant (exchange, swap, pickup, discard, announcement, "
         "leading, following, the last card), whole games with their end messages, and that it exits "
-        "after bye. Exit code 1 if any check fails.",
+        "after bye (nothing more is tried after a failed hello). Exit code 1 if any check fails.",
     )
     check.add_argument("command", nargs="+", metavar="COMMAND",
                        help="the bot's command line, quoted as one argument or given as words, e.g. "
                        "'python3 examples/bots/simple_bot.py' (a bot: spec prefix is accepted)")
     check.add_argument("--time-limit", type=float, default=10.0, metavar="S",
                        help="seconds the bot has for each answer (default 10)")
+    check.add_argument("--start-limit", type=float, default=10.0, metavar="S",
+                       help="seconds the bot has to start and answer hello (default 10)")
     check.add_argument("--variant", action="append", metavar="V",
                        help="check only this variant (repeatable; default: every variant)")
     check.set_defaults(func=functools.partial(_check, parser=check))
@@ -44,14 +46,15 @@ def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for variant in variants:
         if variant not in VARIANTS:
             parser.error(f"argument --variant: unknown variant {variant!r}; valid variants: {', '.join(VARIANTS)}")
-    if not args.time_limit > 0:
-        parser.error(f"argument --time-limit: must be a positive number of seconds, got {args.time_limit}")
+    for flag, value in (("--time-limit", args.time_limit), ("--start-limit", args.start_limit)):
+        if not value > 0:
+            parser.error(f"argument {flag}: must be a positive number of seconds, got {value}")
     try:
         BotAgent(command)
     except ValueError as err:
         parser.error(str(err))
     failed = total = 0
-    for check in run_checks(command, args.time_limit, variants):
+    for check in run_checks(command, args.time_limit, variants, args.start_limit):
         print(check.line(), flush=True)
         total += 1
         failed += not check.ok
