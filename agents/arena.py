@@ -35,7 +35,7 @@ import functools
 import itertools
 import math
 import multiprocessing
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -428,15 +428,22 @@ def _summarize(
 
 def _ratings(specs: list[str], games: list[Game]) -> dict[str, tuple[float, float]]:
     """openskill Plackett-Luce (mu, sigma) per distinct spec; one match per game, seats ranked by score."""
+    return openskill_ratings(dict.fromkeys(specs), (([specs[j] for j in g.players], g.score) for g in games))
+
+
+def openskill_ratings(specs: Iterable[str], matches: Iterable[tuple[list[str], Sequence[float]]]
+                      ) -> dict[str, tuple[float, float]]:
+    """openskill Plackett-Luce (mu, sigma) of ``specs`` after ``matches`` in order, each the specs in
+    seat order and their scores; copies of a spec in a match play as separate players and the spec's
+    new rating is their mean."""
     from openskill.models import PlackettLuce
 
     model = PlackettLuce()
-    ratings = {s: model.rating(name=s) for s in dict.fromkeys(specs)}
-    for g in games:
-        seat_specs = [specs[j] for j in g.players]
+    ratings = {s: model.rating(name=s) for s in specs}
+    for seat_specs, score in matches:
         teams = [[model.rating(mu=ratings[s].mu, sigma=ratings[s].sigma)] for s in seat_specs]
-        updated = model.rate(teams, scores=[float(x) for x in g.score])
-        for s in ratings:
+        updated = model.rate(teams, scores=[float(x) for x in score])
+        for s in dict.fromkeys(seat_specs):
             new = [team[0] for team, owner in zip(updated, seat_specs) if owner == s]
             ratings[s] = model.rating(mu=float(np.mean([r.mu for r in new])), sigma=float(np.mean([r.sigma for r in new])), name=s)
     return {s: (float(r.mu), float(r.sigma)) for s, r in ratings.items()}
