@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING
 
 from manni_env import actions as A
-from manni_env.cards import SUITS, card_to_str, mask_to_strs
+from manni_env.cards import NUM_CARDS, SUITS, card_to_str, cards_of
 from manni_env.rules import Contract, ContractSource, ExchangeScheme, Phase, Rules
 from manni_env.view import SeatView
 
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 PROTOCOL = "manni-bot/1"
 PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
+#: every action's name by number (cards first), looked up once per message field
+_NAMES = tuple(A.action_to_str(a) for a in range(A.NUM_ACTIONS))
+_CARDS = _NAMES[:NUM_CARDS]
 
 
 def hello(time_limit: float) -> dict:
@@ -44,18 +47,18 @@ def act(view: SeatView) -> dict:
         "dealer": view.dealer,
         "phase": PHASE_NAMES[view.phase],
         "legal": legal,
-        "legal_names": [A.action_to_str(a) for a in legal],
-        "hand": mask_to_strs(view.hand),
+        "legal_names": [_NAMES[a] for a in legal],
+        "hand": _card_names(view.hand),
         "contract": contract_of(view.contract),
-        "cut_card": None if view.cut_card is None else card_to_str(view.cut_card),
+        "cut_card": None if view.cut_card is None else _CARDS[view.cut_card],
         "history": history(view),
-        "trick": [card_to_str(c) for c in view.trick],
+        "trick": [_CARDS[c] for c in view.trick],
         "leader": view.leader,
         "own": {
-            "dealt": mask_to_strs(view.dealt_hand),
-            "discards": mask_to_strs(view.discards),
-            "drawn": mask_to_strs(view.drawn),
-            "pending": [card_to_str(c) for c in view.pending],
+            "dealt": _card_names(view.dealt_hand),
+            "discards": _card_names(view.discards),
+            "drawn": _card_names(view.drawn),
+            "pending": [_CARDS[c] for c in view.pending],
             "exchange_limit": view.exchange_limit,
         },
         "manni_used": view.manni_used,
@@ -98,16 +101,17 @@ def contract_of(contract: Contract | None) -> dict | None:
 
 
 def history(view: SeatView) -> list[dict]:
-    """The public decisions of this deal in order, each ``{"seat", "action", "name"}``: the exchange
-    decisions (Hornafjarðarmanni: ``exchange_done`` with the public ``count`` of cards exchanged;
-    which cards is private), keep/swap, pass/take, the announcement, then every card played."""
+    """The public decisions of this deal in order, each ``[seat, action, name]``: the exchange
+    decisions (Hornafjarðarmanni: ``[seat, 52, "exchange_done", count]`` with the public count of
+    cards exchanged; which cards is private), keep/swap, pass/take, the announcement, then every
+    card played."""
     spec = view.rules.spec
     order = (view.forehand, (view.dealer + 2) % 3, view.dealer)
-    events: list[dict] = []
+    events: list[list] = []
     if spec.exchange == ExchangeScheme.EXCHANGE:
         for seat in order:
             if view.exchange_counts[seat] >= 0:
-                events.append(_event(seat, A.EXCHANGE_DONE, count=view.exchange_counts[seat]))
+                events.append([seat, A.EXCHANGE_DONE, _NAMES[A.EXCHANGE_DONE], view.exchange_counts[seat]])
     else:
         keep, take = (A.KEEP_HAND, A.SWAP_HAND) if spec.exchange == ExchangeScheme.SWAP else (A.PASS_MANNI, A.TAKE_MANNI)
         events += [_event(seat, keep) for seat in view.passed]
@@ -118,12 +122,16 @@ def history(view: SeatView) -> list[dict]:
     if spec.contract_source == ContractSource.ANNOUNCE and contract is not None:
         row = next(a for a in spec.announcements if a.name == contract.name and a.trump == contract.trump)
         events.append(_event(contract.declarer, row.action))
-    events += [_event(seat, card) for seat, card in view.plays]
+    events += [[seat, card, _CARDS[card]] for seat, card in view.plays]
     return events
 
 
-def _event(seat: int, action: int, **extra: int) -> dict:
-    return {"seat": seat, "action": action, "name": A.action_to_str(action), **extra}
+def _event(seat: int, action: int) -> list:
+    return [seat, action, _NAMES[action]]
+
+
+def _card_names(mask: int) -> list[str]:
+    return [_CARDS[c] for c in cards_of(mask)]
 
 
 def encode(message: dict) -> bytes:

@@ -138,9 +138,7 @@ def test_history_names_the_public_decisions_in_order():
     first = state.legal_actions()[0]
     state.apply(first)
     request = P.act(state.view(1))
-    assert request["history"] == [{"seat": 0, "action": A.KEEP_HAND, "name": "keep_hand"},
-                                  {"seat": 1, "action": A.SWAP_HAND, "name": "swap_hand"},
-                                  {"seat": 0, "action": first, "name": card_to_str(first)}]
+    assert request["history"] == [[0, A.KEEP_HAND, "keep_hand"], [1, A.SWAP_HAND, "swap_hand"], [0, first, card_to_str(first)]]
     assert request["phase"] == "play" and request["seat"] == 1 and request["contract"]["kind"] == "trump"
     assert request["legal_names"] == [card_to_str(a) for a in request["legal"]]
     assert [card_from_str(c) for c in request["hand"]] == cards_of(state.hand_mask(1))
@@ -150,7 +148,7 @@ def test_history_names_the_public_decisions_in_order():
     horn.apply(horn.legal_actions()[0])
     horn.apply(A.EXCHANGE_DONE)  # seat 1 exchanged one card, publicly
     view = horn.view(2)
-    assert P.act(view)["history"] == [{"seat": 1, "action": A.EXCHANGE_DONE, "name": "exchange_done", "count": 1}]
+    assert P.act(view)["history"] == [[1, A.EXCHANGE_DONE, "exchange_done", 1]]
     assert P.act(view)["own"]["pending"] == [] and P.act(view)["cut_card"] == card_to_str(view.cut_card)
 
 
