@@ -1,9 +1,9 @@
 """``bot:COMMAND``: a program in any language as a player, over the ``manni-bot/1`` protocol.
 
-``bot:python3 examples/bots/random_bot.py`` runs the command line (split like a shell does, no
+``bot:python3 examples/bots/simple_bot.py`` runs the command line (split like a shell does, no
 shell) once per agent object, i.e. once per seat and game series, and asks it for every decision
 of its seat (see docs/bot-protocol.md). Options go before the command, ending with a colon:
-``bot:time_limit=2,on_error=fallback:node examples/bots/random_bot.js``.
+``bot:time_limit=2,on_error=fallback:node examples/bots/simple_bot.js``.
 
 ==============  ============================================================================
 option          meaning
@@ -34,7 +34,7 @@ from manni_env.view import SeatView
 
 from . import bot_protocol as P
 from .base import legal_actions_of
-from .bot_process import BotFault, BotProcess
+from .bot_process import BotFault, BotProcess, BotTimeout
 from .spec_options import parse_options, positive_float
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ OPTION_TYPES = {"time_limit": positive_float, "start_limit": positive_float, "on
 def make_bot_agent(arg: str | None) -> BotAgent:
     """The registry's factory: ``[OPTIONS:]COMMAND``."""
     if arg is None or not arg.strip():
-        raise ValueError("bot needs a command line, e.g. bot:python3 examples/bots/random_bot.py")
+        raise ValueError("bot needs a command line, e.g. bot:python3 examples/bots/simple_bot.py")
     match = _OPTIONS.match(arg.strip())
     options = parse_options(match.group(1), OPTION_TYPES) if match else {}
     command = match.group(2) if match else arg
@@ -106,8 +106,10 @@ class BotAgent:
             self.start_game(view.rules, view.seat)
             line = self._proc.ask(request, self.time_limit)
             return P.parse_action(line, legal)
+        except BotTimeout as fault:
+            reason = f"timed out after {self.time_limit:g} s ({fault})"
         except BotFault as fault:
-            reason = f"{fault} after {self.time_limit:g} s" if str(fault) == "timed out" else str(fault)
+            reason = str(fault)
         except ValueError as err:
             reason = str(err)
         return self._fault(view.seat, reason, request, legal, rng)
@@ -140,9 +142,10 @@ class BotAgent:
             self._proc = BotProcess(self.command, self.log_dir, self.transcript)
             try:
                 line = self._proc.ask(P.hello(self.time_limit), self.start_limit)
+            except BotTimeout as fault:
+                raise BotFault(f"timed out after {self.start_limit:g} s at hello ({fault})") from None
             except BotFault as fault:
-                raise BotFault(f"{fault} after {self.start_limit:g} s at hello" if str(fault) == "timed out"
-                               else f"{fault} at hello") from None
+                raise BotFault(f"{fault} at hello") from None
             try:
                 self.bot_name = P.parse_hello(line)
             except ValueError as err:

@@ -35,6 +35,10 @@ class BotFault(Exception):
     """The bot did not answer in time, exited, or wrote something that is not an answer."""
 
 
+class BotTimeout(BotFault):
+    """No answer (or no room in the bot's input) before the deadline."""
+
+
 def default_log_dir() -> Path:
     return Path(tempfile.gettempdir()) / "manni-bot-logs"
 
@@ -83,14 +87,14 @@ class BotProcess:
             if data:
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([], [self._in], [], left)[1]:
-                    raise BotFault("timed out: it does not read its input")
+                    raise BotTimeout("it does not read its input")
 
     def receive(self, deadline: float) -> bytes:
         """The next line the bot writes, waiting at most until ``deadline``."""
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self._out], [], [], left)[0]:
-                raise BotFault("timed out")
+                raise BotTimeout("no answer")
             chunk = os.read(self._out, 65536)
             if not chunk:
                 raise BotFault(self._gone())
