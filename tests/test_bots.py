@@ -193,12 +193,15 @@ REASONS = {"slow": "timed out after 0.3 s", "silent": "timed out after 0.3 s", "
 
 
 @pytest.mark.parametrize("mode", FAULTS)
-def test_a_failing_bot_stops_the_arena_naming_bot_seat_and_request(mode):
+def test_a_failing_bot_stops_the_arena_naming_bot_seat_and_request(mode, tmp_path):
+    marker = f"marker-{tmp_path.name}"
     spec = f"bot:time_limit=0.3:{FAULTY} {mode} 2"
+    good = f"bot:{FAULTY} good 0 {marker}"
     start = time.monotonic()
     with pytest.raises(BotError) as stop:
-        run_arena([spec, "random", "random"], make_rules("basic"), deals=1, seed=0, progress=False)
+        run_arena([spec, good, "random"], make_rules("basic"), deals=1, seed=0, progress=False)
     assert time.monotonic() - start < 5
+    assert _running(marker) == []  # the good bot is stopped too
     text = str(stop.value)
     assert text.startswith(f"bot {spec!r} (faulty-{mode}) in seat ")
     assert REASONS[mode] in text and 'request: {"type":"act"' in text and "stderr log: " in text
@@ -253,8 +256,12 @@ def test_ctrl_c_leaves_no_bot_processes(tmp_path):
               "--no-progress"), records)
     assert stopped.code == 130
     time.sleep(0.5)
-    left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and marker in _cmdline(p) and alive(int(p.name))]
-    assert left == []
+    assert _running(marker) == []
+
+
+def _running(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker``."""
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and marker in _cmdline(p) and alive(int(p.name))]
 
 
 def _cmdline(proc: Path) -> str:

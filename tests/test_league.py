@@ -91,3 +91,27 @@ def test_a_kept_cell_of_other_settings_needs_force(tmp_path, capsys):
         main(["league", "random", "rule_based", "--variant", "basic", "--deals", "2", "--seed", "4", "--out", str(tmp_path),
               "--no-progress"])
     assert "holds a result of other settings" in capsys.readouterr().err
+
+
+def test_ctrl_c_keeps_the_finished_deals_and_the_next_run_completes_the_cell(tmp_path, capsys, monkeypatch):
+    import agents.league as league_module
+    from agents.arena import ArenaInterrupted
+
+    real = league_module.run_arena
+
+    def stopped_in_the_second_cell(agents, rules, deals, seed, **kwargs):
+        if agents[0] == "rule_based":  # the second cell: 1 of its 2 deals, then Ctrl-C
+            partial = real(agents, rules, 1, seed, **kwargs)
+            partial.settings["units_requested"] = deals
+            raise ArenaInterrupted(1, deals, partial)
+        return real(agents, rules, deals, seed, **kwargs)
+
+    monkeypatch.setattr(league_module, "run_arena", stopped_in_the_second_cell)
+    assert league(tmp_path, "random", "rule_based", "--variant", "basic") == 130
+    assert "manni league: interrupted" in capsys.readouterr().err
+    assert "1 of 2 deals (interrupted)" in (tmp_path / "basic" / "leaderboard.md").read_text()
+    monkeypatch.setattr(league_module, "run_arena", real)
+    assert league(tmp_path, "random", "rule_based", "--variant", "basic") == 0
+    printed = capsys.readouterr().out
+    assert "kept random vs rule_based" in printed and "[1/1] rule_based vs random" in printed
+    assert "(interrupted)" not in (tmp_path / "basic" / "leaderboard.md").read_text()
