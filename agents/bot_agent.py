@@ -126,11 +126,14 @@ class BotAgent:
         except BotFault:
             pass
 
-    def close(self) -> None:
-        """Stop the bot process (it is started again by the next decision)."""
-        if self._proc is not None:
-            self._proc.close()
-            self._proc, self._game = None, None
+    def close(self) -> int | None:
+        """Stop the bot process (a next decision starts it again); its exit code (negative: killed by
+        that signal, as it did not exit in time), or None if no process was running."""
+        if self._proc is None:
+            return None
+        proc, self._proc, self._game = self._proc, None, None
+        proc.close()
+        return proc.proc.returncode
 
     # ------------------------------------------------------------------ internals
     def start_game(self, rules: Rules, seat: int) -> None:

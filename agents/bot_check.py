@@ -130,11 +130,12 @@ def _whole_game(bot: BotAgent, variant: str) -> Check:
 
 
 def _bye(bot: BotAgent) -> Check:
-    proc = bot._proc
-    if proc is None:
-        return Check("bye", False, "no bot process left to stop")
-    bot.close()
-    code = proc.proc.returncode
-    if code is None or code < 0:
+    try:
+        bot.start_game(make_rules(VARIANTS[0]), 0)  # a bot stopped by a failed check is started again
+    except BotFault as fault:
+        bot.close()
+        return Check("bye", False, f"could not start it again: {fault}")
+    code = bot.close()
+    if code < 0:
         return Check("bye", False, f"did not exit within {EXIT_GRACE_S} s of bye and the end of its input (killed)")
     return Check("bye", True, f"exited with code {code}")
