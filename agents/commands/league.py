@@ -16,7 +16,7 @@ def register(subparsers) -> None:
         "league",
         help="every agent against two copies of every other; leaderboard with CIs, ratings and ms/move",
         description="Play `manni arena X Y Y` in duplicate deals for every ordered pair of the agents and write a "
-        "leaderboard (mean deal score with 95%% CI, openskill rating, ms/move) as Markdown, JSON and PNG to "
+        "leaderboard (mean deal score with 95% CI, openskill rating, ms/move) as Markdown, JSON and PNG to "
         "OUT/VARIANT/. Cells already played with these settings are kept, so adding an agent plays only its "
         "new cells; results depend only on the seed. Ctrl-C keeps the finished deals and rebuilds the leaderboard.",
     )
