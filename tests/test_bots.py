@@ -17,6 +17,7 @@ import pytest
 from agents import bot_protocol as P
 from agents.arena import run_arena
 from agents.bot_agent import BotAgent, BotError
+from agents.commands.play import play_terminal
 from agents.envs import single_agent_env
 from agents.match import play_game
 from agents.random_agent import RandomAgent
@@ -321,3 +322,12 @@ def test_bots_in_simulate_gymnasium_and_the_web_lineup(tmp_path):
 
     lineup = Lineup([f"bot:{PYTHON_BOT}"])
     assert all(f"bot:{PYTHON_BOT}" in lineup.choices[v] for v in VARIANTS)
+
+
+def test_a_person_plays_against_a_bot_in_the_terminal():
+    from test_play import ScriptedPerson
+
+    person = ScriptedPerson(seed=2)
+    state = play_terminal(make_rules("basic", target=2), [f"bot:{PYTHON_BOT}", "random"], seat=1, seed=4,
+                          input_fn=person.input, output_fn=person.output)
+    assert state.finished and "Game over after" in "\n".join(person.screen)
