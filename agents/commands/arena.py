@@ -51,6 +51,7 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from manni_env.cli_options import prepare_output_file, rules_from_args
 
     from ..arena import ArenaInterrupted, run_arena
+    from ..bot_agent import BotError
     from ..registry import make_agent
 
     rules = rules_from_args(args)
@@ -70,6 +71,9 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )
     except ArenaInterrupted as stop:
         return _interrupted(stop, args)
+    except BotError as err:
+        print(f"manni arena: {err}", file=sys.stderr)
+        return 1
     print(result.to_markdown())
     if args.out:
         write_outputs(result, args.out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -49,6 +50,7 @@ def register(subparsers) -> None:
 def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from manni_env.cli_options import prepare_output_file, rules_from_args
 
+    from ..bot_agent import BotError
     from ..registry import make_agent
 
     rules = rules_from_args(args)
@@ -60,7 +62,11 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(err))
     if args.save is not None:
         prepare_output_file(parser, args.save, "--save", append=True)
-    play_terminal(rules, opponents, args.seat, args.seed, args.save)
+    try:
+        play_terminal(rules, opponents, args.seat, args.seed, args.save)
+    except BotError as err:
+        print(f"manni play: {err}", file=sys.stderr)
+        return 1
     return 0
 
 
