@@ -29,7 +29,7 @@ from manni_env.cards import card_from_str, card_to_str, cards_of
 from manni_env.engine import GameState
 from manni_env.rules import VARIANTS, make_rules
 
-from interrupts import alive, interrupt_when_written, manni
+from helpers.interrupts import alive, interrupt_when_written, manni
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON_BOT = f"{sys.executable} {ROOT / 'examples/bots/simple_bot.py'}"
