@@ -422,6 +422,8 @@ class GameState:
                 return
         if type(action) is not int:
             try:
+                if isinstance(action, bool):  # True is 1 to Python, but not an action
+                    raise TypeError
                 action = operator.index(action)
             except TypeError:
                 raise IllegalActionError(

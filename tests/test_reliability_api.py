@@ -142,3 +142,12 @@ def test_an_opponent_factory_is_checked_at_reset():
     env = SingleAgentManniEnv("hornafjardar", opponents=lambda rng: (make_agent("ppo:basic"), make_agent("random")))
     with pytest.raises(ValueError, match="trained for variant 'basic'"):
         env.reset(seed=0)
+
+
+@pytest.mark.parametrize("action", [False, True, 3.0, "3", None])
+def test_engine_apply_refuses_non_integers_unchanged(action):
+    state = GameState(make_rules("basic"), seed=0)
+    before = state.to_dict()
+    with pytest.raises(ValueError, match="an action is an integer"):
+        state.apply(action)
+    assert state.to_dict() == before
