@@ -252,6 +252,8 @@ class raw_env(AECEnv, EzPickle):
     def _deals_option(options: dict | None) -> list[Deal] | None:
         if not options:
             return None
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict such as {{'deals': [...]}}, got {type(options).__name__}")
         unknown = sorted(set(options) - {"deals"})
         if unknown:
             warnings.warn(f"manni_v0 reset ignores unknown options {unknown}; it understands 'deals'", stacklevel=3)
@@ -261,6 +263,10 @@ class raw_env(AECEnv, EzPickle):
         return None if deals is None else list(deals)
 
     def step(self, action: int) -> None:
+        if self.game is None:
+            raise ValueError("call reset() before step()")
+        if not self.agents:
+            raise ValueError("the episode is over and every agent has left: call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -292,6 +298,8 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------------------ observations
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if self.game is None:
+            raise ValueError("call reset() before observe()")
         view = SeatView.of(self.game, _SEAT[agent])
         if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
             mask = self.encoder.action_mask(view)

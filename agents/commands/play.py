@@ -99,6 +99,10 @@ def play_terminal(
               + ", ".join(names[s] for s in range(3) if s != seat) + ". Type ? for help, q to quit.")
     try:
         play_game(state, policies, rngs, observer=TableNarrator(names, seat, output_fn))
+    except KeyboardInterrupt:  # Ctrl-C: keep what --save asked for, then stop as every command does
+        if save:
+            _save(state, specs, save, output_fn)
+        raise
     except (QuitGame, EOFError):
         output_fn("\nGame stopped.")
         save = _ask_save(save, input_fn)
@@ -117,16 +121,18 @@ def _final(state: GameState, names: Sequence[str], output_fn: Callable[[str], No
 
 
 def _ask_save(save: str | None, input_fn: Callable[[str], str]) -> str | None:
-    """After a quit: confirm saving to ``save``, or ask for a file name."""
+    """After a quit: confirm saving to ``save`` (yes unless told no: ``--save`` asked for it), or
+    ask for a file name."""
     try:
         if save:
-            return save if input_fn(f"save the unfinished game to {save}? [y/N] ").strip().lower() in ("y", "yes") else None
+            return None if input_fn(f"save the unfinished game to {save}? [Y/n] ").strip().lower() in ("n", "no") else save
         return input_fn("save the unfinished game? file name (empty: don't save): ").strip() or None
-    except EOFError:
-        return None
+    except EOFError:  # no one to answer: --save still holds
+        return save
 
 
 def _save(state: GameState, players: list[str], path: str, output_fn: Callable[[str], None]) -> None:
+    """Append the record of ``state`` (its finished deals) to ``path``."""
     from manni_env.records import game_record, write_records
 
     write_records(path, [game_record(state, players=players)])

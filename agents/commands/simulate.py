@@ -66,6 +66,10 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except BotError as err:
         print(f"manni simulate: {err}; kept the {written} finished games in {args.records}", file=sys.stderr)
         return 1
+    except OSError as err:  # e.g. the disk filled up while the games were written
+        print(f"manni simulate: error: cannot write to {args.records} ({err.strerror or err}); "
+              f"kept the {written} games written before", file=sys.stderr)
+        return 2
     print(f"wrote {written} {rules.variant} games to {args.records}")
     return 0
 
