@@ -20,7 +20,8 @@ units; ``None`` with fewer than 2). Head-to-head: the same over the per-unit dif
 specs' scores. Ratings: openskill's Plackett-Luce model, one match per unit-seating with the three
 seats ranked by score, matches in unit then seating order; copies of a spec enter a match as
 separate players and the spec's new rating is their mean. Time per move is the wall time inside
-``act`` — the only figure that differs between identical runs.
+``act`` — the only figure that differs between identical runs. Strikes: the fallback moves played for
+a failing ``bot:`` agent with ``on_error=fallback`` (:mod:`agents.bot_agent`).
 
 Workers are spawned processes that each build the agents once and play small ranges of units; the
 results come back in unit order, so ``records`` grows unit by unit (with one worker, after every
@@ -35,7 +36,7 @@ import functools
 import itertools
 import math
 import multiprocessing
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -81,6 +82,7 @@ class _Chunk:
     records: list[dict]
     seconds: list[float]  # per player index
     moves: list[int]
+    strikes: list[int]  # fallback moves played for a failing bot (``bot:...,on_error=fallback``)
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ class AgentStats:
     ordinal: float
     ms_per_move: float
     moves: int
+    strikes: int = 0  # fallback moves played for a failing bot
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,9 @@ class ArenaResult:
                 f"| {a.spec} | {a.copies} | {a.deal_score.text()} | {win} | {a.mu:.2f} | {a.sigma:.2f} | "
                 f"{a.ordinal:.2f} | {a.ms_per_move:.3f} |"
             )
+        struck = [f"{a.spec} {a.strikes} of {a.moves} moves" for a in self.agents if a.strikes]
+        if struck:
+            lines += ["", f"Strikes (a failing bot's moves played by the fallback): {'; '.join(struck)}"]
         if self.head_to_head:
             lines += ["", "| head to head (a − b) | mean deal-score difference [95% CI] |", "|---|---|"]
             lines += [f"| {p.a} − {p.b} | {p.difference.text()} |" for p in self.head_to_head]
@@ -263,6 +269,7 @@ def _result(agents: list[str], rules: Rules, seed: int, workers: int, mode: str,
     games = [g for c in chunks for g in c.games]
     seconds = [sum(c.seconds[j] for c in chunks) for j in range(3)]
     moves = [sum(c.moves[j] for c in chunks) for j in range(3)]
+    strikes = [sum(c.strikes[j] for c in chunks) for j in range(3)]
     settings = {
         "agents": list(agents),
         "variant": rules.variant,
@@ -275,7 +282,7 @@ def _result(agents: list[str], rules: Rules, seed: int, workers: int, mode: str,
     }
     if requested is not None:
         settings["units_requested"] = requested
-    stats, pairs = _summarize(agents, games, seconds, moves, mode)
+    stats, pairs = _summarize(agents, games, seconds, moves, strikes, mode)
     return ArenaResult(settings, stats, pairs, games)
 
 
@@ -286,7 +293,10 @@ def _chunk_results(specs: list[str], rules: Rules, seed: int, mode: str, deals: 
     or up to :data:`MAX_CHUNK` units per task in ``workers`` processes (terminated on leaving)."""
     if workers == 1:
         players = [_make_agent(spec) for spec in specs]
-        yield (_play_units(players, specs, rules, seed, mode, unit, unit + 1, want_records) for unit in range(deals))
+        try:
+            yield (_play_units(players, specs, rules, seed, mode, unit, unit + 1, want_records) for unit in range(deals))
+        finally:
+            _close(players)
         return
     size = max(1, min(math.ceil(deals / (workers * 8)), MAX_CHUNK))
     spans = [(start, min(start + size, deals)) for start in range(0, deals, size)]
@@ -316,6 +326,14 @@ def _play_in_worker(specs: list[str], rules: Rules, seed: int, mode: str, want_r
     return _play_units(_worker_players, specs, rules, seed, mode, *span, want_records)
 
 
+def _close(players: list[Policy]) -> None:
+    """Stop the agents that hold a resource (a ``bot:`` process)."""
+    for player in players:
+        close = getattr(player, "close", None)
+        if close is not None:
+            close()
+
+
 def _check_arguments(agents: list[str], deals: int, seed: int, workers: int, mode: str) -> None:
     if len(agents) != 3:
         raise ValueError(f"the arena needs exactly 3 agent specs (copies allowed), got {len(agents)}: {agents}")
@@ -337,7 +355,8 @@ def _play_units(
     want_records: bool,
 ) -> _Chunk:
     """Play units ``start..stop-1`` under all seatings with ``players`` (the agents of ``specs``)."""
-    chunk = _Chunk(stop - start, [], [], [0.0, 0.0, 0.0], [0, 0, 0])
+    chunk = _Chunk(stop - start, [], [], [0.0, 0.0, 0.0], [0, 0, 0], [0, 0, 0])
+    struck = [getattr(player, "strikes", 0) for player in players]
     for unit in range(start, stop):
         game_seed = unit_seed(seed, unit)
         for p, seating in enumerate(SEATINGS):
@@ -355,11 +374,12 @@ def _play_units(
             chunk.games.append(Game(unit, p, seating, tuple(score), len(state.rounds), win))
             if want_records:
                 chunk.records.append(game_record(state, players=[specs[j] for j in seating]))
+    chunk.strikes = [getattr(player, "strikes", 0) - before for player, before in zip(players, struck)]
     return chunk
 
 
 def _summarize(
-    specs: list[str], games: list[Game], seconds: list[float], moves: list[int], mode: str
+    specs: list[str], games: list[Game], seconds: list[float], moves: list[int], strikes: list[int], mode: str
 ) -> tuple[list[AgentStats], list[PairStats]]:
     distinct = list(dict.fromkeys(specs))
     units = sorted({g.unit for g in games})
@@ -397,6 +417,7 @@ def _summarize(
                 ordinal=mu - 3.0 * sigma,
                 ms_per_move=ms,
                 moves=n_moves,
+                strikes=sum(strikes[j] for j in idx),
             )
         )
     pairs = [
@@ -408,15 +429,22 @@ def _summarize(
 
 def _ratings(specs: list[str], games: list[Game]) -> dict[str, tuple[float, float]]:
     """openskill Plackett-Luce (mu, sigma) per distinct spec; one match per game, seats ranked by score."""
+    return openskill_ratings(dict.fromkeys(specs), (([specs[j] for j in g.players], g.score) for g in games))
+
+
+def openskill_ratings(specs: Iterable[str], matches: Iterable[tuple[list[str], Sequence[float]]]
+                      ) -> dict[str, tuple[float, float]]:
+    """openskill Plackett-Luce (mu, sigma) of ``specs`` after ``matches`` in order, each the specs in
+    seat order and their scores; copies of a spec in a match play as separate players and the spec's
+    new rating is their mean."""
     from openskill.models import PlackettLuce
 
     model = PlackettLuce()
-    ratings = {s: model.rating(name=s) for s in dict.fromkeys(specs)}
-    for g in games:
-        seat_specs = [specs[j] for j in g.players]
+    ratings = {s: model.rating(name=s) for s in specs}
+    for seat_specs, score in matches:
         teams = [[model.rating(mu=ratings[s].mu, sigma=ratings[s].sigma)] for s in seat_specs]
-        updated = model.rate(teams, scores=[float(x) for x in g.score])
-        for s in ratings:
+        updated = model.rate(teams, scores=[float(x) for x in score])
+        for s in dict.fromkeys(seat_specs):
             new = [team[0] for team, owner in zip(updated, seat_specs) if owner == s]
             ratings[s] = model.rating(mu=float(np.mean([r.mu for r in new])), sigma=float(np.mean([r.sigma for r in new])), name=s)
     return {s: (float(r.mu), float(r.sigma)) for s, r in ratings.items()}

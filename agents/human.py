@@ -16,12 +16,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from manni_env import actions as A
-from manni_env.cards import SUITS, card_to_str, cards_of, sort_for_display
-from manni_env.engine import Contract, GameState, Phase
-from manni_env.rules import ContractKind, ExchangeScheme
+from manni_env.cards import card_to_str, cards_of, sort_for_display
+from manni_env.engine import GameState, Phase
+from manni_env.rules import ExchangeScheme
+from manni_env.text import SUIT_NAMES, contract_name, hand_text
 from manni_env.view import SeatView
-
-SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 
 #: Words a person may type for the non-card actions.
 MOVE_WORDS = {
@@ -99,23 +98,6 @@ def _why_illegal(action: int, view: SeatView) -> str:
     if view.phase == Phase.ANNOUNCE and action in _WORD_OF:
         return f"{label} is not available (already played, or not a contract of this variant); choose {options}"
     return f"{label} is not a legal move now; legal moves: {options}"
-
-
-def hand_text(mask: int) -> str:
-    """``"S: A K 7   H: T 4   D: -   C: Q 2"``: a hand grouped by suit, high to low."""
-    cards = sort_for_display(cards_of(mask))
-    groups = []
-    for suit in (3, 2, 1, 0):
-        ranks = [card_to_str(c)[0] for c in cards if c // 13 == suit]
-        groups.append(f"{SUITS[suit]}: {' '.join(ranks) if ranks else '-'}")
-    return "   ".join(groups)
-
-
-def contract_name(contract: Contract) -> str:
-    """``"Trump hearts"``, ``"Trump hearts (Suit)"`` (Trjámann), ``"Grand"``, ``"Nullo"``."""
-    if contract.kind != ContractKind.TRUMP:
-        return contract.kind.label.capitalize()
-    return f"Trump {SUIT_NAMES[contract.trump]}" + (" (Suit)" if contract.name == "suit" else "")
 
 
 def contract_text(view: SeatView, names: Sequence[str]) -> str:

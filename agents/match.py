@@ -36,13 +36,14 @@ def play_game(
     observer: Observer | None = None,
 ) -> MoveTimes:
     """Play ``state`` in place with ``policies[seat]`` until the game ends or ``max_deals`` deals
-    are complete. Each policy is ``reset()`` first. An illegal action from a policy raises
+    are complete. Each policy is ``reset()`` first and, if it has ``deal_over``, told of every
+    finished deal (see :class:`~agents.base.Policy`). An illegal action from a policy raises
     :class:`~manni_env.engine.IllegalActionError` naming the policy."""
     for policy in policies:
         policy.reset()
     times = MoveTimes()
     while not state.finished and (max_deals is None or len(state.rounds) < max_deals):
-        seat, phase = state.to_move, state.phase
+        seat, phase, deals = state.to_move, state.phase, len(state.rounds)
         view = state.view(seat)
         start = time.perf_counter()
         action = policies[seat].act(view, rngs[seat])
@@ -55,4 +56,15 @@ def play_game(
             raise IllegalActionError(f"policy {name!r} in seat {seat}: {err}") from None
         if observer is not None:
             observer(state, seat, phase, action)
+        if len(state.rounds) > deals:
+            _report_deal(state, policies)
     return times
+
+
+def _report_deal(state: GameState, policies: Sequence[Policy]) -> None:
+    """``deal_over(seat, result, winners)`` of each policy that has it (``winners``: None unless the game is over)."""
+    winners = tuple(state.winners) if state.finished else None
+    for seat, policy in enumerate(policies):
+        hook = getattr(policy, "deal_over", None)
+        if hook is not None:
+            hook(seat, state.rounds[-1], winners)

@@ -14,6 +14,8 @@ spec            agent
 ``rllib``       an RLlib-trained policy: ``rllib:CHECKPOINT_DIR`` (:mod:`agents.rllib_agent`)
 ``ismcts``      OpenSpiel's Information Set MCTS (:mod:`agents.ismcts`, needs the ``openspiel``
                 extra); options ``ismcts:iterations=100,uct_c=2,rollouts=1``
+``bot``         a program in any language over the ``manni-bot/1`` protocol: ``bot:COMMAND``,
+                ``bot:time_limit=2,on_error=fallback:COMMAND`` (:mod:`agents.bot_agent`)
 ==============  ==========================================================================
 
 Every agent built here carries the spec as its ``name`` (for tables and records). Other modules
@@ -119,9 +121,16 @@ def _make_ismcts(arg: str | None) -> Policy:
     return make_ismcts_agent(arg)
 
 
+def _make_bot(arg: str | None) -> Policy:
+    from .bot_agent import make_bot_agent
+
+    return make_bot_agent(arg)
+
+
 register_agent("random", _make_random)
 register_agent("rule_based", _make_rule_based)
 register_agent("pimc", _make_pimc)
 register_agent("ppo", _make_ppo)
 register_agent("rllib", _make_rllib)
 register_agent("ismcts", _make_ismcts)
+register_agent("bot", _make_bot)

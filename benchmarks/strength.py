@@ -1,41 +1,33 @@
-"""The strength evidence table: every agent against two copies of every other, in the duplicate arena.
+"""The strength evidence table: a league (:mod:`agents.league`) with deal caps, single cells and training columns.
 
     python benchmarks/strength.py --variant hornafjardar --agents ppo pimc rule_based random \\
         --deals 2000 --deals-for pimc=200 --seed 1 --workers 2 --out benchmarks/results/strength
 
-For every ordered pair (X, Y) of distinct agents this plays ``manni arena X Y Y`` in deals mode
-(:func:`agents.arena.run_arena`, all seeded with ``--seed``) and writes ``result.json``, ``.md`` and
-``.png`` to ``OUT/VARIANT/X_vs_Y/`` (in a spec, characters other than letters, digits and ``_.=,-``
-become ``-``: ``pimc:worlds=16`` → ``pimc-worlds=16``). A cell plays ``--deals`` deals, or fewer
-where ``--deals-for NAME=N`` caps an agent of the pair (``NAME``: a spec, or an agent name for
-all its specs). A cell whose ``result.json`` already holds these settings (agents, rules, seed,
-and at least its deals: a cell played once with more deals, e.g. ``--only ppo pimc`` with
-``--deals-for pimc=1000``, stays) is kept, so the table can be built over several runs; ``--only X Y`` plays just that cell,
-``--force`` plays kept cells again, and a cell interrupted by Ctrl-C (which keeps the deals
-finished, like ``manni arena``, and exits with 130) is completed by the next run.
+The cells are those of ``manni league`` (every ordered pair X, Y of distinct agents plays
+``manni arena X Y Y`` in deals mode, kept in ``OUT/VARIANT/X_vs_Y/``, kept cells not played again,
+an interrupted cell completed by the next run). This script adds what the evidence tables need:
+``--deals-for NAME=N`` caps the deals of a cell with that agent (``NAME``: a spec, or an agent
+name for all its specs; a cell kept with more deals than asked stays), ``--only X Y`` plays just
+that cell, ``--force`` plays kept cells again, ``--table-only`` rebuilds the table without playing.
 
-Then ``OUT/VARIANT.md`` is written: the matrix (row X, column Y ×2: X's mean deal score [95% CI],
-X − Y [95% CI], deals), each agent's ms/move over all its cells and, for ``ppo`` checkpoints, the
+It writes ``OUT/VARIANT.md``: the matrix (row X, column Y ×2: X's mean deal score [95% CI], X − Y
+[95% CI], deals), each agent's ms/move over all its cells and, for ``ppo`` checkpoints, the
 training wall time and learner decisions from their metadata, and the ``manni arena`` command of
-every cell. ``--table-only`` rebuilds it from the result files without playing. The numbers
-depend only on the settings, not on ``--workers``; ms/move is wall time and varies between runs.
+every cell. The numbers depend only on the settings, not on ``--workers``; ms/move is wall time.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import re
-import shlex
 import sys
 from pathlib import Path
 
-from agents.arena import ArenaInterrupted, Interval, run_arena
-from agents.commands.arena import write_outputs
+from agents.arena import Interval  # noqa: F401 (the intervals of the result files, for readers of this module)
+from agents.league import cell_dir, command_lines, kept_results, matrix_lines, plan, play, safe_name  # noqa: F401
 from agents.ppo_agent import PPOAgent, ShippedPPOAgent
 from agents.registry import make_agent
 from manni_env.cli_options import add_variant_options, at_least, rules_from_args
-from manni_env.rules import Rules, make_rules
+from manni_env.rules import Rules
 
 DEFAULT_AGENTS = ("ppo", "pimc", "rule_based", "random")
 
@@ -68,48 +60,10 @@ def deal_cap(text: str) -> tuple[str, int]:
     return name, int(count)
 
 
-def safe_name(spec: str) -> str:
-    """``spec`` as a directory name part: ``pimc:worlds=16`` → ``pimc-worlds=16``."""
-    return re.sub(r"[^A-Za-z0-9_.=,-]", "-", spec)
-
-
-def cell_dir(out: Path, variant: str, x: str, y: str) -> Path:
-    return out / variant / f"{safe_name(x)}_vs_{safe_name(y)}"
-
-
 def cell_deals(x: str, y: str, deals: int, caps: dict[str, int]) -> int:
     """``deals``, capped by the ``--deals-for`` entry of each agent (its spec first, else its name)."""
     limits = [caps.get(s, caps.get(s.partition(":")[0], deals)) for s in (x, y)]
     return min(deals, *limits)
-
-
-def wanted(x: str, y: str, rules: Rules, seed: int) -> dict:
-    """The settings of cell (x, y) that a kept result.json must have, besides its deals."""
-    return {"agents": [x, y, y], "variant": rules.variant, "options": rules.options(), "mode": "deals", "seed": seed}
-
-
-def saved(where: Path) -> dict | None:
-    """The result.json in ``where``, or None; ValueError if it is unreadable."""
-    file = where / "result.json"
-    if not file.exists():
-        return None
-    try:
-        data = json.loads(file.read_text())
-        if not {"settings", "agents", "head_to_head"} <= data.keys() or "units" not in data["settings"]:
-            raise ValueError("keys missing")
-    except (OSError, ValueError, AttributeError, TypeError) as err:
-        raise ValueError(f"{file} is not a readable arena result ({err}); delete it or pass --force") from None
-    return data
-
-
-def status(result: dict | None, want: dict, deals: int) -> str:
-    """``missing``, ``done`` (these settings, at least ``deals``), ``partial`` (these settings, interrupted) or ``other``."""
-    if result is None:
-        return "missing"
-    s = result["settings"]
-    if any(s.get(k) != v for k, v in want.items()) or s.get("units_requested", s["units"]) < deals:
-        return "other"  # (a result of more deals than asked for is kept: the cell's evidence is larger)
-    return "partial" if "units_requested" in s else "done"
 
 
 def check(args: argparse.Namespace, agents: list[str], rules: Rules) -> None:
@@ -136,48 +90,25 @@ def check(args: argparse.Namespace, agents: list[str], rules: Rules) -> None:
         raise ValueError(f"argument --out: {args.out} exists and is not a directory")
 
 
-def plan(args: argparse.Namespace, agents: list[str], rules: Rules) -> list[tuple[str, str, Path, int]]:
-    """The cells to play as (X, Y, directory, deals); ValueError for a kept result of other settings."""
-    todo = []
-    for x, y in dict.fromkeys(map(tuple, args.only)) if args.only else [(x, y) for x in agents for y in agents if x != y]:
-        where, deals = cell_dir(Path(args.out), rules.variant, x, y), cell_deals(x, y, args.deals, dict(args.deals_for))
-        state = status(saved(where), wanted(x, y, rules, args.seed), deals)
-        if state == "other" and not args.force:
-            raise ValueError(f"{where} holds a result of other settings (agents, rules, deals or seed); "
-                             "pass --force to play it again, or choose another --out")
-        if state == "done" and not args.force:
-            print(f"kept {x} vs {y} ×2 ({deals} deals, seed {args.seed})")
-        else:
-            todo.append((x, y, where, deals))
-    return todo
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     rules = rules_from_args(args)
     agents = [spec.strip() for spec in args.agents]
+    out = Path(args.out)
     try:
         check(args, agents, rules)
-        todo = [] if args.table_only else plan(args, agents, rules)
+        pairs = list(dict.fromkeys(map(tuple, args.only))) if args.only else [(x, y) for x in agents for y in agents if x != y]
+        caps = dict(args.deals_for)
+        todo = [] if args.table_only else plan(pairs, rules, args.seed, out,
+                                               lambda x, y: cell_deals(x, y, args.deals, caps), args.force)
     except ValueError as err:
         parser.error(str(err))
-    out, kept = Path(args.out), "the finished cells"
     try:
-        for n, (x, y, where, deals) in enumerate(todo, 1):
-            print(f"[{n}/{len(todo)}] {x} vs {y} ×2: {deals} deals, seed {args.seed}", flush=True)
-            try:
-                result = run_arena([x, y, y], rules, deals, args.seed, workers=args.workers,
-                                   progress=not args.no_progress)
-            except ArenaInterrupted as stop:
-                if stop.result is not None:
-                    write_outputs(stop.result, where)
-                    kept += f" and {stop.units} of {deals} deals of {x} vs {y} ×2"
-                raise
-            write_outputs(result, where)
+        play(todo, rules, args.seed, args.workers, progress=not args.no_progress, say=lambda line: print(line, flush=True))
     except KeyboardInterrupt:
         write_table(out, agents, rules)
-        print(f"strength: interrupted; kept {kept} and rebuilt {out / rules.variant}.md", file=sys.stderr)
+        print(f"strength: interrupted; kept the finished deals and rebuilt {out / rules.variant}.md", file=sys.stderr)
         return 130
     try:
         print(write_table(out, agents, rules))
@@ -189,14 +120,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def write_table(out: Path, agents: list[str], rules: Rules) -> str:
     """Write and return ``OUT/VARIANT.md`` from the result files of the cells of ``agents``."""
-    results = {}
-    for x in agents:
-        for y in agents:
-            if x != y and (result := saved(cell_dir(out, rules.variant, x, y))) is not None:
-                s = result["settings"]
-                if [s["agents"], s["variant"], s["options"]] != [[x, y, y], rules.variant, rules.options()]:
-                    raise ValueError(f"{cell_dir(out, rules.variant, x, y)} holds a result of other agents or rules")
-                results[x, y] = result
+    results = kept_results(out, agents, rules)
     options = ", ".join(f"{k}={v}" for k, v in rules.options().items())
     seeds = ", ".join(sorted({str(r["settings"]["seed"]) for r in results.values()})) or "–"
     lines = [
@@ -205,11 +129,8 @@ def write_table(out: Path, agents: list[str], rules: Rules) -> str:
         "Y (`manni arena X Y Y`), every deal played under all 6 seatings. A cell: X's mean deal score [95% CI]; "
         "X − Y, the difference of their mean deal scores [95% CI]; duplicate deals. 95% CI: normal approximation "
         "over deals."), "",
-        "| X \\ Y ×2 | " + " | ".join(f"`{y}`" for y in agents) + " |",
-        "|---" * (len(agents) + 1) + "|",
+        *matrix_lines(agents, results),
     ]
-    for x in agents:
-        lines.append(f"| `{x}` | " + " | ".join(_cell(results.get((x, y))) if x != y else "–" for y in agents) + " |")
     lines += ["", "| agent | ms/move | moves timed | training wall time | learner decisions |", "|---|---|---|---|---|"]
     for spec in agents:
         timed = [a for r in results.values() for a in r["agents"] if a["spec"] == spec]
@@ -219,23 +140,11 @@ def write_table(out: Path, agents: list[str], rules: Rules) -> str:
         wall = f"{training['wall_time_s'] / 60:.1f} min" if "wall_time_s" in training else "–"
         steps = f"{training['timesteps']:,}" if "timesteps" in training else "–"
         lines.append(f"| `{spec}` | {ms} | {moves:,} | {wall} | {steps} |")
-    lines += ["", "| cell | command | result |", "|---|---|---|"]
-    for (x, y), result in results.items():
-        where = cell_dir(out, rules.variant, x, y)
-        link = where.relative_to(out).as_posix() + "/result.md"
-        lines.append(f"| `{x}` vs `{y}` ×2 | `{_command(result['settings'])}` | [{link}]({link}) |")
+    lines += ["", *command_lines(out, rules, results, out)]
     text = "\n".join(lines) + "\n"
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{rules.variant}.md").write_text(text)
     return text
-
-
-def _cell(result: dict | None) -> str:
-    if result is None:
-        return "not played"
-    s, score, diff = result["settings"], result["agents"][0]["deal_score"], result["head_to_head"][0]["difference"]
-    deals = f"{s['units']:,} of {s['units_requested']:,} deals (interrupted)" if "units_requested" in s else f"{s['units']:,} deals"
-    return f"{Interval(**score).text()}<br>X − Y {Interval(**diff).text()}<br>{deals}"
 
 
 def _training(spec: str, rules: Rules) -> dict:
@@ -244,19 +153,6 @@ def _training(spec: str, rules: Rules) -> dict:
     if isinstance(agent, ShippedPPOAgent):
         agent = agent.agent_for(rules)
     return agent.meta.get("training", {}) if isinstance(agent, PPOAgent) else {}
-
-
-def _command(settings: dict) -> str:
-    """The ``manni arena`` command that plays a cell with these settings (non-default rule options as flags)."""
-    defaults = make_rules(settings["variant"]).options()
-    flags = []
-    for name, value in settings["options"].items():
-        if value != defaults[name]:
-            flags += [f"--{name.replace('_', '-')}"] + ([] if value is True else [str(value)])
-    deals = settings.get("units_requested", settings["units"])
-    return shlex.join(["manni", "arena", *settings["agents"], "--variant", settings["variant"], *flags,
-                       "--deals", str(deals), "--seed", str(settings["seed"]), "--workers", str(settings["workers"])])
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -64,13 +64,17 @@ def at_least(low: int) -> Callable[[str], int]:
 
 def prepare_output_file(parser: argparse.ArgumentParser, path: str, flag: str, append: bool) -> Path:
     """Check that records can be appended to ``path`` (named by option ``flag``) and create its
-    directory; ``parser.error`` if it is empty, a directory, not writable, or (unless ``append``)
-    a file that already holds data."""
+    directory; ``parser.error`` if it is empty, a directory (or ends in ``/``), not a regular file,
+    cannot be created or written, or (unless ``append``) a file that already holds data."""
     if not path.strip():
         parser.error(f"argument {flag}: expected a file name, got {path!r}")
+    if path.endswith(("/", os.sep)):
+        parser.error(f"argument {flag}: {path} ends in '/', so it names a directory, not a file")
     file = Path(path)
     if file.is_dir():
         parser.error(f"argument {flag}: {path} is a directory, not a file")
+    if file.exists() and not file.is_file():
+        parser.error(f"argument {flag}: {path} is not a regular file (a device, pipe or socket)")
     if file.exists():
         if file.stat().st_size and not append:
             parser.error(f"argument {flag}: {path} already exists; pass --append to add to it, or name a new file")
@@ -86,4 +90,9 @@ def prepare_output_file(parser: argparse.ArgumentParser, path: str, flag: str, a
         parser.error(f"argument {flag}: cannot create the directory of {path} ({err.strerror})")
     if not os.access(file.parent, os.W_OK):
         parser.error(f"argument {flag}: cannot create {path} (permission denied)")
+    try:  # what os.access cannot tell (a read-only file system, /proc): create the empty file now
+        with file.open("a"):
+            pass
+    except OSError as err:
+        parser.error(f"argument {flag}: cannot create {path} ({err.strerror})")
     return file

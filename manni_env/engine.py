@@ -265,11 +265,11 @@ class GameState:
 
     def hand(self, seat: int) -> list[int]:
         """Cards seat holds now, ascending."""
-        return cards_of(self._d.hands[seat])
+        return cards_of(self._d.hands[_seat(seat)])
 
     def hand_mask(self, seat: int) -> int:
         """Cards ``seat`` holds now as a bitmask (privileged: any seat's hand)."""
-        return self._d.hands[seat]
+        return self._d.hands[_seat(seat)]
 
     @property
     def deal(self) -> Deal:
@@ -303,7 +303,7 @@ class GameState:
 
     def drawn_mask(self, seat: int) -> int:
         """Cards ``seat`` took from the Manni this deal (privileged unless ``seat`` is the viewer)."""
-        return self._d.drawn[seat]
+        return self._d.drawn[_seat(seat)]
 
     def unseen_manni(self) -> int:
         """Manni cards nobody has taken (privileged), as a bitmask."""
@@ -319,7 +319,7 @@ class GameState:
 
     def discards_mask(self, seat: int) -> int:
         """Cards ``seat`` has discarded this deal (privileged unless ``seat`` is the viewer)."""
-        return self._d.discards[seat]
+        return self._d.discards[_seat(seat)]
 
     @property
     def tricks_won(self) -> tuple[int, int, int]:
@@ -422,6 +422,8 @@ class GameState:
                 return
         if type(action) is not int:
             try:
+                if isinstance(action, bool):  # True is 1 to Python, but not an action
+                    raise TypeError
                 action = operator.index(action)
             except TypeError:
                 raise IllegalActionError(
@@ -762,7 +764,21 @@ class GameState:
 
     @classmethod
     def from_dict(cls, data: dict) -> GameState:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict`; ``ValueError`` naming the first field that is missing, of the
+        wrong type or out of range (a seat, a card set outside the pack, a tally that is no integer)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a GameState dict is a dict, got {type(data).__name__}")
+        try:
+            state = cls._from_dict(data)
+        except KeyError as err:
+            raise ValueError(f"not a GameState dict: missing field {err}") from None
+        except (TypeError, AttributeError, IndexError) as err:
+            raise ValueError(f"not a GameState dict: {err}") from None
+        _check_state(state)
+        return state
+
+    @classmethod
+    def _from_dict(cls, data: dict) -> GameState:
         state = cls.__new__(cls)
         state.rules = make_rules(**data["rules"])
         state.seed = data["seed"]
@@ -788,6 +804,80 @@ class GameState:
             f"GameState({self.rules.variant}, deal {self.deal_index}, dealer {self.dealer}, "
             f"phase {self._d.phase.name}, to_move {self._d.to_move}, hands [{hands}])"
         )
+
+
+def _seat(seat) -> int:
+    """``seat`` if it is 0, 1 or 2; ``ValueError`` otherwise."""
+    if seat in (0, 1, 2) and not isinstance(seat, (bool, float)):
+        return seat
+    raise ValueError(f"seat must be 0, 1 or 2, got {seat!r}")
+
+
+def _need(ok: bool, field_name: str, value) -> None:
+    if not ok:
+        raise ValueError(f"GameState dict: {field_name} is out of range or of the wrong type: {value!r}")
+
+
+def _is_int(x) -> bool:
+    return type(x) is int
+
+
+def _ints(field_name: str, value, n: int, low: int | None = None, high: int | None = None) -> None:
+    """``value`` is a sequence of ``n`` integers in ``[low, high]``."""
+    _need(isinstance(value, (list, tuple)) and len(value) == n and all(
+        _is_int(x) and (low is None or x >= low) and (high is None or x <= high) for x in value), field_name, value)
+
+
+def _masks(field_name: str, value, pack: int) -> None:
+    """``value`` is three card sets (bitmasks) inside ``pack``."""
+    _need(isinstance(value, (list, tuple)) and len(value) == 3 and all(
+        _is_int(m) and m >= 0 and not m & ~pack for m in value), field_name, value)
+
+
+def _check_state(state: GameState) -> None:
+    """Raise ``ValueError`` naming the first field of a state built by ``from_dict`` that no game
+    can reach: the state is never left half-valid (``legal_actions`` always terminates)."""
+    rules, d = state.rules, state._d
+    _game_seed(state.seed)
+    _need(_is_int(state.deal_index) and state.deal_index >= 0, "deal_index", state.deal_index)
+    _need(state.dealer in (0, 1, 2) and _is_int(state.dealer), "dealer", state.dealer)
+    for name in ("plus", "minus", "totals"):
+        _ints(name, getattr(state, name), 3)
+    _need(len(state.used_contracts) == 3 and all(isinstance(c, str) for u in state.used_contracts for c in u),
+          "used_contracts", state.used_contracts)
+    _need(type(state.finished) is bool, "finished", state.finished)
+    _need(type(state.truncated) is bool, "truncated", state.truncated)
+    _ints("winners", state.winners, len(state.winners), 0, 2)
+    dealers = [state.dealer] + [(state.dealer + 1 + i) % 3 for i in range(len(state.deal_queue))]
+    for deal, dealer in zip([d.deal, *state.deal_queue], dealers):
+        try:
+            deal.check(rules, dealer)
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"GameState dict: a deal is not a {rules.variant} deal: {err}") from None
+    _masks("deal.hands", d.hands, rules.pack)
+    _need(not (d.hands[0] & d.hands[1] or d.hands[0] & d.hands[2] or d.hands[1] & d.hands[2]), "deal.hands", d.hands)
+    for name in ("discards", "drawn", "played"):
+        _masks(f"deal.{name}", getattr(d, name), rules.pack)
+    _ints("deal.voids", d.voids, 3, 0, 15)
+    _ints("deal.tricks_won", d.tricks_won, 3, 0, rules.hand_size)
+    _ints("deal.exchange_counts", d.exchange_counts, 3, -1, rules.manni_size)
+    _need(sorted(d.order) == [0, 1, 2] and all(_is_int(x) for x in d.order), "deal.order", d.order)
+    _need(_is_int(d.to_move) and d.to_move in ((-1,) if state.finished else (0, 1, 2)), "deal.to_move", d.to_move)
+    _need(_is_int(d.leader) and d.leader in (0, 1, 2), "deal.leader", d.leader)
+    _need(_is_int(d.led_suit) and -1 <= d.led_suit <= 3, "deal.led_suit", d.led_suit)
+    _need(_is_int(d.manni_pos) and 0 <= d.manni_pos <= rules.manni_size, "deal.manni_pos", d.manni_pos)
+    _need(_is_int(d.decision) and d.decision >= 0, "deal.decision", d.decision)
+    for name in ("swapper", "taker"):
+        value = getattr(d, name)
+        _need(value is None or (_is_int(value) and value in (0, 1, 2)), f"deal.{name}", value)
+    _ints("deal.trick", d.trick, len(d.trick), 0, 51)
+    _need(len(d.trick) < 3, "deal.trick", d.trick)
+    _ints("deal.pending", d.pending, len(d.pending), 0, 51)
+    _need(all(len(p) == 2 and p[0] in (0, 1, 2) and _is_int(p[1]) and 0 <= p[1] < 52 for p in d.plays),
+          "deal.plays", d.plays)
+    _need((d.phase == Phase.GAME_OVER) == state.finished, "deal.phase (GAME_OVER exactly when finished)", d.phase)
+    if not state.finished:
+        _need(bool(state.legal_actions()), "deal (no legal action for the seat on turn)", d.to_move)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -135,20 +135,17 @@ from pettingzoo import AECEnv
 
 from . import fast_wrappers as wrappers
 from .actions import NUM_ACTIONS
-from .cards import SUITS, card_to_str, cards_of, mask_of, sort_for_display
+from .cards import card_to_str, mask_of
 from .engine import Deal, GameState, IllegalActionError, Phase
 from .observation import ObservationEncoder, StateEncoder
 from .rules import ExchangeScheme, make_rules
+from .text import PHASE_NAMES, hand_text
 from .view import SeatView
 
 AGENTS = ("player_0", "player_1", "player_2")
 EPISODES = ("game", "deal")
 REWARDS = ("deal", "outcome")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
-_PHASE_NAMES = {
-    Phase.EXCHANGE: "exchange", Phase.SWAP: "swap", Phase.PICKUP: "Manni pickup", Phase.DISCARD: "Manni discard",
-    Phase.ANNOUNCE: "announcement", Phase.PLAY: "play", Phase.GAME_OVER: "game over",
-}
 
 __all__ = ["AGENTS", "IllegalActionError", "env", "outcome_rewards", "raw_env"]
 
@@ -255,6 +252,8 @@ class raw_env(AECEnv, EzPickle):
     def _deals_option(options: dict | None) -> list[Deal] | None:
         if not options:
             return None
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict such as {{'deals': [...]}}, got {type(options).__name__}")
         unknown = sorted(set(options) - {"deals"})
         if unknown:
             warnings.warn(f"manni_v0 reset ignores unknown options {unknown}; it understands 'deals'", stacklevel=3)
@@ -264,6 +263,10 @@ class raw_env(AECEnv, EzPickle):
         return None if deals is None else list(deals)
 
     def step(self, action: int) -> None:
+        if self.game is None:
+            raise ValueError("call reset() before step()")
+        if not self.agents:
+            raise ValueError("the episode is over and every agent has left: call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -295,6 +298,8 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------------------ observations
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if self.game is None:
+            raise ValueError("call reset() before observe()")
         view = SeatView.of(self.game, _SEAT[agent])
         if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
             mask = self.encoder.action_mask(view)
@@ -331,7 +336,7 @@ class raw_env(AECEnv, EzPickle):
         v = g.view(0 if self._over else g.to_move)  # public facts, plus the hand of the agent on turn
         on_turn = "-" if self._over else AGENTS[g.to_move]
         lines = [f"Manni ({g.rules.variant}) | deal {g.deal_index + 1} | dealer {AGENTS[g.dealer]} | "
-                 f"phase: {_PHASE_NAMES[v.phase]} | on turn: {on_turn}"]
+                 f"phase: {PHASE_NAMES[v.phase]} | on turn: {on_turn}"]
         contract = "not announced yet" if v.contract is None else v.contract.describe()
         if v.contract is not None and v.contract.declarer is not None:
             contract += f", declarer {AGENTS[v.contract.declarer]}"
@@ -343,7 +348,7 @@ class raw_env(AECEnv, EzPickle):
         if v.taker is not None:
             lines.append(f"Manni: taken by {AGENTS[v.taker]}")
         if on_turn != "-":
-            lines.append(f"Hand of {on_turn}: {_hand_text(v.hand)}")
+            lines.append(f"Hand of {on_turn}: {hand_text(v.hand)}")
             if v.pending:
                 lines.append(f"Discards chosen by {on_turn}: {' '.join(card_to_str(c) for c in v.pending)}")
         if v.phase == Phase.PLAY:
@@ -374,10 +379,3 @@ class raw_env(AECEnv, EzPickle):
 def _seats(values, signed: bool = False) -> str:
     return ", ".join(f"{AGENTS[s]} {v:+d}" if signed else f"{AGENTS[s]} {v}" for s, v in enumerate(values))
 
-
-def _hand_text(mask: int) -> str:
-    """Cards grouped by suit, high to low: ``S: A K 9  H: Q 2  D: -  C: 7``."""
-    by_suit = {s: [] for s in reversed(SUITS)}
-    for card in sort_for_display(cards_of(mask)):
-        by_suit[SUITS[card // 13]].append(card_to_str(card)[0])
-    return "  ".join(f"{s}: {' '.join(ranks) or '-'}" for s, ranks in by_suit.items())

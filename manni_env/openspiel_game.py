@@ -165,6 +165,35 @@ class ManniGame(pyspiel.Game):
         state._dealer = engine.dealer
         return state
 
+    def deserialize_state(self, text: str) -> ManniState:
+        """The state that :meth:`ManniState.serialize` wrote: its action history replayed from the
+        initial state, every action checked as it is applied (``ValueError`` naming the first bad
+        line). Nothing is unpickled, unlike OpenSpiel's default for Python games."""
+        if not isinstance(text, str):
+            raise ValueError(f"a serialized Manni state is a str, got {type(text).__name__}")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        most = self.max_game_length() + self.max_chance_nodes_in_history()
+        if len(lines) > most:
+            raise ValueError(f"a serialized Manni state holds at most {most} actions, got {len(lines)} lines")
+        state = self.new_initial_state()
+        for number, line in enumerate(lines, 1):
+            if not (line.isascii() and line.isdigit() and len(line) <= 3):
+                raise ValueError(f"not a serialized Manni state: line {number} is {line[:40]!r}, expected an action "
+                                 "number (one per line)")
+            try:
+                state.apply_action(int(line))
+            except ValueError as err:
+                raise ValueError(f"not a serialized Manni state: line {number}: {err}") from None
+        return state
+
+    def max_chance_nodes_in_history(self) -> int:
+        """The first dealer and every card of every deal of an episode."""
+        config = _CONFIGS[id(self)]
+        deals = config.rules.max_deals if config.episode == "game" else 1
+        return 1 + deals * len(config.pack)
+
     def make_py_observer(self, iig_obs_type=None, params=None) -> ManniObserver:
         """Observation (``perfect_recall=False``) or information state (``True``) of one seat."""
         if params:
@@ -233,7 +262,10 @@ class ManniState(pyspiel.State):
         return [(c, 1.0 / len(left)) for c in left]
 
     def _apply_action(self, action: int) -> None:
+        if self.is_terminal():
+            raise ValueError(f"the episode is over: no action is legal, got {action}")
         if self.is_chance_node():
+            self._check_outcome(action)
             self._deal(action)
             return
         game = self._engine.game
@@ -256,6 +288,27 @@ class ManniState(pyspiel.State):
         if self._pending is not None:
             text += f"; dealing the next deal, then {card_to_str(self._pending)}: {len(self._cards)} cards dealt"
         return text
+
+    def serialize(self) -> str:
+        """The action history, one action number per line (OpenSpiel's format for C++ games; read
+        back by :meth:`ManniGame.deserialize_state`). ``ValueError`` for a state made by
+        :meth:`ManniGame.state_from`, which has no history (serialize its engine state with
+        :meth:`GameState.to_dict` instead)."""
+        if self._start or (self._engine is not None and not self.history()):
+            raise ValueError("a state made by state_from has no action history to serialize; "
+                             "use its engine state's to_dict() instead")
+        return "".join(f"{a}\n" for a in self.history())
+
+    def _check_outcome(self, action: int) -> None:
+        """``ValueError`` for a chance outcome this node cannot have (as player nodes reject illegal actions)."""
+        if self._dealer is None:
+            if action not in (0, 1, 2):
+                raise ValueError(f"the first dealer is seat 0, 1 or 2, got {action}")
+            return
+        if not (0 <= action < 52 and self._config.rules.pack >> action & 1):
+            raise ValueError(f"chance outcome {action} is not a card of the {self._config.variant} pack")
+        if action in self._cards:
+            raise ValueError(f"chance outcome {action} ({card_to_str(action)}) was dealt already in this deal")
 
     # ---------------------------------------------------------------- queries and dealing
     def engine(self) -> GameState | None:

@@ -152,11 +152,23 @@ def write_records(path: str | os.PathLike, records: Iterable[dict]) -> int:
     return count
 
 
-def iter_record_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict | RecordError]]:
+#: The longest line a records file may hold (characters): a 3,000-deal game is about 4 MB. A longer
+#: line (or a file without newlines, such as /dev/zero) ends the reading with a RecordError.
+MAX_LINE_CHARS = 32 * 2**20
+
+
+def iter_record_lines(path: str | os.PathLike, max_line: int | None = None) -> Iterator[tuple[int, dict | RecordError]]:
     """``(line number, record)`` for each non-blank line of a JSON Lines file, or
-    ``(line number, RecordError)`` for a line that is not a JSON object."""
+    ``(line number, RecordError)`` for a line that is not a JSON object; a line longer than
+    ``max_line`` characters (default :data:`MAX_LINE_CHARS`) is the last item (memory stays
+    bounded whatever the file)."""
+    max_line = MAX_LINE_CHARS if max_line is None else max_line
     with Path(path).open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
+        for number, line in enumerate(iter(lambda: f.readline(max_line + 1), ""), 1):
+            if len(line) > max_line:
+                yield number, RecordError(f"line longer than {max_line:,} characters (the most a record may be); "
+                                          "stopped reading the file", line=number)
+                return
             if not line.strip():
                 continue
             try:

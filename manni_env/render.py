@@ -21,14 +21,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .actions import action_to_str
-from .cards import RANKS, SUITS, card_to_str, cards_of, sort_for_display
+from .cards import card_to_str, cards_of, sort_for_display
 from .engine import Phase
+from .text import PHASE_NAMES, hand_text
 from .view import SeatView
 
-PHASE_NAMES = {
-    Phase.EXCHANGE: "exchange", Phase.SWAP: "swap", Phase.PICKUP: "Manni pickup", Phase.DISCARD: "Manni discard",
-    Phase.ANNOUNCE: "announcement", Phase.PLAY: "play", Phase.GAME_OVER: "game over",
-}
 SUIT_SYMBOLS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
 _RED = "#c8102e"
 _FELT = "#1f6e43"
@@ -38,14 +35,6 @@ DPI = 100
 
 
 # ---------------------------------------------------------------------------------------- text
-def hand_text(mask: int) -> str:
-    """Cards grouped by suit, high to low: ``S: A K 9  H: Q 2  D: -  C: 7``."""
-    by_suit = {s: [] for s in reversed(SUITS)}
-    for card in sort_for_display(cards_of(mask)):
-        by_suit[SUITS[card // 13]].append(RANKS[card % 13])
-    return "  ".join(f"{s}: {' '.join(ranks) or '-'}" for s, ranks in by_suit.items())
-
-
 def _cards(cards) -> str:
     return " ".join(card_to_str(c) for c in cards) or "-"
 

@@ -41,6 +41,7 @@ Masked play never meets either.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -50,7 +51,7 @@ import numpy as np
 from .actions import NUM_ACTIONS, action_to_str
 from .engine import GameState, IllegalActionError
 from .observation import ObservationEncoder
-from .rules import make_rules
+from .rules import Rules, make_rules
 from .shaping import check_reward, trick_worth
 
 EPISODES = ("deal", "game")
@@ -82,12 +83,26 @@ class LegalActionSpace(gym.spaces.Discrete):
         return state
 
 
-def check_policy(policy: Policy) -> Policy:
-    """``policy`` itself if it has ``act`` and ``reset``; else ``TypeError``."""
+def check_policy(policy: Policy, rules: Rules | None = None) -> Policy:
+    """``policy`` itself if it has ``act`` and ``reset`` (else ``TypeError``) and, with ``rules``,
+    can play them (its ``check_rules``, if it has one, raises ``ValueError`` otherwise)."""
     if callable(getattr(policy, "act", None)) and callable(getattr(policy, "reset", None)):
+        check = getattr(policy, "check_rules", None)
+        if rules is not None and callable(check):
+            check(rules)
         return policy
     hint = " (build the env with agents.envs.single_agent_env to name agents by spec)" if isinstance(policy, str) else ""
     raise TypeError(f"an opponent is a Policy with act(view, rng) and reset(), got {policy!r}{hint}")
+
+
+def _action_index(action) -> int:
+    """``action`` as an int if it is an integer (numpy integers and one-element integer arrays too);
+    ``IllegalActionError`` (a ``ValueError``) for anything else, e.g. ``3.9`` or ``"3"``."""
+    if isinstance(action, np.ndarray) and action.size == 1 and action.dtype.kind in "iu":
+        return int(action.reshape(()))
+    if isinstance(action, bool) or not isinstance(action, (numbers.Integral, np.integer)):
+        raise IllegalActionError(f"an action is an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
+    return int(action)
 
 
 class SingleAgentManniEnv(gym.Env):
@@ -131,7 +146,7 @@ class SingleAgentManniEnv(gym.Env):
         else:
             if isinstance(opponents, str) or len(opponents) != 2:
                 raise ValueError(f"opponents must be two agents or a callable returning two, got {opponents!r}")
-            self._factory, self._fixed = None, [check_policy(p) for p in opponents]
+            self._factory, self._fixed = None, [check_policy(p, self.rules) for p in opponents]
         self.observation_space = gym.spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32)
         self.action_space = LegalActionSpace(NUM_ACTIONS, self.action_masks)
         self._rng = np.random.default_rng(seed)
@@ -163,7 +178,7 @@ class SingleAgentManniEnv(gym.Env):
         others = [s for s in range(3) if s != self.seat]
         self.policies = [None, None, None]
         for s, policy in zip(others, pair):
-            self.policies[s] = check_policy(policy)
+            self.policies[s] = check_policy(policy, self.rules)
             self.policies[s].reset()  # stateless policies between deals; memory-keeping ones restart
         if new_game:
             self.state = GameState(self.rules, seed=int(self._rng.integers(2**63)))
@@ -183,7 +198,7 @@ class SingleAgentManniEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self._episode_over() or self._illegal_end:
             raise RuntimeError("the episode is over: call reset()")
-        action = int(action)
+        action = _action_index(action)
         if not state.is_legal(action):
             if self.illegal_action == "penalize":
                 self._illegal_end = True

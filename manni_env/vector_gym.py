@@ -49,7 +49,7 @@ from .engine import GameState
 from .env import outcome_rewards
 from .observation import ObservationEncoder
 from .rules import make_rules
-from .vector import VectorManni, random_legal_actions
+from .vector import VectorManni, random_legal_actions, resolve_backend
 
 
 class LegalMultiDiscrete(spaces.MultiDiscrete):
@@ -94,6 +94,7 @@ class ManniVectorEnv(gymnasium.vector.VectorEnv):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         rules = make_rules(variant, **options)
+        resolve_backend(backend)  # checked in every autoreset mode (NextStep runs the engine and ignores it)
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         self.render_mode = render_mode
         self.num_envs = num_envs

@@ -19,7 +19,7 @@ from agents.rule_based import (
 from manni_env import GameState, Phase, make_rules
 from manni_env import actions as A
 from manni_env.cards import FULL_PACK, PACK_48, card_from_str, mask_of
-from global_rngs import disturb_global_rngs
+from helpers.global_rngs import disturb_global_rngs
 
 VARIANTS = ("hornafjardar", "basic", "trjamann", "laugarvatn")
 

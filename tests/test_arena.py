@@ -7,7 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from interrupts import alive, interrupt_when_written, manni
+from helpers.interrupts import alive, interrupt_when_written, manni
 
 from agents.arena import SEATINGS, Interval, run_arena
 from agents.commands.arena import write_outputs

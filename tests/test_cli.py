@@ -9,13 +9,13 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
-from interrupts import interrupt_when_written, manni
+from helpers.interrupts import interrupt_when_written, manni
 
 from manni_env import cli
 from manni_env.cli import main
 from manni_env.records import read_records
 
-COMMANDS = {"validate", "layout", "simulate", "arena", "play", "serve", "train"}
+COMMANDS = {"validate", "layout", "simulate", "arena", "play", "serve", "train", "bot", "league"}
 
 
 def test_every_command_is_listed_and_has_help(capsys):
@@ -129,7 +129,7 @@ def test_validate_reports_each_problem_with_file_line_round_and_trick(tmp_path, 
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{broken}:2: round 0, trick 4: seat ")
     assert out[1].startswith(f"{broken}:3: not valid JSON")
-    assert out[-1] == "FAILED: 2 problem(s) in 6 games"
+    assert out[-1] == "FAILED: 2 problem(s) in 5 games"  # the line cut short is a problem, not a game
 
 
 def test_validate_missing_file(tmp_path, capsys):
@@ -163,7 +163,7 @@ def test_validate_reports_unreadable_lines_without_a_traceback(tmp_path, capsys)
     assert out[1] == f"{bad}:2: not readable JSON: nested too deeply"
     assert re.match(rf"{re.escape(str(bad))}:3: round 0: seat \d cannot announce \[.trump.\]: it may announce", out[2])
     assert out[3] == f"{bad}:4: 'seed' must be null or a non-negative integer, got -1"
-    assert out[4] == "FAILED: 4 problem(s) in 5 games"
+    assert out[4] == "FAILED: 4 problem(s) in 3 games"  # the two unreadable lines are problems, not games
 
 
 # ----------------------------------------------------------------------------- bad input, interrupts

@@ -1,25 +1,26 @@
 """Scripted edge cases on explicit deals, each run by one test body on both paths: the engine and
-the vector env, with its default backend and with its kernels run by Python (see two_paths.py; on
-the vector path every step is also checked against the engine).
+the vector env, with its default backend and with its kernels run by Python (see
+helpers/two_paths.py; on the vector path every step is also checked against the engine).
 
 Ties at the target, the deal cap, exchange limits, the Basic swap, the Manni pickup, every
 announcement of whole Trjámann and Laugarvatnsmanni games, the ace-low Nullo trick, RULES.md's
 worked examples and illegal actions in every phase (rejected, nothing changed). Deals whose trick
-counts are fixed come from test_rules' ``build_deal``. A vector case skips, naming the reason,
-while ``VectorManni`` cannot play its variant with explicit deals.
+counts are fixed come from helpers/deals.py's ``build_deal``. Every case runs on every path: a
+vector env that cannot play a variant fails the test.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_rules import FOLLOW_DEAL, HIGH, NO_ACES, NO_TWOS, NULLO_NO_TWOS, WORKED_GAME, build_deal, counts_winners
-from two_paths import StepResult, open_path
 
 from manni_env import actions as A
 from manni_env.cards import RANKS, SUITS, card_from_str, cards_of, mask_of, rank_of, suit_of
 from manni_env.engine import Contract, Deal, GameState
 from manni_env.rules import ANNOUNCEMENT_VARIANTS, Phase, Rules, make_rules
+
+from helpers.deals import FOLLOW_DEAL, HIGH, NO_ACES, NO_TWOS, NULLO_NO_TWOS, WORKED_GAME, build_deal, counts_winners
+from helpers.two_paths import StepResult, open_path
 
 paths = pytest.mark.parametrize("path_name", ["engine", "vector", "vector-python"])
 KEEP = {Phase.EXCHANGE: A.EXCHANGE_DONE, Phase.SWAP: A.KEEP_HAND, Phase.PICKUP: A.PASS_MANNI}
@@ -109,7 +110,9 @@ def test_announcement_examples_of_rules_md(path_name, variant, announce, counts,
 @pytest.mark.parametrize("negative, points", [(False, (2, 0, 0)), (True, (2, 0, -2))])
 def test_basic_scoring(path_name, negative, points):
     deal = build_deal(counts_winners((6, 4, 2)), "HSD", NO_TWOS, NO_TWOS)
-    path = open_path(path_name, make_rules("basic", negative=negative, first_dealer=0), [deal])
+    rules = make_rules("basic", negative=negative, first_dealer=0)
+    assert rules.scoring == ("negative" if negative else "positive")
+    path = open_path(path_name, rules, [deal])
     keep_hands(path)
     step = play_suits(path, "HSD", NO_TWOS)
     assert step.deal_end["points"] == step.deal_end["totals"] == points and step.rewards == floats(points)

@@ -13,7 +13,7 @@ from manni_env import IllegalActionError, manni_v0
 from manni_env.engine import Phase
 from manni_env.env import AGENTS, outcome_rewards
 from manni_env.rules import VARIANTS
-from global_rngs import disturb_global_rngs
+from helpers.global_rngs import disturb_global_rngs
 
 pytestmark = [
     # api_test's advice for Box/Discrete observations: a dict with an action mask is PettingZoo's classic format

@@ -12,7 +12,7 @@ import json
 
 import pytest
 from golden.make_golden import GOLDEN, deal_line, digest, path_of, render, result_line
-from two_paths import RESULT_FIELDS, open_path
+from helpers.two_paths import RESULT_FIELDS, open_path
 
 from manni_env.actions import action_from_str, action_to_str
 from manni_env.engine import Deal

@@ -14,7 +14,6 @@ from manni_env import actions as A
 from manni_env.cards import RANKS, SUITS, card_from_str, card_to_str, rank_of, suit_of
 from manni_env.engine import (
     Contract,
-    Deal,
     GameState,
     IllegalActionError,
     Phase,
@@ -23,35 +22,7 @@ from manni_env.engine import (
 )
 from manni_env.rules import VARIANTS, make_rules
 
-HIGH = "AKQJT98765432"
-NO_ACES = "KQJT98765432"  # 12 ranks: ace-high and ace-low order agree
-NO_TWOS = "AKQJT9876543"  # Basic Manni's 48-card pack
-NULLO_NO_TWOS = "KQJT9876543A"  # ace low
-
-
-# ----------------------------------------------------------------------------- helpers
-def build_deal(winners: list[int], suits: str, order: str, pack: str = HIGH, dealer: int | None = None,
-               cut: str | None = None) -> Deal:
-    """A deal in which trick ``k`` is played in ``suits[k // 4]`` and won by ``winners[k]``.
-
-    ``order`` lists the 12 ranks of each used suit high to low in the contract's order; each seat
-    gets one card of each group of three, the group's top card going to the trick's winner. Cards of
-    ``pack`` not used form the Manni. ``cut`` goes to ``dealer``.
-    """
-    hands: list[list[str]] = [[], [], []]
-    for k, winner in enumerate(winners):
-        group = [order[3 * (k % 4) + i] + suits[k // 4] for i in range(3)]
-        others = [s for s in range(3) if s != winner]
-        if cut in group[1:] and dealer in others:
-            others.sort(key=lambda s: s != dealer)
-            group[1:] = sorted(group[1:], key=lambda c: c != cut)
-        assert cut not in group or (cut == group[0]) == (winner == dealer), "cut card cannot reach the dealer"
-        for seat, card in zip([winner] + others, group):
-            hands[seat].append(card)
-    used = {c for h in hands for c in h}
-    manni = [r + s for s in "CDHS" for r in pack if r + s not in used]
-    return Deal.from_strs(hands, manni, cut)
-
+from helpers.deals import FOLLOW_DEAL, HIGH, NO_ACES, NO_TWOS, NULLO_NO_TWOS, build_deal, counts_winners, deal_with_hands
 
 def skip_exchange(state: GameState) -> None:
     """Everyone keeps the hand / passes the Manni."""
@@ -67,11 +38,6 @@ def play_suits(state: GameState, suits: str, order: str) -> None:
         k = sum(state.view(0).tricks_won)
         cards = [c for c in state.hand(state.to_move) if SUITS[suit_of(c)] == suits[k // 4]]
         state.apply(min(cards, key=lambda c: order.index(RANKS[rank_of(c)])))
-
-
-def counts_winners(counts: tuple[int, ...]) -> list[int]:
-    """Trick winners (12 or 16) with the given trick counts per seat."""
-    return [s for s in range(3) for _ in range(counts[s])]
 
 
 def play_counts(rules, counts, first_dealer=0, cut=None, order=NO_ACES, announce=None) -> GameState:
@@ -99,32 +65,6 @@ def play_counts(rules, counts, first_dealer=0, cut=None, order=NO_ACES, announce
     return state
 
 
-# ----------------------------------------------------------------------------- worked game
-WORKED_GAME = [
-    # cut, dealer, suits played, trick winners, tricks, deal score, plus after, minus after
-    ("7H", 2, "HSD", [0, 0, 2, 0, 0, 0, 0, 1, 1, 1, 1, 2], (6, 4, 2), (2, 0, -2), (2, 0, 0), (0, 0, 2)),
-    ("3C", 0, "CDH", [1, 1, 1, 2, 0, 2, 2, 2, 2, 2, 1, 1], (1, 5, 6), (3, -1, -2), (5, 0, 0), (0, 1, 4)),
-    ("QD", 1, "DSC", [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2], (9, 2, 1), (5, -2, -3), (10, 0, 0), (0, 3, 7)),
-]
-
-
-def test_worked_game_of_rules_md():
-    deals = [build_deal(w, suits, NO_ACES, dealer=dealer, cut=cut) for cut, dealer, suits, w, *_ in WORKED_GAME]
-    state = GameState(make_rules("hornafjardar", first_dealer=2), deals=deals)
-    expected_contracts = [Contract("trump", 2), Contract("nullo"), Contract("grand")]
-    for i, (cut, dealer, suits, _, tricks, score, plus, minus) in enumerate(WORKED_GAME):
-        assert not state.finished
-        assert state.dealer == dealer and state.contract == expected_contracts[i]
-        assert card_from_str(cut) in state.hand(dealer)
-        skip_exchange(state)
-        play_suits(state, suits, NO_ACES)
-        r = state.rounds[i]
-        assert (r.tricks_won, r.points, r.plus, r.minus) == (tricks, score, plus, minus)
-    assert state.finished and not state.truncated
-    assert state.totals == [10, -3, -7] and state.winners == (0,)
-    assert state.phase == Phase.GAME_OVER and state.legal_actions() == []
-
-
 # ----------------------------------------------------------------------------- scoring
 @pytest.mark.parametrize("tricks, score", [(0, 4), (1, 3), (2, 2), (3, 1), (4, 0), (5, -1), (6, -2), (12, -8)])
 def test_nullo_score_table(tricks, score):
@@ -148,14 +88,6 @@ def test_trump_and_grand_score_tricks_minus_four(cut):
     r = state.rounds[0]
     assert r.tricks_won == (3, 4, 5) and r.points == (-1, 0, 1)
     assert r.plus == (0, 0, 1) and r.minus == (1, 0, 0) and r.totals == (-1, 0, 1)
-
-
-@pytest.mark.parametrize("negative, score", [(False, (2, 0, 0)), (True, (2, 0, -2))])
-def test_basic_scoring(negative, score):
-    state = play_counts(make_rules("basic", negative=negative), (6, 4, 2), order=NO_TWOS)
-    r = state.rounds[0]
-    assert r.tricks_won == (6, 4, 2) and r.points == score and r.totals == score
-    assert state.rules.scoring == ("negative" if negative else "positive")
 
 
 @pytest.mark.parametrize("variant", ["trjamann", "laugarvatn"])
@@ -208,22 +140,6 @@ def test_contract_from_cut_for_every_card(card):
         assert contract == Contract("grand")
 
 
-def _deal_with_hands(hands, manni, cut):
-    return Deal.from_strs([h.split() for h in hands], manni.split(), cut)
-
-
-# seat 0 leads (dealer 2); seat 1 holds hearts and one spade, seat 2 no hearts
-FOLLOW_DEAL = _deal_with_hands(
-    [
-        "AH KH QH JH TH 9H 8H 7H 6H 5H 4H 3H",
-        "2H AS KS QS JS TS 9S 8S 7S 6S 5S 4S",
-        "3S 2S AD KD QD JD TD 9D 8D 7D 6D 5D",
-    ],
-    "4D 3D 2D AC KC QC JC TC 9C 8C 7C 6C 5C 4C 3C 2C",
-    "TD",
-)
-
-
 def test_follow_suit_and_revoke_rejected_with_state_unchanged():
     state = GameState(make_rules("hornafjardar", first_dealer=2), deals=[FOLLOW_DEAL])
     skip_exchange(state)
@@ -245,7 +161,7 @@ def test_follow_suit_and_revoke_rejected_with_state_unchanged():
 
 
 def test_trump_wins_over_the_suit_led_in_play():
-    deal = _deal_with_hands(
+    deal = deal_with_hands(
         [
             "AH KH QH JH TH 9H 8H 7H 6H 5H 4H 3H",
             "2H AS KS QS JS TS 9S 8S 7S 6S 5S 4S",
@@ -370,11 +286,6 @@ def test_basic_tie_at_target_plays_another_deal():
     state = _basic_game([(6, 6, 0), (6, 4, 2)], target=2)
     assert len(state.rounds) == 2 and state.rounds[0].totals == (2, 2, 0)
     assert state.finished and not state.truncated and state.winners == (0,) and state.totals == [4, 2, 0]
-
-
-def test_basic_tie_at_the_cap_is_truncated_with_shared_winners():
-    state = _basic_game([(6, 6, 0), (6, 6, 0)], target=2, max_deals=2)
-    assert state.finished and state.truncated and state.winners == (0, 1)
 
 
 def test_hornafjardar_shared_win_and_truncation():

@@ -17,7 +17,7 @@ from manni_env.actions import NUM_ACTIONS
 from manni_env.engine import GameState, Phase
 from manni_env.records import game_record, validate_record
 from manni_env.rules import make_rules
-from global_rngs import disturb_global_rngs
+from helpers.global_rngs import disturb_global_rngs
 
 CASES = {
     "hornafjardar": (make_rules("hornafjardar"), 300),

@@ -1,4 +1,4 @@
-"""benchmarks/strength.py: the cells, the kept results, the table, its rebuild and its errors (2 deals a cell)."""
+"""benchmarks/strength.py: the league's cells with deal caps, the kept results, the table, its rebuild and its errors (2 deals a cell)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_cells_table_kept_results_and_rebuild(strength, tmp_path, capsys):
               "rule_based_vs_random": ["rule_based", "random", "random"]}
     cells = {name: tmp_path / "hornafjardar" / name for name in agents}
     for name, where in cells.items():
-        assert {p.name for p in where.iterdir()} == {"result.json", "result.md", "result.png"}
+        assert {p.name for p in where.iterdir()} == {"result.json", "result.md", "result.png", "games.json"}
         settings = json.loads((where / "result.json").read_text())["settings"]
         assert settings["agents"] == agents[name]
         assert (settings["units"], settings["seed"], settings["mode"]) == (2, 3, "deals")

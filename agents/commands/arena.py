@@ -32,7 +32,8 @@ def register(subparsers) -> None:
         "mean deal score with 95% CI, head-to-head differences, openskill ratings and time per move. "
         "Ctrl-C stops the run and keeps what was played (records, and the results of the finished deals).",
     )
-    parser.add_argument("agents", nargs=3, metavar="AGENT", help="agent spec, e.g. random, rule_based, pimc:worlds=16, ppo:PATH")
+    parser.add_argument("agents", nargs="+", metavar="AGENT",
+                        help="three agent specs, one per seat, e.g. random, rule_based, pimc:worlds=16, ppo:PATH")
     add_variant_options(parser)
     parser.add_argument("--deals", type=at_least(1), default=200, help="duplicate units: deals, or games with --mode games (default 200)")
     parser.add_argument("--seed", type=at_least(0), default=0, help="seed of the deals and of the agents' generators (default 0)")
@@ -51,8 +52,11 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from manni_env.cli_options import prepare_output_file, rules_from_args
 
     from ..arena import ArenaInterrupted, run_arena
+    from ..bot_agent import BotError
     from ..registry import make_agent
 
+    if len(args.agents) != 3:
+        parser.error(f"arena needs exactly three agents (one per seat), got {len(args.agents)}: {' '.join(args.agents)}")
     rules = rules_from_args(args)
     try:
         for spec in args.agents:
@@ -70,6 +74,14 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )
     except ArenaInterrupted as stop:
         return _interrupted(stop, args)
+    except BotError as err:
+        print(f"manni arena: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        if args.records is None or err.filename not in (None, args.records, str(Path(args.records))):
+            raise
+        print(f"manni arena: error: cannot write to {args.records} ({err.strerror or err})", file=sys.stderr)
+        return 2
     print(result.to_markdown())
     if args.out:
         write_outputs(result, args.out)

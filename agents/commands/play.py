@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -49,6 +50,7 @@ def register(subparsers) -> None:
 def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from manni_env.cli_options import prepare_output_file, rules_from_args
 
+    from ..bot_agent import BotError
     from ..registry import make_agent
 
     rules = rules_from_args(args)
@@ -60,7 +62,11 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(err))
     if args.save is not None:
         prepare_output_file(parser, args.save, "--save", append=True)
-    play_terminal(rules, opponents, args.seat, args.seed, args.save)
+    try:
+        play_terminal(rules, opponents, args.seat, args.seed, args.save)
+    except BotError as err:
+        print(f"manni play: {err}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -93,6 +99,10 @@ def play_terminal(
               + ", ".join(names[s] for s in range(3) if s != seat) + ". Type ? for help, q to quit.")
     try:
         play_game(state, policies, rngs, observer=TableNarrator(names, seat, output_fn))
+    except KeyboardInterrupt:  # Ctrl-C: keep what --save asked for, then stop as every command does
+        if save:
+            _save(state, specs, save, output_fn)
+        raise
     except (QuitGame, EOFError):
         output_fn("\nGame stopped.")
         save = _ask_save(save, input_fn)
@@ -111,16 +121,18 @@ def _final(state: GameState, names: Sequence[str], output_fn: Callable[[str], No
 
 
 def _ask_save(save: str | None, input_fn: Callable[[str], str]) -> str | None:
-    """After a quit: confirm saving to ``save``, or ask for a file name."""
+    """After a quit: confirm saving to ``save`` (yes unless told no: ``--save`` asked for it), or
+    ask for a file name."""
     try:
         if save:
-            return save if input_fn(f"save the unfinished game to {save}? [y/N] ").strip().lower() in ("y", "yes") else None
+            return None if input_fn(f"save the unfinished game to {save}? [Y/n] ").strip().lower() in ("n", "no") else save
         return input_fn("save the unfinished game? file name (empty: don't save): ").strip() or None
-    except EOFError:
-        return None
+    except EOFError:  # no one to answer: --save still holds
+        return save
 
 
 def _save(state: GameState, players: list[str], path: str, output_fn: Callable[[str], None]) -> None:
+    """Append the record of ``state`` (its finished deals) to ``path``."""
     from manni_env.records import game_record, write_records
 
     write_records(path, [game_record(state, players=players)])

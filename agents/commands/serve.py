@@ -3,9 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
+from pathlib import Path
 
 DEFAULT_RECORDS_DIR = "runs/web_records"
+MAX_REPLAY_DEALS = 200  # agents.web.limits.MAX_REPLAY_DEALS (not imported: the web extra may be missing)
+
+
+def _positive(text: str) -> float:
+    """An argparse ``type``: a finite number above 0 (``nan`` and ``inf`` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
+    return value
 
 
 def register(subparsers) -> None:
@@ -25,9 +40,11 @@ def register(subparsers) -> None:
                         help="offer another opponent, e.g. ppo:runs/model or pimc:worlds=32 (repeatable); the "
                         "registry's agents that take no argument are always offered")
     parser.add_argument("--max-games", type=int, default=32, help="games in progress at once (default 32)")
-    parser.add_argument("--idle-minutes", type=float, default=30.0,
+    parser.add_argument("--idle-minutes", type=_positive, default=30.0,
                         help="a game nobody touched for this long is saved and dropped (default 30)")
-    parser.add_argument("--max-upload-mb", type=float, default=5.0, help="largest records file to upload (default 5)")
+    parser.add_argument("--max-upload-mb", type=_positive, default=5.0, help="largest records file to upload (default 5)")
+    parser.add_argument("--max-replay-deals", type=int, default=MAX_REPLAY_DEALS,
+                        help=f"most deals of a game to replay (default {MAX_REPLAY_DEALS}; about 30 kB of JSON per deal)")
     parser.set_defaults(func=_main)
 
 
@@ -43,13 +60,20 @@ def _main(args: argparse.Namespace) -> int:
         return _fail(f"the web extra is not installed ({err}); pip install 'manni-env[web]'")
     from manni_env.records import RecordError
 
+    from ..web.limits import ReplayGuard
     from ..web.lineup import Lineup
     from ..web.store import GameStore
 
     if not 0 <= args.port <= 65535:
         return _fail(f"--port must be in 0..65535, got {args.port}")
-    if args.max_games < 1 or args.idle_minutes <= 0 or args.max_upload_mb <= 0:
-        return _fail("--max-games must be at least 1, --idle-minutes and --max-upload-mb positive")
+    for flag, value in (("--max-games", args.max_games), ("--max-replay-deals", args.max_replay_deals)):
+        if value < 1:
+            return _fail(f"{flag} must be at least 1, got {value}")
+    if args.records and Path(args.records).exists() and not Path(args.records).is_file():
+        return _fail(f"--records: {args.records} is not a regular file")
+    problem = _records_dir_problem(args.records_dir)
+    if problem:
+        return _fail(f"--records-dir: {problem}")
     try:
         records = _load_records(args.records) if args.records else []
     except (OSError, UnicodeDecodeError) as err:
@@ -62,7 +86,7 @@ def _main(args: argparse.Namespace) -> int:
         return _fail(str(err))
     store = GameStore(args.records_dir, args.max_games, args.idle_minutes * 60)
     app = create_app(store, lineup, records, int(args.max_upload_mb * 1_000_000),
-                     sweep_seconds=min(60.0, args.idle_minutes * 15))
+                     sweep_seconds=min(60.0, args.idle_minutes * 15), replays=ReplayGuard(args.max_replay_deals))
     try:
         sock = listen(args.host, args.port)
     except OSError as err:
@@ -75,6 +99,25 @@ def _main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown (games saved)
         pass
     return 0
+
+
+def _records_dir_problem(directory: str) -> str | None:
+    """Why played games could not be saved in ``directory`` (created if missing), or ``None``:
+    the games file is opened for appending now, so a server that starts can save."""
+    from ..web.store import RECORDS_FILE
+
+    path = Path(directory) / RECORDS_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_file():
+            return f"{path} is not a regular file"
+        with path.open("a"):
+            pass
+    except OSError as err:
+        return f"cannot save games in {directory}: {err.strerror or err}"
+    if not os.access(path, os.W_OK):
+        return f"cannot save games in {directory}: {path} is not writable"
+    return None
 
 
 def _load_records(path: str) -> list[dict]:

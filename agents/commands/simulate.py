@@ -22,6 +22,7 @@ from manni_env.interrupts import deferred_interrupt
 from manni_env.records import game_record, write_records
 from manni_env.rules import Rules
 
+from ..bot_agent import BotError
 from ..match import play_game
 from ..registry import make_agent
 
@@ -62,6 +63,13 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except KeyboardInterrupt:
         print(f"manni simulate: interrupted; kept the {written} finished games in {args.records}", file=sys.stderr)
         return 130
+    except BotError as err:
+        print(f"manni simulate: {err}; kept the {written} finished games in {args.records}", file=sys.stderr)
+        return 1
+    except OSError as err:  # e.g. the disk filled up while the games were written
+        print(f"manni simulate: error: cannot write to {args.records} ({err.strerror or err}); "
+              f"kept the {written} games written before", file=sys.stderr)
+        return 2
     print(f"wrote {written} {rules.variant} games to {args.records}")
     return 0
 

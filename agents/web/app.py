@@ -46,6 +46,7 @@ from manni_env.records import RecordError
 from manni_env.rules import VARIANTS, make_rules
 
 from .game import MAX_ACTIONS, GameError, WebGame
+from .limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard
 from .lineup import Lineup
 from .replay import build_replay, parse_records, summary
 from .store import GameStore, StoreFull
@@ -78,9 +79,12 @@ class Move(BaseModel):
 
 
 def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
-               max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0) -> FastAPI:
+               max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0,
+               replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES) -> FastAPI:
     """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
-    (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown."""
+    (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown.
+    Request bodies, replays and replays at once are bounded (:mod:`agents.web.limits`)."""
+    replays = replays or ReplayGuard()
     tables = TableStore(store, store.max_games)
 
     @asynccontextmanager
@@ -95,6 +99,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
 
     app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(GZipMiddleware, minimum_size=4096)
+    app.add_middleware(BodySizeLimit, limit=max_json_bytes, exempt=("/api/replay",))
     _error_handlers(app)
     missing = f"no such game: it expired after {store.idle_seconds / 60:g} minutes idle, or never existed"
 
@@ -109,7 +114,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         return FileResponse(STATIC / "index.html")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    add_table_routes(app, tables, lineup)
+    add_table_routes(app, tables, lineup, replays)
 
     @app.get("/api/options")
     def options() -> dict:
@@ -167,23 +172,26 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
     def record_replay(index: int) -> dict:
         if not 0 <= index < len(records):
             raise HTTPException(404, f"no game {index}: this server's records file holds {len(records)} (from 0)")
-        return build_replay(records[index])
+        return replays.build(records[index])
 
     @app.post("/api/replay")
     async def upload_replay(request: Request, game: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> dict:
         data = await _read_body(request, max_upload_bytes)
-        return await run_in_threadpool(_uploaded_replay, data, game)
+        return await run_in_threadpool(_uploaded_replay, data, game, replays)
 
     return app
 
 
-def _uploaded_replay(data: bytes, game: int) -> dict:
-    """The games of an uploaded records file and the replay of game ``game``."""
+def _uploaded_replay(data: bytes, game: int, replays: ReplayGuard) -> dict:
+    """The games of an uploaded records file and the replay of game ``game`` (in one of the
+    replay slots: parsing takes memory too)."""
     try:
-        uploaded = parse_records(data)
-        if game >= len(uploaded):
-            raise HTTPException(404, f"no game {game}: the file holds {len(uploaded)} (from 0)")
-        replay = build_replay(uploaded[game])
+        with replays.slot():
+            uploaded = parse_records(data)
+            if game >= len(uploaded):
+                raise HTTPException(404, f"no game {game}: the file holds {len(uploaded)} (from 0)")
+            replays.check(uploaded[game])
+            replay = build_replay(uploaded[game])
     except RecordError as err:
         where = "" if err.line is not None else f"game {game}: "
         raise HTTPException(400, f"{where}{err}") from None

@@ -38,7 +38,7 @@ from manni_env.rules import VARIANTS, make_rules
 
 from .game import MAX_ACTIONS
 from .lineup import SHIPPED, Lineup
-from .replay import build_replay
+from .limits import ReplayGuard
 from .store import StoreFull
 from .tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
 
@@ -156,8 +156,9 @@ class Hub:
         self.schedule(table_id, table)
 
 
-def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup) -> None:
-    """Add the tables' routes and WebSocket (see the module docstring) to ``app``."""
+def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: ReplayGuard) -> None:
+    """Add the tables' routes and WebSocket (see the module docstring) to ``app``; ``replays``
+    bounds the replays built."""
     hub = Hub(tables)
 
     def table_of(table_id: str) -> Table:
@@ -209,7 +210,7 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup) -> None:
             if not table.state.finished:
                 raise HTTPException(409, "the game is still running; its replay opens when it is over")
             record = table.record()
-        return build_replay(record)
+        return replays.build(record)
 
     @app.websocket("/ws/tables/{table_id}")
     async def table_socket(ws: WebSocket, table_id: str) -> None:

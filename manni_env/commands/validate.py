@@ -26,10 +26,12 @@ def _main(args: argparse.Namespace) -> int:
         start = games
         try:
             for line, item in iter_record_lines(path):
+                if isinstance(item, RecordError):  # not a record: a problem, not a game
+                    problems += 1
+                    print(f"{path}:{line}: {item}")
+                    continue
                 games += 1
                 try:
-                    if isinstance(item, RecordError):
-                        raise item
                     validate_record(item)
                 except RecordError as err:
                     problems += 1

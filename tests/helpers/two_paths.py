@@ -6,18 +6,15 @@ a game from explicit deals, expose the seat on turn, phase, legal actions, its o
 seat's view, and turn each step into a :class:`StepResult`. The vector path also steps an engine
 alongside and asserts after every step that both agree exactly (step result, seat on turn, phase,
 legal actions, observation bytes, every seat's view), so each scripted test on it is an
-equivalence test too. :func:`vector_unsupported` says why the vector path cannot run a rule set
-yet (``None`` once it can), for ``pytest.skip``.
+equivalence test too.
 """
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, fields
 from functools import partial
 
 import numpy as np
-import pytest
 
 from manni_env.actions import action_to_str
 from manni_env.engine import Deal, GameState, IllegalActionError
@@ -41,17 +38,6 @@ class StepResult:
     truncated: bool
     winners: tuple[int, ...] | None
 
-
-def vector_unsupported(rules: Rules, backend: str = "auto") -> str | None:
-    """Why ``VectorManni`` cannot replay explicit deals of ``rules`` with ``backend`` yet, or
-    ``None`` if it can."""
-    if "deals" not in inspect.signature(VectorManni.reset).parameters:
-        return "VectorManni.reset(deals=...) (explicit deals) is not implemented yet"
-    try:
-        VectorManni(rules, 1, backend=backend)
-    except (ValueError, NotImplementedError) as e:
-        return f"VectorManni(backend={backend!r}) does not support {rules.variant!r} yet: {e}"
-    return None
 
 
 class EnginePath:
@@ -214,9 +200,5 @@ def padded(rules: Rules, deals: list[Deal]) -> list[Deal]:
 
 def open_path(name: str, rules: Rules, deals: list[Deal], history: str = "summary", reward: str = "deal"):
     """The path ``name`` (a key of :data:`PATHS`) playing ``deals``, then seeded random deals (see
-    :func:`padded`); skips the test while the vector env cannot (see :func:`vector_unsupported`)."""
-    if name != "engine":
-        reason = vector_unsupported(rules, "python" if name == "vector-python" else "auto")
-        if reason is not None:
-            pytest.skip(reason)
+    :func:`padded`). A path that cannot play ``rules`` raises: the test fails, it is not skipped."""
     return PATHS[name](rules, padded(rules, deals), history, reward)

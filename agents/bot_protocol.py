@@ -1,0 +1,182 @@
+"""The ``manni-bot/1`` messages: what a bot program reads and writes (see docs/bot-protocol.md).
+
+Every function here is pure: a message is built from one seat's :class:`~manni_env.view.SeatView`
+or from the public part of a finished deal, so it holds only what that seat may know. Cards and
+actions use the names of :mod:`manni_env.cards` and :mod:`manni_env.actions`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from manni_env import actions as A
+from manni_env.cards import NUM_CARDS, SUITS, card_to_str, cards_of
+from manni_env.rules import Contract, ContractSource, ExchangeScheme, Phase, Rules
+from manni_env.view import SeatView
+
+if TYPE_CHECKING:
+    from manni_env.engine import RoundResult
+
+PROTOCOL = "manni-bot/1"
+PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
+#: every action's name by number (cards first), looked up once per message field
+_NAMES = tuple(A.action_to_str(a) for a in range(A.NUM_ACTIONS))
+_CARDS = _NAMES[:NUM_CARDS]
+
+
+def hello(time_limit: float) -> dict:
+    """The first message to a new bot process; the bot answers ``{"type": "hello", "protocol", "name"}``."""
+    return {"type": "hello", "protocol": PROTOCOL, "time_limit": time_limit}
+
+
+def game(rules: Rules, seat: int, time_limit: float) -> dict:
+    """A new game begins with this bot in ``seat`` (no answer)."""
+    return {"type": "game", "protocol": PROTOCOL, "variant": rules.variant, "options": rules.options(),
+            "seat": seat, "time_limit": time_limit}
+
+
+def act(view: SeatView) -> dict:
+    """The decision request of the seat on turn: everything it may know and nothing else."""
+    legal = list(view.legal_actions)
+    return {
+        "type": "act",
+        "seat": view.seat,
+        "variant": view.rules.variant,
+        "deal": view.deal_index,
+        "dealer": view.dealer,
+        "phase": PHASE_NAMES[view.phase],
+        "legal": legal,
+        "legal_names": [_NAMES[a] for a in legal],
+        "hand": _card_names(view.hand),
+        "contract": contract_of(view.contract),
+        "cut_card": None if view.cut_card is None else _CARDS[view.cut_card],
+        "history": history(view),
+        "trick": [_CARDS[c] for c in view.trick],
+        "leader": view.leader,
+        "own": {
+            "dealt": _card_names(view.dealt_hand),
+            "discards": _card_names(view.discards),
+            "drawn": _card_names(view.drawn),
+            "pending": [_CARDS[c] for c in view.pending],
+            "exchange_limit": view.exchange_limit,
+        },
+        "manni_used": view.manni_used,
+        "tricks_won": list(view.tricks_won),
+        "used_contracts": [list(names) for names in view.used_contracts],
+        "plus": list(view.plus),
+        "minus": list(view.minus),
+        "totals": list(view.totals),
+    }
+
+
+def deal_end(result: RoundResult, seat: int) -> dict:
+    """A deal is over (no answer): its public outcome, the last trick included."""
+    leader, cards, winner = result.tricks[-1]
+    return {
+        "type": "deal_end", "seat": seat, "deal": result.index, "contract": contract_of(result.contract),
+        "last_trick": {"leader": leader, "cards": [card_to_str(c) for c in cards], "winner": winner},
+        "tricks_won": list(result.tricks_won), "points": list(result.points),
+        "plus": list(result.plus), "minus": list(result.minus), "totals": list(result.totals),
+    }
+
+
+def game_end(result: RoundResult, seat: int, winners: tuple[int, ...]) -> dict:
+    """The game is over (no answer)."""
+    return {"type": "game_end", "seat": seat, "deals": result.index + 1, "totals": list(result.totals),
+            "plus": list(result.plus), "minus": list(result.minus), "winners": list(winners)}
+
+
+def bye() -> dict:
+    """The last message: the bot should exit (its stdin closes next)."""
+    return {"type": "bye"}
+
+
+def contract_of(contract: Contract | None) -> dict | None:
+    """``{"kind": "trump", "trump": "S", "declarer": 1, "name": "spades"}`` (``None`` before it is known)."""
+    if contract is None:
+        return None
+    trump = None if contract.trump is None else SUITS[contract.trump]
+    return {"kind": contract.kind.label, "trump": trump, "declarer": contract.declarer, "name": contract.name}
+
+
+def history(view: SeatView) -> list[dict]:
+    """The public decisions of this deal in order, each ``[seat, action, name]``: the exchange
+    decisions (Hornafjarðarmanni: ``[seat, 52, "exchange_done", count]`` with the public count of
+    cards exchanged; which cards is private), keep/swap, pass/take, the announcement, then every
+    card played."""
+    spec = view.rules.spec
+    order = (view.forehand, (view.dealer + 2) % 3, view.dealer)
+    events: list[list] = []
+    if spec.exchange == ExchangeScheme.EXCHANGE:
+        for seat in order:
+            if view.exchange_counts[seat] >= 0:
+                events.append([seat, A.EXCHANGE_DONE, _NAMES[A.EXCHANGE_DONE], view.exchange_counts[seat]])
+    else:
+        keep, take = (A.KEEP_HAND, A.SWAP_HAND) if spec.exchange == ExchangeScheme.SWAP else (A.PASS_MANNI, A.TAKE_MANNI)
+        events += [_event(seat, keep) for seat in view.passed]
+        owner = view.swapper if spec.exchange == ExchangeScheme.SWAP else view.taker
+        if owner is not None:
+            events.append(_event(owner, take))
+    contract = view.contract
+    if spec.contract_source == ContractSource.ANNOUNCE and contract is not None:
+        row = next(a for a in spec.announcements if a.name == contract.name and a.trump == contract.trump)
+        events.append(_event(contract.declarer, row.action))
+    events += [[seat, card, _CARDS[card]] for seat, card in view.plays]
+    return events
+
+
+def _event(seat: int, action: int) -> list:
+    return [seat, action, _NAMES[action]]
+
+
+def _card_names(mask: int) -> list[str]:
+    return [_CARDS[c] for c in cards_of(mask)]
+
+
+def encode(message: dict) -> bytes:
+    """One message as one line of UTF-8 JSON."""
+    return (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+
+
+def parse_action(line: bytes, legal: tuple[int, ...]) -> int:
+    """The action of a bot's answer ``{"action": 34}`` (or its name, ``{"action": "TH"}``);
+    ``ValueError`` naming the problem if the line is not such an answer or the action is not legal."""
+    try:
+        answer = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"answer is not JSON: {_shorten(line)}") from None
+    if not isinstance(answer, dict) or "action" not in answer:
+        raise ValueError(f'answer is not an object with "action": {_shorten(line)}')
+    action = answer["action"]
+    if isinstance(action, str):
+        try:
+            action = A.action_from_str(action)
+        except ValueError:
+            raise ValueError(f"answer names no action: {action!r}") from None
+    if not isinstance(action, int) or isinstance(action, bool):
+        raise ValueError(f"answer's action is not an action number or name: {action!r}")
+    if action not in legal:
+        raise ValueError(f"illegal action {action} (legal: {', '.join(map(str, legal))})")
+    return action
+
+
+def parse_hello(line: bytes) -> str:
+    """The bot's name from its hello answer; ``ValueError`` for another answer or protocol."""
+    try:
+        answer = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"hello answer is not JSON: {_shorten(line)}") from None
+    if not isinstance(answer, dict) or answer.get("type") != "hello":
+        raise ValueError(f'hello answer is not {{"type": "hello", ...}}: {_shorten(line)}')
+    if answer.get("protocol") != PROTOCOL:
+        raise ValueError(f"bot speaks protocol {answer.get('protocol')!r}, not {PROTOCOL!r}")
+    name = answer.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"hello answer has no name: {_shorten(line)}")
+    return name.strip()
+
+
+def _shorten(line: bytes, keep: int = 200) -> str:
+    text = line.decode(errors="replace").rstrip("\n")
+    return repr(text if len(text) <= keep else text[:keep] + "…")

@@ -1,0 +1,62 @@
+"""``manni bot check COMMAND``: the conformance run of a ``manni-bot/1`` program (:mod:`agents.bot_check`)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import shlex
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "bot",
+        help="tools for bot programs (manni-bot/1 protocol, docs/bot-protocol.md)",
+        description="Tools for bot programs speaking the manni-bot/1 protocol over stdin/stdout.",
+    )
+    sub = parser.add_subparsers(dest="bot_command", required=True, metavar="TOOL")
+    check = sub.add_parser(
+        "check",
+        help="conformance run: scripted situations of every phase of every variant",
+        description="Start COMMAND and check, one PASS/FAIL line each, that it answers the handshake, a "
+        "legal action in every phase of every variant (exchange, swap, pickup, discard, announcement, "
+        "leading, following, the last card), whole games with their end messages, and that it exits "
+        "after bye (nothing more is tried after a failed hello). Exit code 1 if any check fails.",
+    )
+    check.add_argument("command", nargs="+", metavar="COMMAND",
+                       help="the bot's command line, quoted as one argument or given as words, e.g. "
+                       "'python3 examples/bots/simple_bot.py' (a bot: spec prefix is accepted)")
+    check.add_argument("--time-limit", type=float, default=10.0, metavar="S",
+                       help="seconds the bot has for each answer (default 10)")
+    check.add_argument("--start-limit", type=float, default=10.0, metavar="S",
+                       help="seconds the bot has to start and answer hello (default 10)")
+    check.add_argument("--variant", action="append", metavar="V",
+                       help="check only this variant (repeatable; default: every variant)")
+    check.set_defaults(func=functools.partial(_check, parser=check))
+
+
+def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from manni_env.rules import VARIANTS
+
+    from ..bot_agent import BotAgent
+    from ..bot_check import run_checks
+
+    command = args.command[0] if len(args.command) == 1 else shlex.join(args.command)
+    command = command.removeprefix("bot:").strip()
+    variants = tuple(dict.fromkeys(args.variant or VARIANTS))
+    for variant in variants:
+        if variant not in VARIANTS:
+            parser.error(f"argument --variant: unknown variant {variant!r}; valid variants: {', '.join(VARIANTS)}")
+    for flag, value in (("--time-limit", args.time_limit), ("--start-limit", args.start_limit)):
+        if not value > 0:
+            parser.error(f"argument {flag}: must be a positive number of seconds, got {value}")
+    try:
+        BotAgent(command)
+    except ValueError as err:
+        parser.error(str(err))
+    failed = total = 0
+    for check in run_checks(command, args.time_limit, variants, args.start_limit):
+        print(check.line(), flush=True)
+        total += 1
+        failed += not check.ok
+    print(f"{total - failed} of {total} checks passed" + (f"; {failed} failed" if failed else ""))
+    return 1 if failed else 0

@@ -1,0 +1,309 @@
+"""A league: every agent against two copies of every other in the duplicate arena, and a leaderboard.
+
+A *cell* ``(X, Y)`` is ``manni arena X Y Y`` in deals mode (:func:`agents.arena.run_arena`, seeded
+with the league's seed), kept in ``OUT/VARIANT/X_vs_Y/`` as ``result.json``/``.md``/``.png`` and
+``games.json`` (every game's seating and scores, for the ratings). In a spec, characters other
+than letters, digits and ``_.=,-`` become ``-`` in the directory name. A cell whose
+``result.json`` already holds these settings (agents, rules, seed, at least its deals) is kept, so
+adding an agent plays only its new cells; a cell interrupted by Ctrl-C is completed by the next run.
+
+The leaderboard of a variant, from the kept cells of its agents:
+
+- *mean deal score*: the mean over X's cells (one per other agent, equal weights) of X's mean deal
+  score against two copies of Y; its 95% CI combines the cells' independent CIs
+  (half-width ``sqrt(Σ halfᵢ²) / cells``, normal approximation over deals);
+- *rating*: openskill's Plackett-Luce model over every game of every cell (cells in agent order,
+  games in unit then seating order), seats ranked by score, copies of an agent entering a match as
+  separate players and the agent's new rating being their mean (as in :mod:`agents.arena`);
+- *ms/move*: wall time inside ``act`` over all the agent's moves in its cells (the only figure
+  that differs between identical runs); *strikes*: fallback moves of a failing ``bot:`` agent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from manni_env.rules import Rules, make_rules
+
+from .arena import ArenaInterrupted, ArenaResult, Interval, openskill_ratings, run_arena
+from .commands.arena import _atomic, write_outputs
+
+LEADERBOARD_FILES = ("leaderboard.md", "leaderboard.json", "leaderboard.png")
+
+
+def safe_name(spec: str) -> str:
+    """``spec`` as a directory name part: ``pimc:worlds=16`` → ``pimc-worlds=16``."""
+    return re.sub(r"[^A-Za-z0-9_.=,-]", "-", spec)
+
+
+def cell_dir(out: Path, variant: str, x: str, y: str) -> Path:
+    return out / variant / f"{safe_name(x)}_vs_{safe_name(y)}"
+
+
+def wanted(x: str, y: str, rules: Rules, seed: int) -> dict:
+    """The settings of cell (x, y) that a kept result.json must have, besides its deals."""
+    return {"agents": [x, y, y], "variant": rules.variant, "options": rules.options(), "mode": "deals", "seed": seed}
+
+
+def saved(where: Path) -> dict | None:
+    """The result.json in ``where``, or None; ValueError if it is unreadable."""
+    file = where / "result.json"
+    if not file.exists():
+        return None
+    try:
+        data = json.loads(file.read_text())
+        if not {"settings", "agents", "head_to_head"} <= data.keys() or "units" not in data["settings"]:
+            raise ValueError("keys missing")
+    except (OSError, ValueError, AttributeError, TypeError) as err:
+        raise ValueError(f"{file} is not a readable arena result ({err}); delete it or pass --force") from None
+    return data
+
+
+def status(result: dict | None, want: dict, deals: int) -> str:
+    """``missing``, ``done`` (these settings, at least ``deals``), ``partial`` (these settings, interrupted) or ``other``."""
+    if result is None:
+        return "missing"
+    s = result["settings"]
+    if any(s.get(k) != v for k, v in want.items()) or s.get("units_requested", s["units"]) < deals:
+        return "other"  # (a result of more deals than asked for is kept: the cell's evidence is larger)
+    return "partial" if "units_requested" in s else "done"
+
+
+@dataclass(frozen=True)
+class Cell:
+    x: str
+    y: str
+    where: Path
+    deals: int
+
+
+def plan(pairs: list[tuple[str, str]], rules: Rules, seed: int, out: Path, deals_of: Callable[[str, str], int],
+         force: bool = False, say: Callable[[str], None] = print) -> list[Cell]:
+    """The cells of ``pairs`` to play; kept ones are announced with ``say``. ``ValueError`` for a
+    kept result of other settings (unless ``force``)."""
+    todo = []
+    for x, y in pairs:
+        cell = Cell(x, y, cell_dir(out, rules.variant, x, y), deals_of(x, y))
+        state = status(saved(cell.where), wanted(x, y, rules, seed), cell.deals)
+        if state == "other" and not force:
+            raise ValueError(f"{cell.where} holds a result of other settings (agents, rules, deals or seed); "
+                             "pass --force to play it again, or choose another --out")
+        if state == "done" and not force:
+            say(f"kept {x} vs {y} ×2 ({cell.deals} deals, seed {seed})")
+        else:
+            todo.append(cell)
+    return todo
+
+
+def play(cells: list[Cell], rules: Rules, seed: int, workers: int = 1, progress: bool = True,
+         say: Callable[[str], None] = print) -> None:
+    """Play ``cells`` and write each one's files. On Ctrl-C the deals finished of the cell under way
+    are written too, and :class:`~agents.arena.ArenaInterrupted` is raised."""
+    for n, cell in enumerate(cells, 1):
+        say(f"[{n}/{len(cells)}] {cell.x} vs {cell.y} ×2: {cell.deals} deals, seed {seed}")
+        try:
+            result = run_arena([cell.x, cell.y, cell.y], rules, cell.deals, seed, workers=workers, progress=progress)
+        except ArenaInterrupted as stop:
+            if stop.result is not None:
+                write_cell(stop.result, cell.where)
+            raise
+        write_cell(result, cell.where)
+
+
+def write_cell(result: ArenaResult, where: Path) -> None:
+    """``games.json`` (seating and scores of every game), then the arena's result files."""
+    where.mkdir(parents=True, exist_ok=True)
+    games = [[g.unit, g.seating, list(g.players), list(g.score)] for g in result.games]
+    data = {"agents": result.settings["agents"], "fields": ["unit", "seating", "players", "score"], "games": games}
+    _atomic(where / "games.json", lambda p: p.write_text(json.dumps(data, separators=(",", ":")) + "\n"))
+    write_outputs(result, where)
+
+
+def kept_results(out: Path, agents: list[str], rules: Rules) -> dict[tuple[str, str], dict]:
+    """The result.json of every kept cell of ``agents`` (ValueError for one of other agents or rules)."""
+    results = {}
+    for x in agents:
+        for y in agents:
+            if x != y and (result := saved(cell_dir(out, rules.variant, x, y))) is not None:
+                s = result["settings"]
+                if [s["agents"], s["variant"], s["options"]] != [[x, y, y], rules.variant, rules.options()]:
+                    raise ValueError(f"{cell_dir(out, rules.variant, x, y)} holds a result of other agents or rules")
+                results[x, y] = result
+    return results
+
+
+def cell_text(result: dict | None) -> str:
+    """A matrix cell: X's mean deal score, X − Y, and the deals."""
+    if result is None:
+        return "not played"
+    s, score, diff = result["settings"], result["agents"][0]["deal_score"], result["head_to_head"][0]["difference"]
+    deals = f"{s['units']:,} of {s['units_requested']:,} deals (interrupted)" if "units_requested" in s else f"{s['units']:,} deals"
+    return f"{Interval(**score).text()}<br>X − Y {Interval(**diff).text()}<br>{deals}"
+
+
+def matrix_lines(agents: list[str], results: dict[tuple[str, str], dict]) -> list[str]:
+    """The Markdown matrix: row X against two copies of column Y."""
+    lines = ["| X \\ Y ×2 | " + " | ".join(f"`{y}`" for y in agents) + " |", "|---" * (len(agents) + 1) + "|"]
+    for x in agents:
+        lines.append(f"| `{x}` | " + " | ".join(cell_text(results.get((x, y))) if x != y else "–" for y in agents) + " |")
+    return lines
+
+
+def command_of(settings: dict) -> str:
+    """The ``manni arena`` command that plays a cell with these settings (non-default rule options as flags)."""
+    defaults = make_rules(settings["variant"]).options()
+    flags = []
+    for name, value in settings["options"].items():
+        if value != defaults[name]:
+            flags += [f"--{name.replace('_', '-')}"] + ([] if value is True else [str(value)])
+    deals = settings.get("units_requested", settings["units"])
+    return shlex.join(["manni", "arena", *settings["agents"], "--variant", settings["variant"], *flags,
+                       "--deals", str(deals), "--seed", str(settings["seed"]), "--workers", str(settings["workers"])])
+
+
+def command_lines(out: Path, rules: Rules, results: dict[tuple[str, str], dict], base: Path) -> list[str]:
+    """The ``manni arena`` command of every cell, linked to its result.md relative to ``base``."""
+    lines = ["| cell | command | result |", "|---|---|---|"]
+    for (x, y), result in results.items():
+        link = cell_dir(out, rules.variant, x, y).relative_to(base).as_posix() + "/result.md"
+        lines.append(f"| `{x}` vs `{y}` ×2 | `{command_of(result['settings'])}` | [{link}]({link}) |")
+    return lines
+
+
+# ------------------------------------------------------------------------------------- leaderboard
+@dataclass(frozen=True)
+class Standing:
+    """One agent's line of the leaderboard."""
+
+    spec: str
+    deal_score: Interval  # mean over its cells of its mean deal score against two copies of the other
+    cells: int
+    deals: int
+    mu: float
+    sigma: float
+    ordinal: float
+    ms_per_move: float
+    moves: int
+    strikes: int
+
+
+@dataclass
+class Leaderboard:
+    variant: str
+    settings: dict
+    standings: list[Standing]  # best mean deal score first
+    matrix: list[str]
+    commands: list[str]
+
+    def to_dict(self) -> dict:
+        return {"variant": self.variant, "settings": self.settings, "standings": [asdict(s) for s in self.standings]}
+
+    def to_markdown(self) -> str:
+        s = self.settings
+        lines = [
+            f"# League: {self.variant}", "",
+            (f"Every agent against two copies of every other (`manni arena X Y Y`), duplicate deals under all 6 "
+             f"seatings, seed {s['seed']}, rules {', '.join(f'{k}={v}' for k, v in s['options'].items())}. "
+             "Mean deal score: over the agent's cells, each cell its mean against two copies of one other agent "
+             "[95% CI]; rating: openskill Plackett-Luce over every game of every cell (ordinal = mu − 3σ)."), "",
+            "| rank | agent | mean deal score [95% CI] | mu | sigma | ordinal | ms/move | cells | deals | strikes |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for rank, a in enumerate(self.standings, 1):
+            lines.append(f"| {rank} | `{a.spec}` | {a.deal_score.text()} | {a.mu:.2f} | {a.sigma:.2f} | {a.ordinal:.2f} | "
+                         f"{a.ms_per_move:.3f} | {a.cells} | {a.deals:,} | {a.strikes} |")
+        lines += ["", "Row X against two copies of column Y: X's mean deal score [95% CI]; X − Y [95% CI]; deals.", ""]
+        lines += self.matrix + [""] + self.commands
+        return "\n".join(lines) + "\n"
+
+    def plot(self, path: str | Path) -> None:
+        """PNG: mean deal score with its 95% CI, and the rating (mu ± 3σ), per agent."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        names = [_label(a.spec) for a in self.standings]
+        xs = np.arange(len(names))
+        errors = [0.0 if a.deal_score.low is None else a.deal_score.mean - a.deal_score.low for a in self.standings]
+        fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, 1.6 * len(names) + 4), 4))
+        left.errorbar(xs, [a.deal_score.mean for a in self.standings], yerr=errors, fmt="o", capsize=6)
+        left.axhline(0.0, color="grey", linewidth=0.8)
+        left.set(xticks=xs, xticklabels=names, ylabel="mean deal score (95% CI)", title="Deal score")
+        right.errorbar(xs, [a.mu for a in self.standings], yerr=[3 * a.sigma for a in self.standings], fmt="s", capsize=6)
+        right.set(xticks=xs, xticklabels=names, ylabel="openskill mu ± 3σ", title="Rating")
+        for axis in (left, right):
+            plt.setp(axis.get_xticklabels(), rotation=20, ha="right")
+        fig.suptitle(f"League {self.variant}: seed {self.settings['seed']}")
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+
+
+def leaderboard(out: Path, agents: list[str], rules: Rules, seed: int) -> Leaderboard:
+    """The leaderboard of ``agents`` from their kept cells (see the module docstring)."""
+    results = kept_results(out, agents, rules)
+    ratings = _ratings(agents, [_games(cell_dir(out, rules.variant, x, y)) for x, y in results])
+    standings = []
+    for spec in agents:
+        own = [r["agents"][0]["deal_score"] for (x, _), r in results.items() if x == spec]
+        timed = [a for r in results.values() for a in r["agents"] if a["spec"] == spec]
+        moves = sum(a["moves"] for a in timed)
+        mu, sigma = ratings[spec]
+        standings.append(Standing(
+            spec=spec, deal_score=_combined(own), cells=len(own),
+            deals=sum(r["settings"]["units"] for (x, _), r in results.items() if x == spec),
+            mu=mu, sigma=sigma, ordinal=mu - 3 * sigma,
+            ms_per_move=sum(a["ms_per_move"] * a["moves"] for a in timed) / moves if moves else float("nan"),
+            moves=moves, strikes=sum(a.get("strikes", 0) for a in timed)))
+    standings.sort(key=lambda a: -a.deal_score.mean if a.cells else math.inf)
+    settings = {"agents": agents, "variant": rules.variant, "options": rules.options(), "seed": seed,
+                "confidence": "95%, normal approximation over deals, cells combined as independent"}
+    return Leaderboard(rules.variant, settings, standings, matrix_lines(agents, results),
+                       command_lines(out, rules, results, out / rules.variant))
+
+
+def write_leaderboard(board: Leaderboard, where: Path) -> None:
+    where.mkdir(parents=True, exist_ok=True)
+    _atomic(where / "leaderboard.json", lambda p: p.write_text(json.dumps(board.to_dict(), indent=2) + "\n"))
+    _atomic(where / "leaderboard.md", lambda p: p.write_text(board.to_markdown()))
+    _atomic(where / "leaderboard.png", board.plot)
+
+
+def _label(spec: str, keep: int = 28) -> str:
+    """A plot label: a long spec (a bot's command line) shortened in the middle."""
+    return spec if len(spec) <= keep else f"{spec[:12]}…{spec[-(keep - 13):]}"
+
+
+def _combined(scores: list[dict]) -> Interval:
+    """The mean of independent cell means with its combined 95% CI (None bounds if a cell has none)."""
+    if not scores:
+        return Interval(float("nan"), None, None)
+    mean = float(np.mean([s["mean"] for s in scores]))
+    if any(s["low"] is None for s in scores):
+        return Interval(mean, None, None)
+    half = math.sqrt(sum((s["mean"] - s["low"]) ** 2 for s in scores)) / len(scores)
+    return Interval(mean, mean - half, mean + half)
+
+
+def _games(where: Path) -> tuple[list[str], list[list]]:
+    """(agents, games) of a cell's games.json; no games for a cell kept without one."""
+    file = where / "games.json"
+    if not file.exists():
+        return [], []
+    data = json.loads(file.read_text())
+    return data["agents"], data["games"]
+
+
+def _ratings(agents: list[str], cells: list[tuple[list[str], list[list]]]) -> dict[str, tuple[float, float]]:
+    """openskill ratings over the cells' games, cells in order (see the module docstring)."""
+    matches = (([specs[j] for j in players], score) for specs, games in cells for _, _, players, score in games)
+    return openskill_ratings(agents, matches)

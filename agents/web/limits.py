@@ -1,0 +1,103 @@
+"""The bounds on one request of ``manni serve``: body size, replay size and replays at once.
+
+- :class:`BodySizeLimit` (ASGI middleware): a JSON request body is at most ``limit`` bytes (413
+  before anything is read when the declared ``Content-Length`` is larger, else as soon as the
+  bytes received pass it). The upload path ``/api/replay`` is exempt: it enforces its own, larger
+  limit (``--max-upload-mb``) while reading.
+- :class:`ReplayGuard`: a replay is built for a game of at most ``max_deals`` deals (413 naming the
+  limit, checked before the record is replayed; about 60 frames and 30 kB of JSON per deal), and
+  at most ``slots`` replays are parsed and built at once (503 with ``Retry-After`` beyond), so the
+  work and memory of replays stay bounded whatever is uploaded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from starlette.exceptions import HTTPException
+
+from .replay import build_replay
+
+#: Largest JSON request body (bytes); the largest valid one (a new game, a 16-card move) is under 1 kB.
+MAX_JSON_BYTES = 64 * 1024
+#: Most deals of a replayed game (a game with the default rules has at most 50).
+MAX_REPLAY_DEALS = 200
+#: Replays parsed and built at once.
+REPLAY_SLOTS = 2
+
+
+class BodySizeLimit:
+    """ASGI middleware refusing request bodies over ``limit`` bytes with a JSON 413 (see the module
+    docstring); paths in ``exempt`` pass unchecked."""
+
+    def __init__(self, app, limit: int = MAX_JSON_BYTES, exempt: tuple[str, ...] = ()):
+        self.app, self.limit, self.exempt = app, limit, exempt
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.exempt:
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(send)
+            return
+        received = 0
+
+        async def limited_receive():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:  # the app's exception handlers answer with the JSON 413
+                    raise HTTPException(413, self.message)
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+    @property
+    def message(self) -> str:
+        return f"the request body is larger than {self.limit:,} bytes, the most this server reads"
+
+    async def _refuse(self, send) -> None:
+        body = json.dumps({"error": self.message}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+
+class ReplayGuard:
+    """Builds replays within the limits of the module docstring (``HTTPException`` 413 or 503)."""
+
+    def __init__(self, max_deals: int = MAX_REPLAY_DEALS, slots: int = REPLAY_SLOTS):
+        if max_deals < 1 or slots < 1:
+            raise ValueError("max_deals and slots must be at least 1")
+        self.max_deals, self.slots = max_deals, slots
+        self._free = threading.BoundedSemaphore(slots)
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """One of the ``slots``; 503 when all are taken (the request is not queued)."""
+        if not self._free.acquire(blocking=False):
+            raise HTTPException(503, f"{self.slots} replays are being built, the most this server builds at once; "
+                                "try again in a moment", headers={"Retry-After": "1"})
+        try:
+            yield
+        finally:
+            self._free.release()
+
+    def check(self, record: dict) -> None:
+        """413 if ``record`` has more deals than this server replays."""
+        rounds = record.get("rounds")
+        if isinstance(rounds, list) and len(rounds) > self.max_deals:
+            raise HTTPException(413, f"the game has {len(rounds):,} deals; this server replays games of at most "
+                                f"{self.max_deals:,} deals (manni serve --max-replay-deals)")
+
+    def build(self, record: dict) -> dict:
+        """:func:`~agents.web.replay.build_replay` of ``record`` within the limits."""
+        self.check(record)
+        with self.slot():
+            return build_replay(record)

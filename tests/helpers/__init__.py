@@ -1,0 +1,1 @@
+"""Pieces shared by several test modules (see tests/conftest.py)."""

@@ -1,0 +1,339 @@
+"""The fuzz suite: hostile input for every surface, within a fixed budget (a few seconds each).
+
+Hypothesis (derandomized, so every run tries the same inputs) drives the engine, the GameState
+dict reader, the records validator and reader, the AEC and Gymnasium envs and the OpenSpiel game;
+a seeded generator sends a fixed budget of requests to ``manni serve``'s app through Starlette's
+TestClient. Each input is either accepted or refused with the surface's documented error and the
+state unchanged; anything else fails. The counts are printed at the end of the run
+(``tests/helpers/fuzzing.py``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import numpy as np
+import pytest
+from helpers.fuzzing import clear, tally
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from manni_env.engine import GameState
+from manni_env.records import RecordError, game_record, iter_record_lines, validate_record
+from manni_env.rules import VARIANTS, make_rules
+
+FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+#: JSON-like values: what a hostile file or request can hold
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=8,
+)
+#: what a caller may pass as an action
+ODD_ACTIONS = (st.integers(0, 62) | st.integers(-2**40, 2**40) | st.floats(allow_nan=True) | st.text(max_size=3) | st.none()
+               | st.booleans() | st.lists(st.integers(0, 62), max_size=2))
+
+
+def _played(variant: str, seed: int, steps: int) -> GameState:
+    state = GameState(make_rules(variant), seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        if state.finished:
+            break
+        legal = state.legal_actions()
+        state.apply(legal[int(rng.integers(len(legal)))])
+    return state
+
+
+def _finished_record(variant: str, seed: int) -> dict:
+    options = {"target": 3} if variant in ("hornafjardar", "basic") else {}
+    state = GameState(make_rules(variant, **options), seed=seed)
+    rng = np.random.default_rng(seed)
+    while not state.finished:
+        legal = state.legal_actions()
+        state.apply(legal[int(rng.integers(len(legal)))])
+    return json.loads(json.dumps(game_record(state, players=["random"] * 3)))
+
+
+RECORDS = {v: _finished_record(v, 1) for v in VARIANTS}
+
+
+def _paths(value, prefix=()):
+    """Every (path, value) inside a JSON value."""
+    yield prefix, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, (*prefix, i))
+
+
+def _mutate(value, index: int, new):
+    """A copy of ``value`` with the ``index``-th inner value (mod their count, root excluded) replaced by ``new``."""
+    value = copy.deepcopy(value)
+    paths = [p for p, _ in _paths(value) if p]
+    *parents, last = paths[index % len(paths)]
+    target = value
+    for key in parents:
+        target = target[key]
+    target[last] = new
+    return value
+
+
+# ----------------------------------------------------------------------------- engine
+@FUZZ
+@given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 50), steps=st.integers(0, 120),
+       action=st.just("a legal one") | ODD_ACTIONS, pick=st.integers(0, 60))
+def test_engine_apply_accepts_legal_actions_and_refuses_the_rest_unchanged(variant, seed, steps, action, pick):
+    state = _played(variant, seed, steps)
+    before = state.to_dict()
+    legal = state.legal_actions()
+    if action == "a legal one" and legal:
+        action = legal[pick % len(legal)]
+    try:
+        state.apply(action)
+    except ValueError as err:
+        tally("engine apply", clear(err))
+        assert clear(err) and state.to_dict() == before
+        return
+    tally("engine apply", False)
+    assert type(action) is int and action in legal
+
+
+@FUZZ
+@given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 20), steps=st.integers(0, 80), index=st.integers(0, 10**6),
+       value=JSON)
+def test_gamestate_from_dict_refuses_what_no_game_reaches(variant, seed, steps, index, value):
+    data = _mutate(_played(variant, seed, steps).to_dict(), index, value)
+    try:
+        state = GameState.from_dict(data)
+    except ValueError as err:
+        tally("GameState.from_dict", clear(err))
+        assert clear(err)
+        return
+    tally("GameState.from_dict", False)
+    if not state.finished:  # a state that is read plays on (or refuses with a clear error)
+        legal = state.legal_actions()
+        assert legal
+        try:
+            state.apply(legal[0])
+        except ValueError as err:
+            assert clear(err)
+
+
+# ----------------------------------------------------------------------------- records
+@FUZZ
+@given(variant=st.sampled_from(VARIANTS), index=st.integers(0, 10**6), value=JSON)
+def test_a_mutated_record_is_valid_or_a_record_error(variant, index, value):
+    record = _mutate(RECORDS[variant], index, value)
+    try:
+        validate_record(record)
+    except RecordError as err:
+        tally("records validate", clear(err))
+        assert clear(err)
+        return
+    tally("records validate", False)
+
+
+@settings(FUZZ, max_examples=30)
+@given(data=st.binary(max_size=300) | st.text(max_size=300).map(str.encode))
+def test_any_bytes_read_as_records_or_record_errors(data, tmp_path_factory):
+    path = tmp_path_factory.mktemp("fuzz") / "x.jsonl"
+    path.write_bytes(data)
+    try:
+        items = list(iter_record_lines(path, max_line=100))
+    except UnicodeDecodeError:
+        tally("records read", True)
+        return
+    for _, item in items:
+        assert isinstance(item, (dict, RecordError))
+        tally("records read", isinstance(item, RecordError))
+        if isinstance(item, RecordError):
+            assert clear(item)
+        else:
+            try:
+                validate_record(item)
+            except RecordError as err:
+                assert clear(err)
+
+
+# ----------------------------------------------------------------------------- envs
+@settings(FUZZ, max_examples=40)
+@given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 30), steps=st.integers(0, 40), action=ODD_ACTIONS)
+def test_aec_env_step_refuses_bad_actions_unchanged(variant, seed, steps, action):
+    from manni_env.env import raw_env
+
+    env = raw_env(variant=variant)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        agent = env.agent_selection
+        if not env.agents or env.terminations[agent] or env.truncations[agent]:
+            break
+        env.step(int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+    if not env.agents or env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
+        return
+    before = env.game.to_dict()
+    try:
+        env.step(action)
+    except ValueError as err:
+        tally("AEC env step", clear(err))
+        assert clear(err) and env.game.to_dict() == before
+        return
+    tally("AEC env step", False)
+    assert isinstance(action, int) and not isinstance(action, bool)
+
+
+@settings(FUZZ, max_examples=40)
+@given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 30), action=st.just("a legal one") | ODD_ACTIONS)
+def test_gymnasium_step_refuses_bad_actions_unchanged(variant, seed, action):
+    import gymnasium as gym
+
+    env = gym.make("manni_env/Manni-v0", variant=variant, opponents=("random", "random"), illegal_action="raise")
+    env.reset(seed=seed)
+    if action == "a legal one":
+        action = int(np.flatnonzero(env.unwrapped.action_masks())[0])
+    before = env.unwrapped.state.to_dict()
+    try:
+        env.step(action)
+    except ValueError as err:
+        tally("Gymnasium step", clear(err))
+        assert clear(err) and env.unwrapped.state.to_dict() == before
+        return
+    tally("Gymnasium step", False)
+    assert isinstance(action, int) and not isinstance(action, bool)
+
+
+# ----------------------------------------------------------------------------- OpenSpiel
+@settings(FUZZ, max_examples=40)
+@given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 30), steps=st.integers(0, 60),
+       action=st.integers(0, 200))
+def test_openspiel_apply_refuses_impossible_actions_unchanged(variant, seed, steps, action):
+    pytest.importorskip("pyspiel")
+    from manni_env import openspiel_game as osg
+
+    state = osg.load_game(variant).new_initial_state()
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        if state.is_terminal():
+            break
+        outcomes = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        state.apply_action(int(rng.choice(outcomes)))
+    before = (str(state), state.history())
+    try:
+        state.apply_action(action)
+    except ValueError as err:  # the engine's IllegalActionError is one
+        tally("OpenSpiel apply_action", clear(err))
+        assert clear(err) and (str(state), state.history()) == before
+        return
+    tally("OpenSpiel apply_action", False)
+    assert before[1] + [action] == state.history()
+
+
+@settings(FUZZ, max_examples=40)
+@given(text=st.text(alphabet="0123456789\n-=_abc", max_size=200) | st.text(max_size=50))
+def test_openspiel_deserialize_refuses_anything_but_a_history(text):
+    pytest.importorskip("pyspiel")
+    from manni_env import openspiel_game as osg
+
+    game = osg.load_game("basic")
+    try:
+        state = game.deserialize_state(text)
+    except ValueError as err:
+        tally("OpenSpiel deserialize_state", clear(err))
+        assert clear(err)
+        return
+    tally("OpenSpiel deserialize_state", False)
+    assert state.serialize() == "".join(f"{a}\n" for a in state.history())
+
+
+# ----------------------------------------------------------------------------- manni serve
+HTTP_BUDGET = 300
+
+
+def _random_json(rng: np.random.Generator, depth: int = 0):
+    """A random JSON-like value (infinity too), nested at most three deep."""
+    kind = int(rng.integers(8 if depth < 3 else 5))
+    if kind == 0:
+        return None
+    if kind == 1:
+        return bool(rng.integers(2))
+    if kind == 2:
+        return int(rng.integers(-10**6, 10**6)) * int(rng.choice([1, 10**15]))
+    if kind == 3:
+        return float(rng.normal())
+    if kind == 4:
+        return "".join(map(chr, rng.integers(32, 0x2FF, size=int(rng.integers(0, 8)))))
+    if kind == 5:
+        return [_random_json(rng, depth + 1) for _ in range(int(rng.integers(0, 4)))]
+    if kind == 6:
+        keys = ("variant", "opponents", "seat", "seed", "target", "negative", "actions", "x")
+        return {k: _random_json(rng, depth + 1) for k in keys[: int(rng.integers(0, 8))]}
+    return math.inf
+
+
+def _request(rng: np.random.Generator, game_id: str, upload: bytes) -> tuple[str, str, dict]:
+    """One hostile request: (method, path, keyword arguments for the TestClient)."""
+    choice = int(rng.integers(9))
+    odd_id = rng.choice([game_id, "nope", "../../etc/passwd", "%00", "x" * 300, "🂡"])
+    if choice == 0:
+        body = {"variant": rng.choice(["basic", "hornafjardar", "trjamann", "laugarvatn", "chess", ""]),
+                "seat": int(rng.integers(-2, 5)), "seed": int(rng.integers(-5, 2**40)),
+                "opponents": list(rng.choice(["random", "rule_based", "ppo", "ppo:/etc/passwd", "pimc:worlds=999999"],
+                                             size=int(rng.integers(0, 4))))}
+        return "POST", "/api/games", {"json": body}
+    if choice == 1:
+        return "POST", "/api/games", {"content": json.dumps(_random_json(rng), allow_nan=True).encode(),
+                                      "headers": {"content-type": "application/json"}}
+    if choice == 2:
+        actions = [int(a) for a in rng.integers(-3, 70, size=int(rng.integers(0, 20)))]
+        return "POST", f"/api/games/{odd_id}/actions", {"json": {"actions": actions}}
+    if choice == 3:
+        return "POST", f"/api/games/{odd_id}/actions", {"content": rng.bytes(int(rng.integers(0, 200)))}
+    if choice == 4:
+        return "GET", rng.choice([f"/api/games/{odd_id}", f"/api/games/{odd_id}/replay", "/api/options", "/",
+                                  f"/api/records/{int(rng.integers(-3, 5))}", "/static/../app.py", "/api/records/x"]), {}
+    if choice == 5:
+        cut = upload[: int(rng.integers(0, len(upload)))]
+        data = bytearray(upload if rng.random() < 0.3 else cut)
+        for _ in range(int(rng.integers(0, 6))):
+            if data:
+                data[int(rng.integers(len(data)))] = int(rng.integers(256))
+        return "POST", f"/api/replay?game={int(rng.integers(-1, 3))}", {"content": bytes(data)}
+    if choice == 6:
+        return "POST", "/api/games", {"content": b"{" * int(rng.integers(1, 100_000)),
+                                      "headers": {"content-type": "application/json"}}
+    if choice == 7:
+        return str(rng.choice(["PUT", "DELETE", "PATCH"])), rng.choice(["/api/games", "/api/replay", "/"]), {}
+    return "POST", "/api/replay?game=abc", {"content": rng.bytes(int(rng.integers(0, 3000)))}
+
+
+def test_http_fuzz_of_manni_serve_within_a_fixed_budget(tmp_path):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from agents.web.app import create_app
+    from agents.web.lineup import Lineup
+    from agents.web.store import GameStore
+
+    rng = np.random.default_rng(23)
+    store = GameStore(tmp_path / "records", max_games=8, idle_seconds=600)
+    upload = "".join(json.dumps(r) + "\n" for r in RECORDS.values()).encode()
+    app = create_app(store, Lineup(), records=list(RECORDS.values()), max_upload_bytes=100_000)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        game_id = client.post("/api/games", json={"variant": "basic", "seed": 1}).json()["id"]
+        for _ in range(HTTP_BUDGET):
+            method, path, kwargs = _request(rng, game_id, upload)
+            response = client.request(method, path, **kwargs)
+            assert response.status_code < 500, (method, path, response.status_code, response.text[:300])
+            assert len(response.content) < 2_000_000
+            refused = response.status_code >= 400
+            if refused and path.startswith("/api"):
+                error = response.json()["error"]
+                assert isinstance(error, str) and error and "Traceback" not in error
+            tally("manni serve HTTP", refused)

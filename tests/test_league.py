@@ -1,0 +1,117 @@
+"""``manni league``: cells, the leaderboard's numbers, kept cells, incremental runs, reproducibility, errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.arena import Interval
+from agents.league import cell_dir
+from manni_env.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON_BOT = f"bot:{sys.executable} {ROOT / 'examples/bots/simple_bot.py'}"
+
+
+def league(out: Path, *args: str) -> int:
+    return main(["league", *args, "--deals", "2", "--seed", "3", "--out", str(out), "--no-progress"])
+
+
+def board(out: Path, variant: str = "basic") -> dict:
+    return json.loads((out / variant / "leaderboard.json").read_text())
+
+
+def without_times(data: dict) -> list[dict]:
+    return [{k: v for k, v in s.items() if k != "ms_per_move"} for s in data["standings"]]
+
+
+def test_leaderboard_numbers_come_from_the_cells(tmp_path, capsys):
+    assert league(tmp_path, "random", "rule_based", PYTHON_BOT, "--variant", "basic") == 0
+    printed = capsys.readouterr().out
+    assert printed.count("] ") >= 6 and "# League: basic" in printed
+    assert {p.name for p in (tmp_path / "basic").iterdir() if p.is_file()} == {"leaderboard.md", "leaderboard.json", "leaderboard.png"}
+    data = board(tmp_path)
+    assert sorted(s["spec"] for s in data["standings"]) == sorted(["random", "rule_based", PYTHON_BOT])
+    means = [s["deal_score"]["mean"] for s in data["standings"]]
+    assert means == sorted(means, reverse=True)
+    for s in data["standings"]:
+        others = [o for o in ("random", "rule_based", PYTHON_BOT) if o != s["spec"]]
+        cells = [json.loads((cell_dir(tmp_path, "basic", s["spec"], y) / "result.json").read_text()) for y in others]
+        scores = [c["agents"][0]["deal_score"] for c in cells]
+        assert s["deal_score"]["mean"] == pytest.approx(sum(x["mean"] for x in scores) / 2)
+        half = math.sqrt(sum((x["mean"] - x["low"]) ** 2 for x in scores)) / 2
+        assert s["deal_score"]["low"] == pytest.approx(s["deal_score"]["mean"] - half)
+        assert (s["cells"], s["deals"], s["strikes"]) == (2, 4, 0)
+        assert s["ordinal"] == pytest.approx(s["mu"] - 3 * s["sigma"]) and s["moves"] > 0
+    text = (tmp_path / "basic" / "leaderboard.md").read_text()
+    first = data["standings"][0]
+    assert f"| 1 | `{first['spec']}` | {Interval(**first['deal_score']).text()} | {first['mu']:.2f} |" in text
+    assert "[random_vs_rule_based/result.md](random_vs_rule_based/result.md)" in text
+
+
+def test_adding_an_agent_plays_only_its_cells_and_matches_a_fresh_league(tmp_path, capsys):
+    grown, fresh = tmp_path / "grown", tmp_path / "fresh"
+    assert league(grown, "random", "rule_based", "--variant", "trjamann") == 0
+    stamp = (cell_dir(grown, "trjamann", "random", "rule_based") / "result.json").stat().st_mtime_ns
+    capsys.readouterr()
+    assert league(grown, "random", "rule_based", "pimc:worlds=2", "--variant", "trjamann") == 0
+    printed = capsys.readouterr().out
+    assert printed.count("kept ") == 2 and "[4/4]" in printed
+    assert (cell_dir(grown, "trjamann", "random", "rule_based") / "result.json").stat().st_mtime_ns == stamp
+    assert league(fresh, "random", "rule_based", "pimc:worlds=2", "--variant", "trjamann") == 0
+    assert without_times(board(grown, "trjamann")) == without_times(board(fresh, "trjamann"))
+
+
+def test_every_variant(tmp_path):
+    assert league(tmp_path, "random", "rule_based", "--variant", "all") == 0
+    assert all((tmp_path / v / "leaderboard.png").stat().st_size > 0 for v in ("hornafjardar", "basic", "trjamann", "laugarvatn"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["random"], "expected two or more distinct agent specs"),
+    (["random", "random"], "expected two or more distinct agent specs"),
+    (["random", "nonsense"], "unknown agent 'nonsense'"),
+    (["random", "bot:no-such-program"], "bot program 'no-such-program' not found"),
+])
+def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, args, message):
+    with pytest.raises(SystemExit) as stop:
+        league(tmp_path, *args)
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err.splitlines()[-1]
+    assert not (tmp_path / "hornafjardar").exists()
+
+
+def test_a_kept_cell_of_other_settings_needs_force(tmp_path, capsys):
+    assert league(tmp_path, "random", "rule_based", "--variant", "basic") == 0
+    with pytest.raises(SystemExit):
+        main(["league", "random", "rule_based", "--variant", "basic", "--deals", "2", "--seed", "4", "--out", str(tmp_path),
+              "--no-progress"])
+    assert "holds a result of other settings" in capsys.readouterr().err
+
+
+def test_ctrl_c_keeps_the_finished_deals_and_the_next_run_completes_the_cell(tmp_path, capsys, monkeypatch):
+    import agents.league as league_module
+    from agents.arena import ArenaInterrupted
+
+    real = league_module.run_arena
+
+    def stopped_in_the_second_cell(agents, rules, deals, seed, **kwargs):
+        if agents[0] == "rule_based":  # the second cell: 1 of its 2 deals, then Ctrl-C
+            partial = real(agents, rules, 1, seed, **kwargs)
+            partial.settings["units_requested"] = deals
+            raise ArenaInterrupted(1, deals, partial)
+        return real(agents, rules, deals, seed, **kwargs)
+
+    monkeypatch.setattr(league_module, "run_arena", stopped_in_the_second_cell)
+    assert league(tmp_path, "random", "rule_based", "--variant", "basic") == 130
+    assert "manni league: interrupted" in capsys.readouterr().err
+    assert "1 of 2 deals (interrupted)" in (tmp_path / "basic" / "leaderboard.md").read_text()
+    monkeypatch.setattr(league_module, "run_arena", real)
+    assert league(tmp_path, "random", "rule_based", "--variant", "basic") == 0
+    printed = capsys.readouterr().out
+    assert "kept random vs rule_based" in printed and "[1/1] rule_based vs random" in printed
+    assert "(interrupted)" not in (tmp_path / "basic" / "leaderboard.md").read_text()

@@ -1,0 +1,197 @@
+"""Hostile use of ``manni serve`` (issue 23's items 1-4): bounded request bodies and replays, startup
+checks with one error line and exit code 2, and what is saved when the server stops."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+TestClient = pytest.importorskip("fastapi.testclient").TestClient
+
+from agents.web.app import create_app  # noqa: E402
+from agents.web.limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard  # noqa: E402
+from agents.web.lineup import Lineup  # noqa: E402
+from agents.web.store import GameStore  # noqa: E402
+from manni_env.cli import main  # noqa: E402
+from manni_env.engine import GameState  # noqa: E402
+from manni_env.records import game_record, read_records, validate_record  # noqa: E402
+from manni_env.rules import make_rules  # noqa: E402
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+def long_game(deals: int, variant: str = "basic") -> dict:
+    """The record of a random game of exactly ``deals`` deals."""
+    state = GameState(make_rules(variant, target=10**6, max_deals=deals), seed=deals)
+    rng = np.random.default_rng(deals)
+    while not state.finished:
+        legal = state.legal_actions()
+        state.apply(legal[int(rng.integers(len(legal)))])
+    return json.loads(json.dumps(game_record(state, players=["random"] * 3)))
+
+
+@pytest.fixture(scope="module")
+def lineup() -> Lineup:
+    return Lineup()
+
+
+@pytest.fixture
+def store(tmp_path) -> GameStore:
+    return GameStore(tmp_path / "records", max_games=4, idle_seconds=600)
+
+
+def jsonl(*records: dict) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+# ----------------------------------------------------------------------------- item 1: replay bounds
+def test_a_replay_of_too_many_deals_is_refused_with_the_limit(store, lineup):
+    app = create_app(store, lineup, records=[long_game(12)], max_upload_bytes=2_000_000, replays=ReplayGuard(10))
+    with TestClient(app) as client:
+        upload = client.post("/api/replay?game=0", content=jsonl(long_game(12)))
+        assert upload.status_code == 413
+        assert upload.json()["error"] == ("the game has 12 deals; this server replays games of at most 10 deals "
+                                          "(manni serve --max-replay-deals)")
+        assert client.get("/api/records/0").status_code == 413
+        ok = client.post("/api/replay?game=0", content=jsonl(long_game(10)))
+        assert ok.status_code == 200 and len(ok.json()["replay"]["deals"]) == 10
+
+
+def test_the_default_replay_limit_bounds_a_very_long_game(store, lineup):
+    record = long_game(201)
+    with TestClient(create_app(store, lineup, max_upload_bytes=10_000_000)) as client:
+        response = client.post("/api/replay?game=0", content=jsonl(record))
+    assert response.status_code == 413 and "at most 200 deals" in response.json()["error"]
+
+
+def test_replays_at_once_are_bounded(store, lineup):
+    guard = ReplayGuard(slots=1)
+    with TestClient(create_app(store, lineup, records=[long_game(2)], replays=guard)) as client:
+        with guard.slot():  # another replay is being built
+            busy = client.get("/api/records/0")
+            upload = client.post("/api/replay?game=0", content=jsonl(long_game(2)))
+        assert busy.status_code == upload.status_code == 503
+        assert busy.headers["retry-after"] == "1" and "the most this server builds at once" in busy.json()["error"]
+        assert client.get("/api/records/0").status_code == 200  # the slot is free again
+
+
+# ----------------------------------------------------------------------------- item 2: JSON body size
+def test_a_large_json_body_is_refused_before_it_is_read(store, lineup):
+    with TestClient(create_app(store, lineup)) as client:
+        big = b'{"variant": "basic", "x": "' + b"a" * (MAX_JSON_BYTES + 10) + b'"}'
+        response = client.post("/api/games", content=big, headers={"content-type": "application/json"})
+        assert response.status_code == 413
+        assert response.json()["error"] == f"the request body is larger than {MAX_JSON_BYTES:,} bytes, the most this server reads"
+        assert len(store) == 0
+        assert client.post("/api/games", json={"variant": "basic"}).status_code == 201
+
+
+def test_a_large_chunked_json_body_is_a_413(store, lineup):
+    def body():
+        yield b'{"variant": "basic", "x": "'
+        for _ in range(50):
+            yield b"a" * 10_000
+        yield b'"}'
+
+    with TestClient(create_app(store, lineup)) as client:
+        response = client.post("/api/games", content=body(), headers={"content-type": "application/json"})
+    assert response.status_code == 413 and "larger than 65,536 bytes" in response.json()["error"]
+    assert len(store) == 0
+
+
+def test_a_large_body_without_content_length_is_cut_off_while_read():
+    """A chunked body (no Content-Length) is stopped once it passes the limit, not read whole."""
+    read: list[int] = []
+
+    async def app(scope, receive, send):
+        while True:
+            message = await receive()
+            read.append(len(message.get("body", b"")))
+            if not message.get("more_body"):
+                break
+
+    chunks = iter([b"x" * 600] * 100)
+
+    async def receive():
+        return {"type": "http.request", "body": next(chunks), "more_body": True}
+
+    limited = BodySizeLimit(app, limit=1000)
+    scope = {"type": "http", "path": "/api/games", "headers": []}
+    from starlette.exceptions import HTTPException
+
+    with pytest.raises(HTTPException) as info:
+        asyncio.run(limited(scope, receive, lambda message: None))
+    assert info.value.status_code == 413 and sum(read) <= 1000
+
+
+# ----------------------------------------------------------------------------- item 3: startup checks
+@pytest.mark.parametrize("args, message", [
+    (["--max-upload-mb", "nan"], "argument --max-upload-mb: must be a finite number above 0, got 'nan'"),
+    (["--max-upload-mb", "inf"], "argument --max-upload-mb: must be a finite number above 0, got 'inf'"),
+    (["--idle-minutes", "nan"], "argument --idle-minutes: must be a finite number above 0, got 'nan'"),
+    (["--idle-minutes", "-1"], "argument --idle-minutes: must be a finite number above 0"),
+    (["--max-replay-deals", "0"], "--max-replay-deals must be at least 1"),
+    (["--records", "/dev/full"], "--records: /dev/full is not a regular file"),
+    (["--records-dir", "/proc/x"], "--records-dir: cannot save games in /proc/x"),
+])
+def test_serve_refuses_bad_settings_with_one_line_and_exit_2(args, message, tmp_path, capsys):
+    if "/proc/x" in args and not Path("/proc").is_dir():
+        pytest.skip("needs /proc")
+    argv = ["serve", "--port", "0", *(["--records-dir", str(tmp_path)] if "--records-dir" not in args else []), *args]
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_serve_refuses_a_records_dir_that_is_a_file(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["serve", "--port", "0", "--records-dir", str(blocker / "sub")]) == 2
+    assert "--records-dir: cannot save games in" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- item 4: saved on stop
+def _finish_a_deal(client, rng) -> dict:
+    from test_web_api import choose
+
+    snap = client.post("/api/games", json={"variant": "basic", "seed": 4}).json()
+    while not snap["rounds"]:
+        snap = client.post(f"/api/games/{snap['id']}/actions", json={"actions": choose(snap, rng)}).json()
+    return snap
+
+
+def test_stopping_saves_the_finished_deals_of_a_game_and_the_readme_says_so(store, lineup):
+    with TestClient(create_app(store, lineup)) as client:
+        snap = _finish_a_deal(client, np.random.default_rng(0))
+        fresh = client.post("/api/games", json={"variant": "basic", "seed": 5}).json()
+        assert not fresh["rounds"]
+    [record] = read_records(store.records_path)  # the game in its first deal has nothing to save
+    validate_record(record)
+    assert record["seed"] == 4 and record["final"] is None and len(record["rounds"]) == len(snap["rounds"])
+    text = " ".join(README.read_text().split())
+    assert "the finished deals of an unfinished one when it expires" in text
+    assert "a game still in its first deal is not saved" in text
+
+
+def test_concurrent_uploads_keep_their_answers(store, lineup):
+    """Two uploads at once, each within the limits: both answered (200, or 503 when the slot is taken)."""
+    record = long_game(3)
+    codes: list[int] = []
+    with TestClient(create_app(store, lineup, replays=ReplayGuard(slots=2))) as client:
+        threads = [threading.Thread(target=lambda: codes.append(
+            client.post("/api/replay?game=0", content=jsonl(record)).status_code)) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert sorted(codes) == [200, 200]

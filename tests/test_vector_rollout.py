@@ -1,0 +1,87 @@
+"""The rollout's credit assignment and GAE on a scripted deal with known rewards.
+
+Every seat is the learner, whose actor always plays the lowest legal action, so the rollout's games
+are the engine's games under that rule; the critic is a constant. With γ = λ = 1 and deal rewards,
+each decision's return is then what its seat is paid from that decision to the end of its deal: the
+deal score for every decision of a finished deal, the critic's value for a decision whose deal the
+rollout's end cut off (the bootstrap). The expected numbers come from the engine replaying the same
+deals, not from the rollout.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from manni_env.engine import Deal, GameState
+from manni_env.rules import make_rules
+from train.ppo_vector import Args
+from train.vector_rollout import VectorRollout
+
+BOOTSTRAP_VALUE = 0.375  # the constant critic: distinct from every deal score
+CUT_DECISIONS = 5  # decisions of the second deal played before the rollout ends
+
+
+class LowestLegalActor(nn.Module):
+    """Logits so far apart that the Gumbel noise of sampling never changes the argmax."""
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        order = -1e4 * torch.arange(mask.shape[1], dtype=torch.float32)
+        return torch.where(mask, order.expand_as(mask), torch.tensor(-torch.inf))
+
+
+class ConstantCritic(nn.Module):
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return torch.full((obs.shape[0],), BOOTSTRAP_VALUE)
+
+
+def engine_replay(rules, deals: list[Deal]) -> tuple[list[int], tuple[int, ...], list[int]]:
+    """Seats on turn in the first deal, its score, and the seats on turn in the second deal's
+    first ``CUT_DECISIONS`` decisions, all playing the lowest legal action."""
+    state = GameState(rules, deals=list(deals))
+    first: list[int] = []
+    while not state.rounds:
+        first.append(state.to_move)
+        state.apply(min(state.legal_actions()))
+    second = []
+    for _ in range(CUT_DECISIONS):
+        second.append(state.to_move)
+        state.apply(min(state.legal_actions()))
+    return first, tuple(state.rounds[0].points), second
+
+
+@pytest.mark.parametrize("variant", ["hornafjardar", "basic", "trjamann"])
+def test_rewards_land_on_each_seats_latest_decision_and_cut_trajectories_bootstrap(variant):
+    args = Args(variant=variant, first_dealer=0, num_envs=1, reward="deal", reward_scale=1.0,
+                gamma=1.0, gae_lambda=1.0, episode="deal", p_snapshot=0.0, p_rule_based=0.0, p_random=0.0)
+    rules = args.rules()
+    deals = [GameState(make_rules(variant, first_dealer=k), seed=11 + k).deal for k in range(2)]
+    seats, score, cut_seats = engine_replay(rules, deals)
+    args = dataclasses.replace(args, num_steps=len(seats) + CUT_DECISIONS)
+
+    rollout = VectorRollout(args, torch.Generator().manual_seed(0), np.random.default_rng(0), seed=0)
+    rollout.obs, rollout.mask, rollout.to_move = rollout.venv.reset(seed=0, deals=[deals])
+    batch = rollout.collect(LowestLegalActor(), ConstantCritic())
+
+    assert batch.steps == len(seats) + CUT_DECISIONS
+    assert batch.deal_scores == pytest.approx([float(p) for p in score])
+    # the deal score is paid once per seat, to that seat's last decision of the deal
+    rewards = rollout.b_rew[:, 0]
+    last = {seat: max(t for t, s in enumerate(seats) if s == seat) for seat in range(3)}
+    expected_rewards = np.zeros(args.num_steps, np.float32)
+    for seat, t in last.items():
+        expected_rewards[t] = score[seat]
+    np.testing.assert_allclose(rewards, expected_rewards)
+    # γ = λ = 1: every decision of the finished deal returns its seat's deal score ...
+    returns = batch.returns.numpy()
+    np.testing.assert_allclose(returns[: len(seats)], [score[s] for s in seats], atol=1e-6)
+    np.testing.assert_allclose(batch.advantages.numpy()[: len(seats)],
+                               [score[s] - BOOTSTRAP_VALUE for s in seats], atol=1e-6)
+    # ... and a decision of the deal cut by the rollout's end returns its seat's bootstrap value
+    assert list(rollout.b_seat[len(seats):, 0]) == cut_seats
+    np.testing.assert_allclose(returns[len(seats):], BOOTSTRAP_VALUE, atol=1e-6)
+    np.testing.assert_allclose(batch.advantages.numpy()[len(seats):], 0.0, atol=1e-6)
