@@ -50,7 +50,7 @@ from .limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard
 from .lineup import Lineup
 from .replay import build_replay, parse_records, summary
 from .store import GameStore, StoreFull
-from .table_api import add_table_routes
+from .table_api import WS_MAX_BYTES, add_table_routes
 from .tables import TableStore
 
 STATIC = Path(__file__).parent / "static"
@@ -259,4 +259,4 @@ def server(app: FastAPI, log_level: str = "warning"):
     """A uvicorn server for ``app``; ``server(app).run(sockets=[listen(host, port)])`` serves."""
     import uvicorn
 
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False))
+    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, ws_max_size=WS_MAX_BYTES))

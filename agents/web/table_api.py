@@ -45,6 +45,8 @@ from .tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
 #: Largest WebSocket message a client may send (characters), spectators per table, seconds a
 #: slow connection may take to receive one message before it is closed.
 MAX_MESSAGE, MAX_WATCHERS, SEND_TIMEOUT = 4096, 32, 10.0
+#: Largest WebSocket frame the server reads at all (uvicorn closes the connection beyond, 1009).
+WS_MAX_BYTES = 65_536
 
 
 class NewTable(BaseModel):
