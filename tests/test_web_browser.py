@@ -5,9 +5,6 @@ replays records. Skipped where Playwright, Chromium or the web extra is missing.
 from __future__ import annotations
 
 import json
-import shutil
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -16,37 +13,14 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from agents.web.app import create_app, listen, server  # noqa: E402
-from agents.web.lineup import Lineup  # noqa: E402
 from agents.web.replay import build_replay  # noqa: E402
-from agents.web.store import GameStore  # noqa: E402
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, served  # noqa: E402,F401 (served: the server fixture)
 from manni_env.actions import action_to_str  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, read_records, validate_record, write_records  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
-
-
-@pytest.fixture
-def served(tmp_path):
-    """``(url, store)`` of a server running in a thread on a free 127.0.0.1 port."""
-    store = GameStore(tmp_path / "web")
-    sock = listen("127.0.0.1", 0)
-    port = sock.getsockname()[1]
-    uvicorn_server = server(create_app(store, Lineup()))
-    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uvicorn_server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/", store
-    uvicorn_server.should_exit = True
-    thread.join(timeout=15)
 
 
 @pytest.fixture

@@ -18,8 +18,7 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("websockets")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from test_web_browser import CHROMIUM, CHROMIUM_ARGS, served  # noqa: E402,F401 (the server fixture)
-
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, served  # noqa: E402,F401 (served: the server fixture)
 from manni_env.records import read_records  # noqa: E402
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
