@@ -26,7 +26,10 @@ Spec: ``search``, ``search:worlds=64``, ``search:worlds=16,weighting=policy,mode
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from manni_env import vector_kernels
 from manni_env.actions import NUM_ACTIONS
@@ -94,14 +97,15 @@ class SearchAgent:
                              f"for seat {view.seat} (seat {view.to_move} on turn)")
         rollouts = self._rollouts_for(view.rules)
         template = rollouts.load(view, sample_worlds(view, rng, self.worlds))
-        weights = np.ones(self.worlds)
-        if self.weighting == "policy":
-            weights = rollouts.likelihoods(view, template)
-            weights /= weights.sum()
-        else:
-            weights /= self.worlds
         legal = np.array(view.legal_actions, np.int64)
-        outcomes = rollouts.play_out(template, legal, view.seat).reshape(self.worlds, legal.size)
+        # one BLAS thread: a multithreaded BLAS on batches this small only waits on busy cores
+        with _blas().limit(limits=1, user_api="blas"):
+            if self.weighting == "policy":
+                weights = rollouts.likelihoods(view, template)
+                weights /= weights.sum()
+            else:
+                weights = np.full(self.worlds, 1 / self.worlds)
+            outcomes = rollouts.play_out(template, legal, view.seat).reshape(self.worlds, legal.size)
         means = weights @ outcomes
         best = int(legal[int(np.argmax(means))])  # argmax: the first (lowest) card among equals
         return best, {int(a): float(m) for a, m in zip(legal, means)}, weights
@@ -111,6 +115,12 @@ class SearchAgent:
             network = self.network.agent_for(rules) if isinstance(self.network, ShippedPPOAgent) else self.network
             self._rollouts[rules] = _Rollouts(rules, network)
         return self._rollouts[rules]
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The process's thread pools (found once; BLAS is loaded with numpy)."""
+    return ThreadpoolController()
 
 
 def _bools(mask: int) -> np.ndarray:
