@@ -11,6 +11,8 @@ spec            agent
 ``pimc``        Perfect-Information Monte Carlo search (:mod:`agents.pimc`); options
                 ``pimc:worlds=16,rollout=rule_based,time_budget=0.5``
 ``ppo``         a trained network: ``ppo`` (shipped model), ``ppo:PATH`` (:mod:`agents.ppo_agent`)
+``search``      card-play search with the network as rollout policy (:mod:`agents.search`); options
+                ``search:worlds=16,weighting=uniform,model=PATH``
 ``rllib``       an RLlib-trained policy: ``rllib:CHECKPOINT_DIR`` (:mod:`agents.rllib_agent`)
 ``ismcts``      OpenSpiel's Information Set MCTS (:mod:`agents.ismcts`, needs the ``openspiel``
                 extra); options ``ismcts:iterations=100,uct_c=2,rollouts=1``
@@ -109,6 +111,12 @@ def _make_ppo(arg: str | None) -> Policy:
     return make_ppo_agent(arg)
 
 
+def _make_search(arg: str | None) -> Policy:
+    from .search import make_search_agent  # imported on use: it loads the vector kernels
+
+    return make_search_agent(arg)
+
+
 def _make_rllib(arg: str | None) -> Policy:
     from .rllib_agent import make_rllib_agent  # numpy + safetensors only: no ray needed to play
 
@@ -131,6 +139,7 @@ register_agent("random", _make_random)
 register_agent("rule_based", _make_rule_based)
 register_agent("pimc", _make_pimc)
 register_agent("ppo", _make_ppo)
+register_agent("search", _make_search)
 register_agent("rllib", _make_rllib)
 register_agent("ismcts", _make_ismcts)
 register_agent("bot", _make_bot)

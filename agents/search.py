@@ -1,0 +1,244 @@
+"""The ``search`` agent: Perfect-Information Monte Carlo search with the trained network as rollout.
+
+For a card-play decision with more than one legal card, sample ``worlds`` full states consistent
+with the seat's view (:func:`agents.sampler.sample_worlds`; the same worlds for every card), play
+each legal card in each world, let the network play every seat (its own included) to the end of
+the deal, and choose the card with the best mean outcome (ties: the lowest card).
+
+- **Outcome**: as :mod:`agents.pimc`: the seat's deal points minus the mean of the two others'.
+- **Rollouts**: the worlds × cards games are loaded into one batched
+  :class:`~manni_env.vector_kernels.VectorState` and stepped in lockstep by the vector env's
+  compiled kernels (every game of a decision has the same number of plays left); each step encodes
+  the seats on turn with the kernels' observation encoder and runs **one** numpy forward pass for
+  all games with more than one legal card (the greedy policy: the most likely legal card).
+- **Weighting** (``weighting=policy``): each world's weight is the probability, under the
+  network's masked softmax policy, of the cards the opponents actually played this deal, each
+  decided in that world (the world's hands before the play, replayed from the start of trick play);
+  the default ``uniform`` weights every world alike. Only card plays enter the weight, not the
+  opponents' exchange, pickup or announcement decisions.
+- **Which decisions are searched**: card play. The network alone decides the exchange, the swap,
+  the pickup, the discards and the announcement (measured as good as ``pimc`` there).
+- **Network**: the shipped ``ppo`` network of the variant being played, or ``model=PATH`` (a
+  checkpoint, see :mod:`agents.ppo_agent`).
+
+Spec: ``search``, ``search:worlds=64``, ``search:worlds=16,weighting=policy,model=runs/x/agent``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from threadpoolctl import ThreadpoolController
+
+from manni_env import vector_kernels
+from manni_env.actions import NUM_ACTIONS
+from manni_env.rules import Phase, Rules
+from manni_env.vector import resolve_backend
+from manni_env.vector_kernels import DEAL_BLOCK, VectorState, kernel_rules, new_state, new_step_out
+from manni_env.view import SeatView
+
+from .base import legal_actions_of
+from .ppo_agent import PPOAgent, ShippedPPOAgent, make_ppo_agent
+from .sampler import sample_worlds
+from .spec_options import parse_options, positive_int
+
+WEIGHTINGS = ("uniform", "policy")
+
+
+def _weighting(text: str) -> str:
+    if text not in WEIGHTINGS:
+        raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}")
+    return text
+
+
+def make_search_agent(arg: str | None) -> SearchAgent:
+    """Registry factory: ``search[:worlds=N,weighting=uniform|policy,model=VARIANT|PATH]``."""
+    options = parse_options(arg, {"worlds": positive_int, "weighting": _weighting, "model": str})
+    model = options.pop("model", None)
+    network = make_ppo_agent(model) if model is not None else ShippedPPOAgent()
+    return SearchAgent(network, **options)
+
+
+class SearchAgent:
+    """Card-play search over sampled worlds with network rollouts (see the module docstring)."""
+
+    def __init__(self, network: PPOAgent | ShippedPPOAgent | None = None, worlds: int = 16,
+                 weighting: str = "uniform") -> None:
+        if not isinstance(worlds, int) or isinstance(worlds, bool) or worlds < 1:
+            raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
+        self.network = network if network is not None else ShippedPPOAgent()
+        self.worlds = worlds
+        self.weighting = weighting
+        self.name = "search"
+        self._rollouts: dict[Rules, _Rollouts] = {}
+
+    def reset(self) -> None:
+        """Nothing to forget between games."""
+
+    def check_rules(self, rules: Rules) -> None:
+        """:class:`~agents.ppo_agent.CheckpointError` unless the network plays ``rules``."""
+        self.network.check_rules(rules)
+
+    def act(self, view: SeatView, rng: np.random.Generator) -> int:
+        legal = legal_actions_of(view)
+        if len(legal) == 1:
+            return legal[0]
+        if view.phase != Phase.PLAY:
+            return self.network.act(view, rng)
+        return self.evaluate(view, rng)[0]
+
+    def evaluate(self, view: SeatView, rng: np.random.Generator) -> tuple[int, dict[int, float], np.ndarray]:
+        """The chosen card, the (weighted) mean outcome of every legal card and the worlds' weights."""
+        if view.phase != Phase.PLAY or not view.legal_actions:
+            raise ValueError(f"search evaluates card play of the seat on turn, got phase {view.phase.name} "
+                             f"for seat {view.seat} (seat {view.to_move} on turn)")
+        rollouts = self._rollouts_for(view.rules)
+        template = rollouts.load(view, sample_worlds(view, rng, self.worlds))
+        legal = np.array(view.legal_actions, np.int64)
+        # one BLAS thread: a multithreaded BLAS on batches this small only waits on busy cores
+        with _blas().limit(limits=1, user_api="blas"):
+            if self.weighting == "policy":
+                weights = rollouts.likelihoods(view, template)
+                weights /= weights.sum()
+            else:
+                weights = np.full(self.worlds, 1 / self.worlds)
+            outcomes = rollouts.play_out(template, legal, view.seat).reshape(self.worlds, legal.size)
+        means = weights @ outcomes
+        best = int(legal[int(np.argmax(means))])  # argmax: the first (lowest) card among equals
+        return best, {int(a): float(m) for a, m in zip(legal, means)}, weights
+
+    def _rollouts_for(self, rules: Rules) -> _Rollouts:
+        if rules not in self._rollouts:
+            network = self.network.agent_for(rules) if isinstance(self.network, ShippedPPOAgent) else self.network
+            self._rollouts[rules] = _Rollouts(rules, network)
+        return self._rollouts[rules]
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The process's thread pools (found once; BLAS is loaded with numpy)."""
+    return ThreadpoolController()
+
+
+def _bools(mask: int) -> np.ndarray:
+    """A 52-card (or 4-suit) bitmask as a bool row of 52."""
+    return np.unpackbits(np.frombuffer(mask.to_bytes(7, "little"), np.uint8), bitorder="little")[:52].astype(bool)
+
+
+class _Rollouts:
+    """Batched play-outs of one variant's deals by one network on the vector env's kernels."""
+
+    def __init__(self, rules: Rules, network: PPOAgent) -> None:
+        self.rules = rules
+        self.network = network
+        encoder = network.encoder_for(rules)
+        self.obs_size = encoder.size
+        self.krules = kernel_rules(rules, encoder, outcome=False)
+        self.kernels = vector_kernels if resolve_backend("auto") == "numba" else vector_kernels.plain_kernels()
+        self.slot_of = {a.name: a.slot for a in rules.spec.announcements}
+
+    # ------------------------------------------------------------------ loading worlds
+    def load(self, view: SeatView, worlds) -> VectorState:
+        """One vector game per world at ``view``'s position: the public part from ``view``, the
+        hidden cards from the world."""
+        state = new_state(self.rules, len(worlds))
+        for i, world in enumerate(worlds):
+            for s in range(3):
+                state.hands[i, s] = _bools(world.hand_mask(s))
+                state.discards[i, s] = _bools(world.discards_mask(s))
+                state.drawn[i, s] = _bools(world.drawn_mask(s))
+        for s in range(3):
+            state.played[:, s] = _bools(view.played[s])
+            state.voids[:, s] = _bools(view.voids[s])[:4]
+            names = view.used_contracts[s]
+            for k, name in enumerate(names):
+                state.used[:, s, self.slot_of[name]] = True
+                state.used_order[:, s, k] = self.slot_of[name]
+            state.used_order[:, s, len(names):] = -1
+        contract = view.contract
+        scalars = {
+            "manni_pos": view.manni_used, "cut_card": -1 if view.cut_card is None else view.cut_card,
+            "kind": int(contract.kind), "trump": -1 if contract.trump is None else contract.trump,
+            "declarer": -1 if contract.declarer is None else contract.declarer, "phase": int(view.phase),
+            "to_move": view.to_move, "dealer": view.dealer, "deal_index": view.deal_index, "decision": 3,
+            "swapper": -1 if view.swapper is None else view.swapper,
+            "taker": -1 if view.taker is None else view.taker, "n_passed": len(view.passed),
+            "leader": view.leader, "led_suit": view.led_suit, "trick_len": len(view.trick),
+            "n_plays": len(view.plays), "deck_ptr": DEAL_BLOCK,  # end_deals deals nothing after the deal
+        }
+        for name, value in scalars.items():
+            getattr(state, name)[:] = value
+        state.exchange_counts[:] = view.exchange_counts
+        state.passed[:] = -1
+        state.passed[:, : len(view.passed)] = view.passed
+        state.trick[:, : len(view.trick)] = view.trick
+        if view.plays:
+            state.plays[:, : len(view.plays)] = view.plays
+        for name in ("tricks_won", "plus", "minus", "totals"):
+            getattr(state, name)[:] = getattr(view, name)
+        return state
+
+    # ------------------------------------------------------------------ playing
+    def _observe(self, state: VectorState, seats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        games = np.arange(seats.size, dtype=np.int64)
+        obs = np.empty((seats.size, self.obs_size), np.float32)
+        mask = np.empty((seats.size, NUM_ACTIONS), bool)
+        self.kernels.observe(state, self.krules, games, np.ascontiguousarray(seats, np.int64), obs, mask)
+        return obs, mask
+
+    def _step(self, state: VectorState, actions: np.ndarray, mask: np.ndarray):
+        out = new_step_out(actions.size)
+        if self.kernels.step(state, self.krules, np.ascontiguousarray(actions, np.int64), mask, out) < 0:
+            raise RuntimeError("search rollout played an illegal card")  # a bug, never the caller's
+        return out
+
+    def _greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The network's most likely legal action per row; rows with one legal action skip the net."""
+        actions = mask.argmax(1)
+        multi = np.flatnonzero(mask.sum(1) > 1)
+        if multi.size:
+            logits = self.network.logits(obs[multi])
+            actions[multi] = np.where(mask[multi], logits, -np.inf).argmax(1)
+        return actions
+
+    def play_out(self, template: VectorState, cards: np.ndarray, seat: int) -> np.ndarray:
+        """Outcome for ``seat`` of playing each of ``cards`` in each world of ``template`` and then
+        the network's greedy play to the end of the deal: shape (worlds × cards,), world-major."""
+        state = VectorState(*(np.repeat(a, cards.size, axis=0) for a in template))
+        actions = np.tile(cards, len(template.phase))
+        while True:
+            _, mask = self._observe(state, state.to_move)
+            out = self._step(state, actions, mask)
+            if out.deal_over.all():
+                break
+            obs, mask = self._observe(state, state.to_move)
+            actions = self._greedy(obs, mask)
+        points = out.points.astype(np.float64)
+        return points[:, seat] - (points.sum(1) - points[:, seat]) / 2
+
+    def likelihoods(self, view: SeatView, template: VectorState) -> np.ndarray:
+        """Per world, the network policy's probability of the opponents' card plays of this deal,
+        replayed from the start of trick play in that world."""
+        state = VectorState(*(a.copy() for a in template))
+        n = len(state.phase)
+        for s in range(3):
+            state.hands[:, s] |= state.played[:, s]
+        state.played[:] = state.voids[:] = False
+        state.tricks_won[:] = state.trick_len[:] = state.n_plays[:] = 0
+        state.led_suit[:] = -1
+        state.leader[:] = state.to_move[:] = (view.dealer + 1) % 3
+        log_p = np.zeros(n)
+        for s, card in view.plays:
+            obs, mask = self._observe(state, state.to_move)
+            if s != view.seat:  # a forced card has probability 1 in every world
+                logits = np.where(mask, self.network.logits(obs), -np.inf)
+                top = logits.max(1)
+                log_p += logits[:, card] - top - np.log(np.exp(logits - top[:, None]).sum(1))
+            self._step(state, np.full(n, card, np.int64), mask)
+        return np.exp(log_p - log_p.max())
+
+
+__all__ = ["WEIGHTINGS", "SearchAgent", "make_search_agent"]
