@@ -1,0 +1,44 @@
+"""``--precision auto|fp32|bf16``: the arithmetic of the vector trainers' networks.
+
+With ``bf16`` the hidden layers of the actor and the critic run under :func:`torch.autocast` in
+bfloat16 (weights, gradients, the optimizer's state and the checkpoints stay float32; the output
+heads and the losses run in float32): the warm start, the rollouts' forward passes and the PPO
+update. ``auto`` takes bf16 where the device runs it natively (a CPU with AVX-512 BF16 or AMX, a
+GPU that supports bfloat16) and fp32 elsewhere; ``bf16`` asked for explicitly runs anywhere, slowly
+where it is emulated.
+"""
+
+from __future__ import annotations
+
+import torch
+
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+def native_bf16(device: torch.device) -> bool:
+    """Whether ``device`` computes bfloat16 matrix products natively."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    if device.type == "cpu":
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    return False
+
+
+def compute_dtype(precision: str, device: torch.device | str = "cpu") -> torch.dtype:
+    """The dtype of the hidden layers' arithmetic for ``--precision`` on ``device``."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"--precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision == "auto":
+        return torch.bfloat16 if native_bf16(torch.device(device)) else torch.float32
+    return torch.bfloat16 if precision == "bf16" else torch.float32
+
+
+def autocast(dtype: torch.dtype, device: torch.device | str = "cpu") -> torch.autocast:
+    """The autocast context of ``dtype`` on ``device`` (disabled for float32)."""
+    device = torch.device(device)
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=dtype == torch.bfloat16)
+
+
+def full_precision(x: torch.Tensor) -> torch.autocast:
+    """A block computed in float32 even inside :func:`autocast` (the heads, the losses)."""
+    return torch.autocast(x.device.type, enabled=False)
