@@ -161,10 +161,12 @@ def test_training_against_fixed_opponents_in_bf16_exports_a_float32_agent(tmp_pa
 
 # ---- quick warm start ----
 
-def test_the_warm_start_scales_with_the_total_steps():
+def test_the_warm_start_and_the_final_arena_scale_with_the_total_steps():
     assert Args(total_steps=20_000).warm_start_samples() == 6_000
     assert Args().warm_start_samples() == 600_000
     assert Args(total_steps=20_000, bc_samples=50).warm_start_samples() == 50
+    assert parse_args(Args, ["--total-steps", "20000"]).final_arena_deals() == 100
+    assert Args().final_arena_deals() == 500 and Args(final_eval_deals=0).final_arena_deals() == 0
 
 
 # ---- Ctrl-C keeps the run; --resume continues it ----

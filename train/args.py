@@ -110,7 +110,7 @@ class TrainArgs:
             raise ValueError(f"--lr must be positive, got {self.lr}")
         if not self.hidden or min(self.hidden) < 1:
             raise ValueError(f"--hidden needs positive layer sizes, got {self.hidden}")
-        if self.final_eval_deals < 0:
+        if self.final_eval_deals is not None and self.final_eval_deals < 0:
             raise ValueError(f"--final-eval-deals must not be negative, got {self.final_eval_deals}")
         if self.eval_workers < 1:
             raise ValueError(f"--eval-workers must be at least 1, got {self.eval_workers}")

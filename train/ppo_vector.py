@@ -82,6 +82,10 @@ class Args(TrainArgs):
     """learner decisions to train for"""
     lr: float = 3e-4
     """Adam learning rate (decayed linearly to 0 over total_steps unless --no-anneal-lr)"""
+    final_eval_deals: int | None = None
+    """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based, seed
+    --eval-seed + 1 (default: --total-steps / 4,000 between 100 and 500, so a short run has a short
+    arena; 0: none)"""
     reward: str = "trick"
     """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
     its score) or deal (the deal score at the deal's end)"""
@@ -175,6 +179,10 @@ class Args(TrainArgs):
         for name in ("torch_threads", "bc_samples", "bc_epochs", "eval_every"):
             if (getattr(self, name) or 0) < 0:
                 raise ValueError(f"--{name.replace('_', '-')} must not be negative, got {getattr(self, name)}")
+
+    def final_arena_deals(self) -> int:
+        """``--final-eval-deals``, by default ``--total-steps`` / 4,000 between 100 and 500."""
+        return min(500, max(100, self.total_steps // 4000)) if self.final_eval_deals is None else self.final_eval_deals
 
     def warm_start_samples(self) -> int:
         """``--bc-samples``, by default 30% of ``--total-steps`` (at most 600,000)."""
@@ -360,6 +368,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     own); ``algorithm`` describes the run in the export's metadata. Ctrl-C
     (``KeyboardInterrupt``) writes the current policy, the history and the resume state
     (:mod:`train.resume`) before it propagates."""
+    args.final_eval_deals = args.final_arena_deals()  # saved in args.json as a number
     args.check()
     run_dir = args.run_dir()
     from torch.utils.tensorboard import SummaryWriter
