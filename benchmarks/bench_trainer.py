@@ -13,9 +13,9 @@ Run ``python benchmarks/bench_trainer.py`` (``--help`` for the options). It prin
 3. **end to end** (``--e2e-steps`` > 0): ``manni train`` on its defaults but without the warm start
    and the evaluations (``--bc-samples 0 --eval-every 0 --final-eval-deals 0``), for each
    ``--precisions`` and, with ``--baseline-src DIR`` (a checkout of another commit), that code too;
-   learner decisions per second of training wall time from the exported agent's metadata. The
-   runs take turns (``--repeats`` rounds), so a shared machine's load falls on all alike; the
-   table gives the median and the range.
+   learner decisions per second of training wall time from the exported agent's metadata. After
+   one short warm-up run of each (numba's compile cache), the runs take turns (``--repeats``
+   rounds), so a shared machine's load falls on all alike; the table gives the median and the range.
 
 Numbers and how they were measured: ``docs/training.md``.
 """
@@ -143,6 +143,8 @@ def main() -> None:
             rows.insert(0, (f"baseline {ns.baseline_src.name}", ns.baseline_src.resolve(), []))
         rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
         with tempfile.TemporaryDirectory() as tmp:
+            for i, (_, src, extra) in enumerate(rows):  # warm-up: numba's compile cache, file caches
+                e2e_run(src, extra, 2000, ns.threads, Path(tmp), f"warmup_{i}")
             for round_ in range(ns.repeats):
                 for i, (label, src, extra) in enumerate(rows):
                     rates[label].append(e2e_run(src, extra, ns.e2e_steps, ns.threads, Path(tmp), f"r{round_}_{i}"))

@@ -25,6 +25,12 @@ The rollout (games, seats, rewards, GAE) is :class:`train.vector_rollout.VectorR
 update :class:`PPOLearner`; the Ray trainer (:mod:`train.ray_vector`) runs the same two, its
 rollouts in runner actors.
 
+``--opponents SPEC [SPEC]`` replaces that seat mix with fixed agents (:mod:`train.opponents`);
+``--precision`` runs the networks' hidden layers in bfloat16 (:mod:`train.precision`); the warm
+start and the final arena scale with ``--total-steps``; Ctrl-C keeps the policy, the history and a
+resume state for ``--resume RUN_DIR`` (:mod:`train.resume`); ``--torch-threads 0`` fits torch's
+threads to the free cores (:mod:`train.threads`). See ``docs/training.md``.
+
 The reported wall time counts everything but the periodic evaluations (warm start included).
 
 Everything goes to ``runs/<run_name>/``: ``args.json``; ``tb/`` (TensorBoard scalars: losses,

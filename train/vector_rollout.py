@@ -133,9 +133,8 @@ class VectorRollout:
     def add_snapshot(self, actor: nn.Module) -> None:
         """Add a frozen copy of ``actor`` to the pool; beyond ``pool_size`` the oldest leaves and its
         seats go to the learner."""
-        frozen = copy.deepcopy(actor)
-        frozen.requires_grad_(False)
-        self.pool.append(frozen)
+        frozen = copy.deepcopy(actor)  # its weights keep requires_grad (never optimized): autocast then
+        self.pool.append(frozen)  # casts them to bf16 once per rollout, not once per step
         if len(self.pool) > self.args.pool_size:
             self.pool.pop(0)
             self.controller[self.controller == 0] = LEARNER
@@ -144,14 +143,19 @@ class VectorRollout:
     @torch.no_grad()
     def collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
         """Play ``num_steps`` vector steps, the learner's seats with ``actor`` (sampled) and ``critic``;
-        the learner's decisions with GAE advantages and returns."""
+        the learner's decisions with GAE advantages and returns. The networks run under
+        ``--precision`` (one autocast context for the whole rollout, so bf16 copies of the weights
+        are made once)."""
+        with self.precision:
+            return self._collect(actor, critic)
+
+    def _collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
         args, venv, gen, rng, controller = self.args, self.venv, self.gen, self.rng, self.controller
         n, T = args.num_envs, args.num_steps
         b_obs, b_mask, b_act, b_logp, b_val = self.b_obs, self.b_mask, self.b_act, self.b_logp, self.b_val
         b_rew, b_done, b_valid, b_seat = self.b_rew, self.b_done, self.b_valid, self.b_seat
         obs, mask, to_move = self.obs, self.mask, self.to_move
         start, cpu_start = time.time(), time.process_time()
-        precision = self.precision
         deal_scores: list[float] = []
         last_t = np.full((n, 3), -1, np.int64)  # each (game, seat)'s latest learner decision in this rollout
         b_valid[:] = False
@@ -163,16 +167,14 @@ class VectorRollout:
             obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
             actions = torch.zeros(n, dtype=torch.long)
             rows = torch.from_numpy(np.flatnonzero(learner))
-            with precision:
-                logits = actor(obs_t[rows], mask_t[rows])
-                b_val[t, rows] = critic(obs_t[rows])
+            logits = actor(obs_t[rows], mask_t[rows])
+            b_val[t, rows] = critic(obs_t[rows])
             a = sample(logits, gen)
             actions[rows] = a
             b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
             for k in np.unique(ctrl[ctrl >= 0]).tolist():
                 r = torch.from_numpy(np.flatnonzero(ctrl == k))
-                with precision:
-                    actions[r] = sample(self.pool[k](obs_t[r], mask_t[r]), gen)
+                actions[r] = sample(self.pool[k](obs_t[r], mask_t[r]), gen)
             for i, opponent in enumerate(self.opponents):
                 rows = np.flatnonzero(ctrl == FIXED - i)
                 if rows.size:
@@ -213,8 +215,7 @@ class VectorRollout:
         next_value = np.zeros((n, 3), np.float32)
         g, s = np.nonzero(last_t >= 0)
         if g.size:
-            with precision:
-                next_value[g, s] = critic(torch.from_numpy(venv.observe(g, s))).numpy()
+            next_value[g, s] = critic(torch.from_numpy(venv.observe(g, s))).numpy()
         # GAE along each (game, seat) trajectory, backwards in time
         values = b_val.numpy()
         adv = np.zeros((T, n), np.float32)
