@@ -26,6 +26,7 @@ from train.demonstrations import ObservationCodec, collect_demonstrations  # noq
 from train.opponents import make_opponent  # noqa: E402
 from train.ppo_vector import Actor, Args, Critic, resumed, train  # noqa: E402
 from train.precision import autocast, compute_dtype, native_bf16  # noqa: E402
+from train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
 from train.vector_rollout import FIXED, LEARNER, VectorRollout  # noqa: E402
 
 TINY = dict(num_envs=16, num_steps=24, hidden=[32], eval_every=0, eval_deals=4, bc_samples=400, bc_epochs=1,
@@ -167,6 +168,29 @@ def test_the_warm_start_and_the_final_arena_scale_with_the_total_steps():
     assert Args(total_steps=20_000, bc_samples=50).warm_start_samples() == 50
     assert parse_args(Args, ["--total-steps", "20000"]).final_arena_deals() == 100
     assert Args().final_arena_deals() == 500 and Args(final_eval_deals=0).final_arena_deals() == 0
+
+
+# ---- --torch-threads 0: fitted to the free cores ----
+
+@pytest.mark.parametrize("busy, own, free", [
+    (0.5, 1.0, 2.0),  # 2 cores, only this process busy (one core): both free for it
+    (1.0, 1.0, 1.0),  # both cores busy, half of it this process: one is another's
+    (1.0, 2.0, 2.0),  # both busy with this process's two threads
+    (1.0, 0.0, 0.0),  # another process (or two) takes both
+])
+def test_free_cores_are_the_usable_ones_others_leave(busy, own, free):
+    # 2-core machine, 10 s: busy share of its jiffies, own CPU seconds per second
+    assert free_cores(2, 2, busy * 1000, 1000, own * 10, 10) == pytest.approx(free)
+
+
+def test_the_fitter_gives_torch_between_one_and_the_usable_cores():
+    before = torch.get_num_threads()
+    try:
+        fitter = ThreadFitter(every_s=0.0, first_sample_s=0.05)
+        assert 1 <= fitter.threads <= usable_cores() and torch.get_num_threads() == fitter.threads
+        assert 1 <= fitter.maybe_refit() <= usable_cores()
+    finally:
+        torch.set_num_threads(before)
 
 
 # ---- Ctrl-C keeps the run; --resume continues it ----

@@ -34,6 +34,14 @@ def _machine_busy() -> tuple[float, float] | None:
     return sum(fields[:8]) - idle, sum(fields[:8])
 
 
+def free_cores(usable: int, machine: int, busy: float, total: float, own_cpu_s: float, wall_s: float) -> float:
+    """Usable cores that other processes left free over an interval in which the ``machine``'s
+    cores were busy for ``busy`` of ``total`` jiffies and this process used ``own_cpu_s`` CPU
+    seconds in ``wall_s`` seconds."""
+    others = busy / max(total, 1e-9) * machine - own_cpu_s / max(wall_s, 1e-6)
+    return usable - max(0.0, others)
+
+
 class ThreadFitter:
     """Sets ``torch.set_num_threads`` to the free usable cores now and every ``every_s`` seconds."""
 
@@ -49,21 +57,14 @@ class ThreadFitter:
         machine = _machine_busy()
         return None if machine is None else (*machine, time.process_time(), time.monotonic())
 
-    def free_cores(self, since: tuple[float, float, float, float], now: tuple[float, float, float, float]) -> float:
-        """Usable cores not used by other processes between two samples."""
-        busy, total = now[0] - since[0], now[1] - since[1]
-        wall = max(now[3] - since[3], 1e-6)
-        machine_cores = os.cpu_count() or 1
-        others = max(0.0, busy / max(total, 1e-9) * machine_cores - (now[2] - since[2]) / wall)
-        return self.cores - others
-
     def refit(self) -> int:
         """Measure since the last sample and set torch's threads; the thread count."""
         now = self._sample()
         if now is None or self._mark is None:
             return self.threads
-        free = self.free_cores(self._mark, now)
-        self._mark = now
+        since, self._mark = self._mark, now
+        free = free_cores(self.cores, os.cpu_count() or 1, now[0] - since[0], now[1] - since[1], now[2] - since[2],
+                          now[3] - since[3])
         self.threads = max(1, min(self.cores, int(free + 0.5)))
         torch.set_num_threads(self.threads)
         return self.threads
