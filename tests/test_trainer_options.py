@@ -25,7 +25,7 @@ from train.args import parse_args  # noqa: E402
 from train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
 from train.opponents import make_opponent  # noqa: E402
 from train.ppo_vector import Actor, Args, Critic, resumed, train  # noqa: E402
-from train.precision import autocast, compute_dtype, native_bf16  # noqa: E402
+from train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, run_padded  # noqa: E402
 from train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
 from train.vector_rollout import FIXED, LEARNER, VectorRollout  # noqa: E402
 
@@ -97,6 +97,25 @@ def test_precision_choices_and_autocast():
     assert half.dtype == value.dtype == torch.float32
     assert not torch.equal(half, full) and torch.allclose(half, full, atol=0.05)
     assert next(actor.parameters()).dtype == torch.float32
+
+
+def test_bf16_batches_are_padded_to_few_shapes_and_only_the_real_rows_come_back():
+    torch.manual_seed(1)
+    actor = Actor(616, [64], "relu")
+    obs, mask = torch.rand(37, 616), torch.rand(37, 63) > 0.5
+    shapes = []
+    hook = actor.pi.register_forward_hook(lambda module, args, out: shapes.append(args[0].shape[0]))
+    with autocast(torch.bfloat16):
+        padded = run_padded(actor, torch.bfloat16, obs, mask)
+        plain = actor(obs, mask)
+    assert shapes == [2 * PAD_ROWS, 37] and padded.shape == (37, 63)
+    assert torch.allclose(padded, plain, atol=1e-3)
+    padded.sum().backward()  # the padding rows carry no gradient of their own
+    assert actor.action.weight.grad is not None
+    hook.remove()
+    shapes.clear()
+    assert torch.equal(run_padded(actor, torch.float32, obs, mask), actor(obs, mask))  # fp32: as it is
+    assert run_padded(actor, torch.bfloat16, obs[:0], mask[:0]).shape == (0, 63)
 
 
 # ---- --opponents ----

@@ -68,7 +68,7 @@ from manni_env.vector import BACKENDS
 from train import resume
 from train.args import TrainArgs, parse_args
 from train.demonstrations import TEACHERS, Demonstrations, collect_demonstrations
-from train.precision import PRECISIONS, autocast, compute_dtype, full_precision
+from train.precision import PRECISIONS, autocast, compute_dtype, full_precision, run_padded
 from train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
 from train.threads import ThreadFitter
 from train.vector_rollout import RolloutBatch, VectorRollout
@@ -310,7 +310,8 @@ class PPOLearner:
         self.actor, self.critic, self.args, self.gen, self.device = actor, critic, args, gen, torch.device(device)
         self.params = list(actor.parameters()) + list(critic.parameters())
         self.optimizer = torch.optim.Adam(self.params, lr=args.lr, eps=1e-5)
-        self.precision = autocast(compute_dtype(args.precision, self.device), self.device)
+        self.dtype = compute_dtype(args.precision, self.device)
+        self.precision = autocast(self.dtype, self.device)
 
     def update(self, batch: RolloutBatch, lr: float, minibatches: int | None = None) -> dict[str, float]:
         """One PPO update with learning rate ``lr`` in ``minibatches`` minibatches per epoch (default:
@@ -326,8 +327,8 @@ class PPOLearner:
             for idx in torch.randperm(size, generator=self.gen).tensor_split(count):
                 idx = idx.to(self.device)
                 with self.precision:  # the networks' hidden layers; their outputs and the losses are float32
-                    logits = self.actor(f_obs[idx], f_mask[idx])
-                    v = self.critic(f_obs[idx])
+                    logits = run_padded(self.actor, self.dtype, f_obs[idx], f_mask[idx])
+                    v = run_padded(self.critic, self.dtype, f_obs[idx])
                 logp_all = torch.log_softmax(logits, 1)
                 logp = logp_all.gather(1, f_act[idx, None]).squeeze(1)
                 ratio = (logp - f_logp[idx]).exp()

@@ -28,7 +28,7 @@ from manni_env.actions import NUM_ACTIONS
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni, random_legal_actions
 from train.opponents import make_opponent
-from train.precision import autocast, compute_dtype
+from train.precision import autocast, compute_dtype, run_padded
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 FIXED = -4  # FIXED - i: fixed opponent i of --opponents
@@ -92,7 +92,8 @@ class VectorRollout:
         self.pool: list[nn.Module] = []
         self.rule_based = VectorRuleBased()
         self.opponents = [make_opponent(spec, args.rules(), args.history, args.backend) for spec in args.opponents]
-        self.precision = autocast(compute_dtype(args.precision))
+        self.dtype = compute_dtype(args.precision)
+        self.precision = autocast(self.dtype)
         self.shaping = VectorTrickRewards(self.venv, args.reward)
         self.controller = np.full((n, 3), LEARNER, np.int64)
         self.assign_seats(np.arange(n))
@@ -167,14 +168,14 @@ class VectorRollout:
             obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
             actions = torch.zeros(n, dtype=torch.long)
             rows = torch.from_numpy(np.flatnonzero(learner))
-            logits = actor(obs_t[rows], mask_t[rows])
-            b_val[t, rows] = critic(obs_t[rows])
+            logits = run_padded(actor, self.dtype, obs_t[rows], mask_t[rows])
+            b_val[t, rows] = run_padded(critic, self.dtype, obs_t[rows])
             a = sample(logits, gen)
             actions[rows] = a
             b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
             for k in np.unique(ctrl[ctrl >= 0]).tolist():
                 r = torch.from_numpy(np.flatnonzero(ctrl == k))
-                actions[r] = sample(self.pool[k](obs_t[r], mask_t[r]), gen)
+                actions[r] = sample(run_padded(self.pool[k], self.dtype, obs_t[r], mask_t[r]), gen)
             for i, opponent in enumerate(self.opponents):
                 rows = np.flatnonzero(ctrl == FIXED - i)
                 if rows.size:
@@ -215,7 +216,7 @@ class VectorRollout:
         next_value = np.zeros((n, 3), np.float32)
         g, s = np.nonzero(last_t >= 0)
         if g.size:
-            next_value[g, s] = critic(torch.from_numpy(venv.observe(g, s))).numpy()
+            next_value[g, s] = run_padded(critic, self.dtype, torch.from_numpy(venv.observe(g, s))).numpy()
         # GAE along each (game, seat) trajectory, backwards in time
         values = b_val.numpy()
         adv = np.zeros((T, n), np.float32)
