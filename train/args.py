@@ -116,7 +116,7 @@ class TrainArgs:
             raise ValueError(f"--eval-workers must be at least 1, got {self.eval_workers}")
         if self.opponents:
             if not self.FIXED_OPPONENTS:
-                raise ValueError(f"--opponents: the {self.TRAINER} trainer does not play fixed opponents "
+                raise ValueError("--opponents: this trainer does not play fixed opponents "
                                  "(--trainer vector or ray does)")
             from train.opponents import check_opponent_specs  # loads checkpoints: numpy only
 
