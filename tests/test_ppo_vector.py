@@ -77,7 +77,7 @@ def test_deal_rewards_are_the_vector_envs_deal_scores():
 
 @pytest.mark.parametrize("reward", ["trick", "deal"])
 def test_warm_start_data_are_legal_teacher_moves_with_bounded_returns(reward):
-    data = collect_demonstrations(make_rules("hornafjardar"), 2048, seed=3, reward=reward)
+    data = collect_demonstrations(make_rules("hornafjardar"), 2048, seed=3, reward=reward).rows(slice(None))
     n = len(data["actions"])
     assert n == 2048 and data["obs"].shape == (n, VectorManni(make_rules(), 1).obs_size)
     assert data["masks"][np.arange(n), data["actions"]].all()
@@ -90,8 +90,8 @@ def test_warm_start_data_are_legal_teacher_moves_with_bounded_returns(reward):
 
 def test_warm_start_data_depend_on_the_seed_only():
     rules = make_rules("basic", target=5)
-    a, b = (collect_demonstrations(rules, 700, seed=9, teacher="random") for _ in range(2))
-    c = collect_demonstrations(rules, 700, seed=10, teacher="random")
+    a, b = (collect_demonstrations(rules, 700, seed=9, teacher="random").rows(slice(None)) for _ in range(2))
+    c = collect_demonstrations(rules, 700, seed=10, teacher="random").rows(slice(None))
     assert all(np.array_equal(a[k], b[k]) for k in a)
     assert not np.array_equal(a["actions"], c["actions"])
     with pytest.raises(ValueError, match="teacher must be one of rule_based, random"):

@@ -81,6 +81,14 @@ class TrainArgs:
     """seed of the evaluation deals"""
     eval_workers: int = 1
     """processes for the final arena"""
+    opponents: list[str] = field(default_factory=list)
+    """fixed agents in the two non-learner seats of every game, e.g. --opponents ppo (a best response
+    to the shipped agent) or --opponents ppo:runs/RUN/agent rule_based: one spec for both seats or
+    two (in random order); ppo, ppo:VARIANT[,sample], ppo:PATH[,sample], rule_based or random (vector and ray
+    trainers; replaces the --p-* opponent mix and the snapshot pool)"""
+
+    #: whether this trainer plays ``--opponents``
+    FIXED_OPPONENTS: ClassVar[bool] = False
 
     def rule_options(self) -> dict[str, Any]:
         """The rule options given (those left at ``None`` keep the variant's defaults)."""
@@ -102,10 +110,17 @@ class TrainArgs:
             raise ValueError(f"--lr must be positive, got {self.lr}")
         if not self.hidden or min(self.hidden) < 1:
             raise ValueError(f"--hidden needs positive layer sizes, got {self.hidden}")
-        if self.final_eval_deals < 0:
+        if self.final_eval_deals is not None and self.final_eval_deals < 0:
             raise ValueError(f"--final-eval-deals must not be negative, got {self.final_eval_deals}")
         if self.eval_workers < 1:
             raise ValueError(f"--eval-workers must be at least 1, got {self.eval_workers}")
+        if self.opponents:
+            if not self.FIXED_OPPONENTS:
+                raise ValueError("--opponents: this trainer does not play fixed opponents "
+                                 "(--trainer vector or ray does)")
+            from train.opponents import check_opponent_specs  # loads checkpoints: numpy only
+
+            check_opponent_specs(self.opponents, self.rules(), self.history)
 
     def run_dir(self) -> Path:
         """``runs_dir/run_name``, created, with ``args.json``; names the run if it has no name."""
@@ -151,13 +166,15 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
         if f.name in RULE_FIELDS:
             continue
         default = getattr(defaults, f.name)
-        help_text = docs.get(f.name, "") + ("" if default is None else f" (default: {default})")
+        help_text = docs.get(f.name, "").replace("%", "%%") + ("" if default is None else f" (default: {default})")
         kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
         flags = ["--" + f.name.replace("_", "-")]
         if kind == "bool":
             options = dict(action=argparse.BooleanOptionalAction)
         elif kind.startswith("list[int]"):
             options = dict(type=int, nargs="+", metavar="N")
+        elif kind.startswith("list[str]"):
+            options = dict(nargs="+", metavar="SPEC")
         else:
             options = dict(type={"int": int, "float": float}.get(kind.split(" ")[0], str))
         parser.add_argument(*flags, dest=f.name, default=default, help=help_text, **options)

@@ -370,7 +370,8 @@ def train(args: Args) -> TrainResult:
     wall_before = 0.0
     if checkpoint is None and args.bc_samples > 0:
         bc_start = time.time()
-        data = collect_demonstrations(args.rules(), args.bc_samples, args.seed, args.history, args.reward, args.bc_teacher)
+        data = collect_demonstrations(args.rules(), args.bc_samples, args.seed, args.history, args.reward,
+                                      args.bc_teacher).rows(slice(None))
         for key, value in imitate(model, data, args.bc_epochs, args.bc_lr, args.batch_size, args.seed).items():
             model.logger.record(key, value)
         model.logger.dump(0)

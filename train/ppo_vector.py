@@ -25,6 +25,12 @@ The rollout (games, seats, rewards, GAE) is :class:`train.vector_rollout.VectorR
 update :class:`PPOLearner`; the Ray trainer (:mod:`train.ray_vector`) runs the same two, its
 rollouts in runner actors.
 
+``--opponents SPEC [SPEC]`` replaces that seat mix with fixed agents (:mod:`train.opponents`);
+``--precision`` runs the networks' hidden layers in bfloat16 (:mod:`train.precision`); the warm
+start and the final arena scale with ``--total-steps``; Ctrl-C keeps the policy, the history and a
+resume state for ``--resume RUN_DIR`` (:mod:`train.resume`); ``--torch-threads 0`` fits torch's
+threads to the free cores (:mod:`train.threads`). See ``docs/training.md``.
+
 The reported wall time counts everything but the periodic evaluations (warm start included).
 
 Everything goes to ``runs/<run_name>/``: ``args.json``; ``tb/`` (TensorBoard scalars: losses,
@@ -56,11 +62,15 @@ from agents.arena import BASELINES
 from agents.ppo_agent import policy_metadata, save_checkpoint
 from agents.vector_arena import duplicate_score
 from manni_env.actions import NUM_ACTIONS
+from manni_env.interrupts import deferred_interrupt
 from manni_env.shaping import REWARDS
 from manni_env.vector import BACKENDS
+from train import resume
 from train.args import TrainArgs, parse_args
-from train.demonstrations import TEACHERS, collect_demonstrations
+from train.demonstrations import TEACHERS, Demonstrations, collect_demonstrations
+from train.precision import PRECISIONS, autocast, compute_dtype, full_precision, run_padded
 from train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
+from train.threads import ThreadFitter
 from train.vector_rollout import RolloutBatch, VectorRollout
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
@@ -72,11 +82,16 @@ class Args(TrainArgs):
 
     TRAINER = "ppovec"
     ALIASES = {**TrainArgs.ALIASES, "bc_lr": "--bc-learning-rate"}
+    FIXED_OPPONENTS = True
 
     total_steps: int = 2_000_000
     """learner decisions to train for"""
     lr: float = 3e-4
     """Adam learning rate (decayed linearly to 0 over total_steps unless --no-anneal-lr)"""
+    final_eval_deals: int | None = None
+    """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based, seed
+    --eval-seed + 1 (default: --total-steps / 4,000 between 100 and 500, so a short run has a short
+    arena; 0: none)"""
     reward: str = "trick"
     """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
     its score) or deal (the deal score at the deal's end)"""
@@ -122,9 +137,10 @@ class Args(TrainArgs):
     """learner decisions between snapshots added to the pool"""
     pool_size: int = 8
     """most recent snapshots kept in the pool"""
-    bc_samples: int = 600_000
-    """imitation warm start: decisions of --bc-teacher playing every seat, cloned before PPO
-    (0: start from scratch; the observations take 2.5 KB each in memory)"""
+    bc_samples: int | None = None
+    """imitation warm start: decisions of --bc-teacher playing every seat, cloned before PPO (default:
+    30% of --total-steps, at most 600,000, so a short run has a short warm start; 0: start from
+    scratch; about 160 bytes each in memory)"""
     bc_teacher: str = "rule_based"
     """the warm start's teacher: rule_based or random"""
     bc_epochs: int = 4
@@ -138,14 +154,21 @@ class Args(TrainArgs):
     eval_deals: int = 2000
     """duplicate deals per evaluation (each played with the learner in every seat; vector env, seconds)"""
     torch_threads: int = 0
-    """torch CPU threads (0: torch's default, one per core)"""
+    """torch CPU threads (0: fitted to the cores other processes leave free, measured again every 30 s)"""
+    precision: str = "auto"
+    """arithmetic of the networks' hidden layers in the warm start, the rollouts and the update: fp32,
+    bf16 (autocast; weights and checkpoints stay float32) or auto (bf16 where the CPU or GPU runs it
+    natively)"""
+    resume: str | None = None
+    """continue the interrupted run in this directory (RUN_DIR: its args.json, networks, optimizer,
+    step count, history and random states; the other options are ignored)"""
     progress_bar: bool = True
     """show a progress bar"""
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument."""
         super().check()
-        choices = {"reward": REWARDS, "backend": BACKENDS, "bc_teacher": TEACHERS}
+        choices = {"reward": REWARDS, "backend": BACKENDS, "bc_teacher": TEACHERS, "precision": PRECISIONS}
         for name, valid in choices.items():
             if getattr(self, name) not in valid:
                 raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(valid)}, got {getattr(self, name)!r}")
@@ -160,8 +183,16 @@ class Args(TrainArgs):
             raise ValueError("--p-snapshot + --p-rule-based + --p-random must not exceed 1 "
                              "(the rest, and at least one seat of every game, is the learner's)")
         for name in ("torch_threads", "bc_samples", "bc_epochs", "eval_every"):
-            if getattr(self, name) < 0:
+            if (getattr(self, name) or 0) < 0:
                 raise ValueError(f"--{name.replace('_', '-')} must not be negative, got {getattr(self, name)}")
+
+    def final_arena_deals(self) -> int:
+        """``--final-eval-deals``, by default ``--total-steps`` / 4,000 between 100 and 500."""
+        return min(500, max(100, self.total_steps // 4000)) if self.final_eval_deals is None else self.final_eval_deals
+
+    def warm_start_samples(self) -> int:
+        """``--bc-samples``, by default 30% of ``--total-steps`` (at most 600,000)."""
+        return min(600_000, round(0.3 * self.total_steps)) if self.bc_samples is None else self.bc_samples
 
 
 def mlp(sizes: list[int], activation: type[nn.Module]) -> nn.Sequential:
@@ -187,8 +218,10 @@ class Actor(nn.Module):
         self.action = layer_init(nn.Linear(hidden[-1], NUM_ACTIONS), std=0.01)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Masked logits: illegal actions get -1e8."""
-        return self.action(self.pi(obs)).masked_fill(~mask, -1e8)
+        """Masked float32 logits: illegal actions get -1e8 (the head runs in float32 under bf16 autocast)."""
+        hidden = self.pi(obs)
+        with full_precision(hidden):
+            return self.action(hidden.float()).masked_fill(~mask, -1e8)
 
     def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(weight, bias) pairs, hidden layers then the action head (the checkpoint's layout)."""
@@ -205,33 +238,44 @@ class Critic(nn.Module):
         self.value = layer_init(nn.Linear(hidden[-1], 1), std=1.0)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.value(self.vf(obs)).squeeze(-1)
+        """float32 values (the head runs in float32 under bf16 autocast)."""
+        hidden = self.vf(obs)
+        with full_precision(hidden):
+            return self.value(hidden.float()).squeeze(-1)
 
 
-def imitate(actor: Actor, critic: Critic, arrays: dict[str, np.ndarray], args: Args, gen: torch.Generator) -> dict:
-    """Behaviour cloning warm start on :func:`~train.demonstrations.collect_demonstrations` data: the
-    actor learns the teacher's moves (cross-entropy under the legal mask), the critic the returns
-    to go (MSE, scaled by ``reward_scale``)."""
+def imitate(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
+    """Behaviour cloning warm start on :func:`~train.demonstrations.collect_demonstrations` data
+    (decoded a minibatch at a time): the actor learns the teacher's moves (cross-entropy under the
+    legal mask), the critic the returns to go (MSE, scaled by ``reward_scale``), under ``--precision``."""
     from tqdm import tqdm
 
-    data = {k: torch.from_numpy(v) for k, v in arrays.items()}
-    data["returns"] = data["returns"] * args.reward_scale
+    def rows(idx) -> dict[str, torch.Tensor]:
+        return {k: torch.from_numpy(v) for k, v in data.rows(idx).items()}
+
     params = list(actor.parameters()) + list(critic.parameters())
     optimizer = torch.optim.Adam(params, lr=args.bc_lr)
-    n = len(data["actions"])
+    precision = autocast(compute_dtype(args.precision))
+    n = len(data)
     for _ in tqdm(range(args.bc_epochs), desc=f"warm start (imitating {args.bc_teacher})", unit="epoch",
                   disable=not args.progress_bar):
         for idx in torch.randperm(n, generator=gen).split(args.bc_batch_size):
-            logits = actor(data["obs"][idx], data["masks"][idx])
-            loss = nn.functional.cross_entropy(logits, data["actions"][idx])
-            loss = loss + 0.5 * nn.functional.mse_loss(critic(data["obs"][idx]), data["returns"][idx])
+            batch = rows(idx.numpy())
+            with precision:
+                logits = actor(batch["obs"], batch["masks"])
+                values = critic(batch["obs"])
+            loss = nn.functional.cross_entropy(logits, batch["actions"])
+            loss = loss + 0.5 * nn.functional.mse_loss(values, batch["returns"] * args.reward_scale)
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(params, 1.0)
             optimizer.step()
-    with torch.no_grad():
-        accuracy = (actor(data["obs"], data["masks"]).argmax(1) == data["actions"]).float().mean().item()
-    return {"bc/accuracy": accuracy, "bc/samples": n}
+    hits = 0
+    with torch.no_grad(), precision:
+        for start in range(0, n, 8192):
+            batch = rows(slice(start, start + 8192))
+            hits += int((actor(batch["obs"], batch["masks"]).argmax(1) == batch["actions"]).sum())
+    return {"bc/accuracy": hits / n, "bc/samples": n}
 
 
 def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, algorithm: str) -> Path:
@@ -266,6 +310,8 @@ class PPOLearner:
         self.actor, self.critic, self.args, self.gen, self.device = actor, critic, args, gen, torch.device(device)
         self.params = list(actor.parameters()) + list(critic.parameters())
         self.optimizer = torch.optim.Adam(self.params, lr=args.lr, eps=1e-5)
+        self.dtype = compute_dtype(args.precision, self.device)
+        self.precision = autocast(self.dtype, self.device)
 
     def update(self, batch: RolloutBatch, lr: float, minibatches: int | None = None) -> dict[str, float]:
         """One PPO update with learning rate ``lr`` in ``minibatches`` minibatches per epoch (default:
@@ -280,7 +326,9 @@ class PPOLearner:
         for _ in range(args.update_epochs):
             for idx in torch.randperm(size, generator=self.gen).tensor_split(count):
                 idx = idx.to(self.device)
-                logits = self.actor(f_obs[idx], f_mask[idx])
+                with self.precision:  # the networks' hidden layers; their outputs and the losses are float32
+                    logits = run_padded(self.actor, self.dtype, f_obs[idx], f_mask[idx])
+                    v = run_padded(self.critic, self.dtype, f_obs[idx])
                 logp_all = torch.log_softmax(logits, 1)
                 logp = logp_all.gather(1, f_act[idx, None]).squeeze(1)
                 ratio = (logp - f_logp[idx]).exp()
@@ -289,7 +337,6 @@ class PPOLearner:
                 pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
                 probs = logp_all.exp()
                 entropy = -(probs * logp_all.masked_fill(~f_mask[idx], 0.0)).sum(1).mean()
-                v = self.critic(f_obs[idx])
                 v_loss = (v - f_ret[idx]) ** 2
                 if args.clip_vloss:
                     v_clipped = f_val[idx] + (v - f_val[idx]).clamp(-args.clip_coef, args.clip_coef)
@@ -325,7 +372,10 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     """Train, export, evaluate and plot; see the module docstring. ``sampler`` (default: one
     :class:`~train.vector_rollout.VectorRollout` here) collects the rollouts and
     ``make_learner(actor, critic, args, gen)`` updates the networks (the Ray trainer passes its
-    own); ``algorithm`` describes the run in the export's metadata."""
+    own); ``algorithm`` describes the run in the export's metadata. Ctrl-C
+    (``KeyboardInterrupt``) writes the current policy, the history and the resume state
+    (:mod:`train.resume`) before it propagates."""
+    args.final_eval_deals = args.final_arena_deals()  # saved in args.json as a number
     args.check()
     run_dir = args.run_dir()
     from torch.utils.tensorboard import SummaryWriter
@@ -335,6 +385,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
 
     # seeding: torch (weights, action sampling), the vector env (deals), numpy (seat assignment)
     torch.manual_seed(args.seed)
+    fitter = None if args.torch_threads else ThreadFitter()
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
     gen = torch.Generator().manual_seed(args.seed)
@@ -343,77 +394,131 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
 
     actor = Actor(sampler.obs_size, args.hidden, args.activation)
     critic = Critic(sampler.obs_size, args.hidden, args.activation)
-    steps, update, start = 0, 0, time.time()
+    progress, optimizer_state = resume.Progress(next_snapshot=args.snapshot_every, next_eval=args.eval_every), None
+    history: list[dict] = []
+    if args.resume and resume.saved(run_dir):
+        progress, optimizer_state = resume.load(run_dir, actor, critic, gen, rng)
+        history = json.loads((run_dir / "history.json").read_text()) if (run_dir / "history.json").is_file() else []
+    start = time.time() - progress.wall_time_s
     eval_seconds = 0.0  # the training wall time counts the warm start but not the evaluations
 
     def wall_time() -> float:
         return time.time() - start - eval_seconds
 
-    if args.bc_samples:
-        data = collect_demonstrations(args.rules(), args.bc_samples, args.seed + 1_000_003, args.history, args.reward,
-                                      args.bc_teacher, args.backend)
-        for name, value in imitate(actor, critic, data, args, gen).items():
-            writer.add_scalar(name, value, 0)
-        del data
-    learner = make_learner(actor, critic, args, gen)
-    pool_size = 0
-    next_snapshot, next_eval = args.snapshot_every, args.eval_every
-    history: list[dict] = []
-    bar = tqdm(total=args.total_steps, desc="PPO", unit="step", disable=not args.progress_bar)
-
     def record_eval() -> None:
         nonlocal eval_seconds
         eval_start = time.time()
-        entry = {"timesteps": steps, "wall_time_s": round(wall_time(), 1), **evaluate(actor, args)}
+        entry = {"timesteps": progress.steps, "wall_time_s": round(wall_time(), 1), **evaluate(actor, args)}
         history.append(entry)
         for key in (f"vs_{b}" for b in BASELINES):
-            writer.add_scalar(f"arena/{key}", entry[key]["mean"], steps)
-        partial = run_dir / "history.json.partial"  # replaced in one step: readers never see half a file
-        partial.write_text(json.dumps(history, indent=1) + "\n")
-        partial.replace(run_dir / "history.json")
+            writer.add_scalar(f"arena/{key}", entry[key]["mean"], progress.steps)
+        write_history(run_dir, history)
         eval_seconds += time.time() - eval_start
 
-    while steps < args.total_steps and not (args.time_limit_s and wall_time() > args.time_limit_s):
-        lr = args.lr * max(0.0, 1.0 - steps / args.total_steps) if args.anneal_lr else args.lr
-        batch = sampler.collect(actor, critic)
-        steps += batch.steps
+    learner = None
+    try:
+        if progress.phase == "warm start":
+            if args.warm_start_samples():
+                data = collect_demonstrations(args.rules(), args.warm_start_samples(), args.seed + 1_000_003,
+                                              args.history, args.reward, args.bc_teacher, args.backend)
+                for name, value in imitate(actor, critic, data, args, gen).items():
+                    writer.add_scalar(name, value, 0)
+                del data
+            progress.phase = "ppo"
+            optimizer_state = None  # a fresh optimizer after the warm start
+        learner = make_learner(actor, critic, args, gen)
+        if optimizer_state is not None and getattr(learner, "optimizer", None) is not None:
+            learner.optimizer.load_state_dict(optimizer_state)
+        pool_size = 0
+        bar = tqdm(total=args.total_steps, initial=min(progress.steps, args.total_steps), desc="PPO", unit="step",
+                   disable=not args.progress_bar)
 
-        # PPO update
-        update_start = time.time()
-        losses = learner.update(batch, lr)
-        update += 1
-        elapsed = wall_time()
-        bar.update(min(batch.steps, bar.total - bar.n))
-        for name, value in (*losses.items(), ("charts/learning_rate", lr),
-                            ("charts/steps_per_second", steps / elapsed),
-                            ("charts/rollout_seconds", batch.seconds),
-                            ("charts/rollout_cpu_seconds", batch.cpu_seconds),
-                            ("charts/update_seconds", time.time() - update_start),
-                            ("charts/pool_size", pool_size)):
-            writer.add_scalar(name, value, steps)
-        if batch.deal_scores:
-            writer.add_scalar("charts/learner_deal_score", float(np.mean(batch.deal_scores)), steps)
+        while progress.steps < args.total_steps and not (args.time_limit_s and wall_time() > args.time_limit_s):
+            lr = args.lr * max(0.0, 1.0 - progress.steps / args.total_steps) if args.anneal_lr else args.lr
+            batch = sampler.collect(actor, critic)
 
-        if steps >= next_snapshot:
-            next_snapshot += args.snapshot_every
-            sampler.add_snapshot(actor)
-            pool_size = min(pool_size + 1, args.pool_size)
-        if args.eval_every and steps >= next_eval:
-            next_eval += args.eval_every
-            record_eval()
-    bar.close()
-    if not history or history[-1]["timesteps"] != steps:
+            # PPO update
+            update_start = time.time()
+            losses = learner.update(batch, lr)
+            progress.steps += batch.steps
+            progress.updates += 1
+            steps = progress.steps
+            elapsed = wall_time()
+            bar.update(min(batch.steps, bar.total - bar.n))
+            for name, value in (*losses.items(), ("charts/learning_rate", lr),
+                                ("charts/steps_per_second", steps / elapsed),
+                                ("charts/rollout_seconds", batch.seconds),
+                                ("charts/rollout_cpu_seconds", batch.cpu_seconds),
+                                ("charts/update_seconds", time.time() - update_start),
+                                ("charts/pool_size", pool_size),
+                                ("charts/torch_threads", torch.get_num_threads())):
+                writer.add_scalar(name, value, steps)
+            if batch.deal_scores:
+                writer.add_scalar("charts/learner_deal_score", float(np.mean(batch.deal_scores)), steps)
+
+            if steps >= progress.next_snapshot:
+                progress.next_snapshot += args.snapshot_every
+                if not args.opponents:  # fixed opponents take every non-learner seat: no pool
+                    sampler.add_snapshot(actor)
+                    pool_size = min(pool_size + 1, args.pool_size)
+            if args.eval_every and steps >= progress.next_eval:
+                progress.next_eval += args.eval_every
+                record_eval()
+            if fitter is not None:
+                fitter.maybe_refit()
+        bar.close()
+        resume.remove(run_dir)  # training is over: nothing left to resume
+    except KeyboardInterrupt:
+        with deferred_interrupt():  # a second Ctrl-C waits until everything is written
+            progress.wall_time_s = wall_time()
+            agent = export(actor, run_dir / "agent", args, progress.steps, progress.wall_time_s, algorithm)
+            write_history(run_dir, history)
+            if progress.phase == "ppo":  # an interrupted warm start starts again on --resume
+                resume.save(run_dir, progress, actor, critic, getattr(learner, "optimizer", None), gen, rng)
+            writer.close()
+        print(f"\ninterrupted after {progress.steps:,} learner decisions ({progress.phase}): policy saved as "
+              f"ppo:{agent.with_suffix('')}, history in {run_dir / 'history.json'}; continue with "
+              f"manni train --resume {run_dir}", file=sys.stderr)
+        raise
+    if not history or history[-1]["timesteps"] != progress.steps:
         record_eval()
     wall = wall_time()
-    agent = export(actor, run_dir / "agent", args, steps, wall, algorithm).with_suffix("")
+    agent = export(actor, run_dir / "agent", args, progress.steps, wall, algorithm).with_suffix("")
     plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: score while training")
     writer.close()
     final = final_arena(f"ppo:{agent}", args, run_dir, args.progress_bar)
-    return TrainResult(run_dir, agent, final, history, wall, steps)
+    return TrainResult(run_dir, agent, final, history, wall, progress.steps)
+
+
+def write_history(run_dir: Path, history: list[dict]) -> None:
+    """``history.json``, replaced in one step (readers never see half a file)."""
+    partial = run_dir / "history.json.partial"
+    partial.write_text(json.dumps(history, indent=1) + "\n")
+    partial.replace(run_dir / "history.json")
+
+
+class ResumeError(ValueError):
+    """``--resume`` names no run (exit code 2 on the command line)."""
+
+
+def resumed(args: Args) -> Args:
+    """The saved arguments of the run in ``args.resume`` (:class:`ResumeError` if there is none)."""
+    path = Path(args.resume)
+    if not (path / "args.json").is_file():
+        raise ResumeError(f"--resume {path}: no run there (no args.json)")
+    saved = json.loads((path / "args.json").read_text())
+    return type(args).from_dict({**saved, "resume": str(path), "runs_dir": str(path.parent), "run_name": path.name})
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
-    print(report(train(parse_args(Args, argv, prog))))
+    args = parse_args(Args, argv, prog)
+    if args.resume:
+        try:
+            args = resumed(args)
+        except ResumeError as err:
+            print(f"{prog or 'train.ppo_vector'}: error: {err}", file=sys.stderr)
+            return 2
+    print(report(train(args)))
     return 0
 
 

@@ -274,8 +274,9 @@ def train(args: Args) -> TrainResult:
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     args = parse_args(Args, argv, prog)
     try:
+        args = ppo_vector.resumed(args) if args.resume else args
         result = train(args)
-    except ClusterError as err:
+    except (ClusterError, ppo_vector.ResumeError) as err:
         print(f"{prog or 'train.ray_vector'}: error: {err}", file=sys.stderr)
         return 2
     print(report(result))

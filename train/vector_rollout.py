@@ -2,7 +2,8 @@
 
 :class:`VectorRollout` owns ``num_envs`` games of :class:`manni_env.vector.VectorManni`, who plays
 each seat of each game (the learner, ``rule_based`` through :class:`agents.rule_based_vector.VectorRuleBased`,
-``random`` from the masks, or a frozen snapshot of the learner from its pool), the shaped reward
+``random`` from the masks, a frozen snapshot of the learner from its pool, or the fixed opponents of
+``--opponents``, :mod:`train.opponents`), the shaped reward
 (:class:`manni_env.shaping.VectorTrickRewards`) and the rollout buffers. :meth:`VectorRollout.collect`
 plays ``num_steps`` vector steps with the given actor and critic and returns the learner's
 decisions with their advantages and returns (GAE along each (game, seat) trajectory) as a
@@ -26,8 +27,11 @@ from agents.rule_based_vector import VectorRuleBased
 from manni_env.actions import NUM_ACTIONS
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni, random_legal_actions
+from train.opponents import make_opponent
+from train.precision import autocast, compute_dtype, run_padded
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
+FIXED = -4  # FIXED - i: fixed opponent i of --opponents
 TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns")  # a RolloutBatch's rows
 
 
@@ -87,6 +91,9 @@ class VectorRollout:
         self.obs, self.mask, self.to_move = self.venv.reset(seed=seed)
         self.pool: list[nn.Module] = []
         self.rule_based = VectorRuleBased()
+        self.opponents = [make_opponent(spec, args.rules(), args.history, args.backend) for spec in args.opponents]
+        self.dtype = compute_dtype(args.precision)
+        self.precision = autocast(self.dtype)
         self.shaping = VectorTrickRewards(self.venv, args.reward)
         self.controller = np.full((n, 3), LEARNER, np.int64)
         self.assign_seats(np.arange(n))
@@ -102,8 +109,18 @@ class VectorRollout:
         self.b_seat = np.zeros((T, n), np.int64)
 
     def assign_seats(self, games: np.ndarray) -> None:
-        """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0."""
+        """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0; with
+        ``--opponents``, the learner one random seat and fixed opponent i (``FIXED - i``) the others."""
         args, rng, pool = self.args, self.rng, self.pool
+        if self.opponents:
+            rows, learner = np.arange(games.size), rng.integers(3, size=games.size)
+            first = rng.integers(len(self.opponents), size=games.size)  # which opponent sits on the learner's left
+            who = np.empty((games.size, 3), np.int64)
+            who[rows, learner] = LEARNER
+            who[rows, (learner + 1) % 3] = FIXED - first
+            who[rows, (learner + 2) % 3] = FIXED - (len(self.opponents) - 1 - first)
+            self.controller[games] = who
+            return
         u = rng.random((games.size, 3))
         p_snap = args.p_snapshot if pool else 0.0
         who = np.full((games.size, 3), LEARNER)
@@ -117,9 +134,8 @@ class VectorRollout:
     def add_snapshot(self, actor: nn.Module) -> None:
         """Add a frozen copy of ``actor`` to the pool; beyond ``pool_size`` the oldest leaves and its
         seats go to the learner."""
-        frozen = copy.deepcopy(actor)
-        frozen.requires_grad_(False)
-        self.pool.append(frozen)
+        frozen = copy.deepcopy(actor)  # its weights keep requires_grad (never optimized): autocast then
+        self.pool.append(frozen)  # casts them to bf16 once per rollout, not once per step
         if len(self.pool) > self.args.pool_size:
             self.pool.pop(0)
             self.controller[self.controller == 0] = LEARNER
@@ -128,7 +144,13 @@ class VectorRollout:
     @torch.no_grad()
     def collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
         """Play ``num_steps`` vector steps, the learner's seats with ``actor`` (sampled) and ``critic``;
-        the learner's decisions with GAE advantages and returns."""
+        the learner's decisions with GAE advantages and returns. The networks run under
+        ``--precision`` (one autocast context for the whole rollout, so bf16 copies of the weights
+        are made once)."""
+        with self.precision:
+            return self._collect(actor, critic)
+
+    def _collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
         args, venv, gen, rng, controller = self.args, self.venv, self.gen, self.rng, self.controller
         n, T = args.num_envs, args.num_steps
         b_obs, b_mask, b_act, b_logp, b_val = self.b_obs, self.b_mask, self.b_act, self.b_logp, self.b_val
@@ -146,14 +168,18 @@ class VectorRollout:
             obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
             actions = torch.zeros(n, dtype=torch.long)
             rows = torch.from_numpy(np.flatnonzero(learner))
-            logits = actor(obs_t[rows], mask_t[rows])
+            logits = run_padded(actor, self.dtype, obs_t[rows], mask_t[rows])
+            b_val[t, rows] = run_padded(critic, self.dtype, obs_t[rows])
             a = sample(logits, gen)
             actions[rows] = a
             b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
-            b_val[t, rows] = critic(obs_t[rows])
             for k in np.unique(ctrl[ctrl >= 0]).tolist():
                 r = torch.from_numpy(np.flatnonzero(ctrl == k))
-                actions[r] = sample(self.pool[k](obs_t[r], mask_t[r]), gen)
+                actions[r] = sample(run_padded(self.pool[k], self.dtype, obs_t[r], mask_t[r]), gen)
+            for i, opponent in enumerate(self.opponents):
+                rows = np.flatnonzero(ctrl == FIXED - i)
+                if rows.size:
+                    actions[rows] = torch.from_numpy(opponent.act(venv, rows, obs[rows], mask[rows], rng))
             rows = np.flatnonzero(ctrl == RULE_BASED)
             if rows.size:
                 actions[rows] = torch.from_numpy(self.rule_based.act(venv, rows))
@@ -190,7 +216,7 @@ class VectorRollout:
         next_value = np.zeros((n, 3), np.float32)
         g, s = np.nonzero(last_t >= 0)
         if g.size:
-            next_value[g, s] = critic(torch.from_numpy(venv.observe(g, s))).numpy()
+            next_value[g, s] = run_padded(critic, self.dtype, torch.from_numpy(venv.observe(g, s))).numpy()
         # GAE along each (game, seat) trajectory, backwards in time
         values = b_val.numpy()
         adv = np.zeros((T, n), np.float32)

@@ -1,0 +1,162 @@
+"""Trainer benchmark: the PPO update against the CPU's matmul peak, and end-to-end learner decisions/s.
+
+Run ``python benchmarks/bench_trainer.py`` (``--help`` for the options). It prints three tables:
+
+1. **matmul peak**: GFLOP/s of a bare ``(B, 616) @ (616, 256)`` product in float32 and bfloat16
+   (the first layer of the actor and the critic), at ``--threads`` torch threads: the ceiling the
+   update can reach.
+2. **update**: one PPO update (:class:`train.ppo_vector.PPOLearner`, actor + critic
+   616→256→256, ``--update-epochs`` epochs) on a synthetic batch of ``--batch`` learner
+   decisions (about one default rollout), for each precision and minibatch size: seconds, and the
+   achieved GFLOP/s (forward + backward, 3 × the forward's multiply-adds × 2) as a share of the
+   bf16 matmul peak.
+3. **end to end** (``--e2e-steps`` > 0): ``manni train`` on its defaults but without the warm start
+   and the evaluations (``--bc-samples 0 --eval-every 0 --final-eval-deals 0``), for each
+   ``--precisions`` and, with ``--baseline-src DIR`` (a checkout of another commit), that code too;
+   learner decisions per second of training wall time from the exported agent's metadata. After
+   one short warm-up run of each (numba's compile cache), the runs take turns (``--repeats``
+   rounds), so a shared machine's load falls on all alike; the table gives the median and the range.
+
+Numbers and how they were measured: ``docs/training.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from train.ppo_vector import Actor, Args, Critic, PPOLearner  # noqa: E402
+from train.vector_rollout import RolloutBatch  # noqa: E402
+
+OBS, HIDDEN, ACTIONS = 616, [256, 256], 63
+
+
+def gflops_of(seconds: float, flop: float) -> float:
+    return flop / seconds / 1e9
+
+
+def timed(fn, repeats: int) -> float:
+    """Best of ``repeats`` timings of ``fn()`` (after one warm-up call), in seconds."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def matmul_peak(rows: int, dtype: torch.dtype) -> float:
+    """GFLOP/s of ``(rows, 616) @ (616, 256)`` in ``dtype`` (20 products a call)."""
+    a, b = torch.rand(rows, OBS).to(dtype), torch.rand(OBS, HIDDEN[0]).to(dtype)
+
+    def run() -> None:
+        for _ in range(20):
+            torch.mm(a, b)
+
+    return gflops_of(timed(run, 5), 20 * 2 * rows * OBS * HIDDEN[0])
+
+
+def synthetic_batch(size: int, gen: torch.Generator) -> RolloutBatch:
+    """``size`` decisions with 0/1 observations, legal masks and plausible advantages."""
+    obs = (torch.rand(size, OBS, generator=gen) < 0.1).float()
+    mask = torch.rand(size, ACTIONS, generator=gen) < 0.3
+    mask[:, 0] = True
+    actions = torch.zeros(size, dtype=torch.long)
+    values, advantages = torch.randn(size, generator=gen), torch.randn(size, generator=gen)
+    return RolloutBatch(obs=obs, mask=mask, actions=actions, logp=torch.full((size,), -1.0), values=values,
+                        advantages=advantages, returns=values + advantages)
+
+
+def update_row(precision: str, minibatch: int, batch: RolloutBatch, epochs: int, repeats: int) -> tuple[float, float]:
+    """(seconds, GFLOP/s) of one PPO update."""
+    args = Args(precision=precision, minibatch_size=minibatch, update_epochs=epochs, hidden=HIDDEN)
+    gen = torch.Generator().manual_seed(0)
+    learner = PPOLearner(Actor(OBS, HIDDEN, "relu"), Critic(OBS, HIDDEN, "relu"), args, gen)
+    seconds = timed(lambda: learner.update(batch, 1e-4), repeats)
+    sizes = [OBS, *HIDDEN]
+    macs = sum(a * b for a, b in zip(sizes, sizes[1:]))
+    forward = 2 * batch.steps * (2 * macs + HIDDEN[-1] * (ACTIONS + 1))  # actor + critic, per epoch
+    return seconds, gflops_of(seconds, 3 * forward * epochs)
+
+
+def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path, name: str) -> float:
+    """Learner decisions per second of one ``manni train`` run of the code in ``src``."""
+    argv = [sys.executable, "-m", "train.ppo_vector", "--total-steps", str(steps), "--bc-samples", "0",
+            "--eval-every", "0", "--final-eval-deals", "0", "--eval-deals", "10", "--no-progress-bar",
+            "--torch-threads", str(threads), "--runs-dir", str(workdir), "--run-name", name, *extra]
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    subprocess.run(argv, cwd=src, env=env, check=True, stdout=subprocess.DEVNULL)
+    meta = json.loads((workdir / name / "agent.json").read_text())["training"]
+    return meta["timesteps"] / meta["wall_time_s"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    parser.add_argument("--batch", type=int, default=5500, help="learner decisions per update (default: 5500)")
+    parser.add_argument("--update-epochs", type=int, default=4)
+    parser.add_argument("--minibatches", type=int, nargs="+", default=[512, 1024, 2048])
+    parser.add_argument("--repeats", type=int, default=3, help="timings per row (best kept); e2e rounds")
+    parser.add_argument("--e2e-steps", type=int, default=0, help="learner decisions per end-to-end run (0: none)")
+    parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
+    parser.add_argument("--baseline-src", type=Path, help="a checkout of the code to compare with (end to end)")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    ns = parser.parse_args()
+    torch.set_num_threads(ns.threads)
+    results: dict = {"threads": ns.threads, "cpu": torch.backends.cpu.get_cpu_capability(),
+                     "torch": torch.__version__}
+
+    peak = {name: matmul_peak(2048, dtype) for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16))}
+    results["matmul_peak_gflops"] = peak
+    print(f"## matmul peak, (2048, 616) @ (616, 256), {ns.threads} thread(s)\n")
+    print("| dtype | GFLOP/s |\n|---|---|")
+    for name, value in peak.items():
+        print(f"| {name} | {value:.0f} |")
+
+    batch = synthetic_batch(ns.batch, torch.Generator().manual_seed(1))
+    print(f"\n## PPO update: {ns.batch} decisions × {ns.update_epochs} epochs, {ns.threads} thread(s)\n")
+    print("| precision | minibatch | seconds | GFLOP/s | share of the bf16 peak |\n|---|---|---|---|---|")
+    results["update"] = []
+    for minibatch in ns.minibatches:
+        for precision in ns.precisions:
+            seconds, achieved = update_row(precision, minibatch, batch, ns.update_epochs, ns.repeats)
+            results["update"].append({"precision": precision, "minibatch": minibatch, "seconds": seconds,
+                                      "gflops": achieved, "share_of_bf16_peak": achieved / peak["bf16"]})
+            print(f"| {precision} | {minibatch} | {seconds:.3f} | {achieved:.0f} | {achieved / peak['bf16']:.0%} |")
+
+    if ns.e2e_steps:
+        rows = [(f"this code, {p}", ROOT, ["--precision", p]) for p in ns.precisions]
+        if ns.baseline_src:
+            rows.insert(0, (f"baseline {ns.baseline_src.name}", ns.baseline_src.resolve(), []))
+        rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, (_, src, extra) in enumerate(rows):  # warm-up: numba's compile cache, file caches
+                e2e_run(src, extra, 2000, ns.threads, Path(tmp), f"warmup_{i}")
+            for round_ in range(ns.repeats):
+                for i, (label, src, extra) in enumerate(rows):
+                    rates[label].append(e2e_run(src, extra, ns.e2e_steps, ns.threads, Path(tmp), f"r{round_}_{i}"))
+        results["e2e"] = rates
+        print(f"\n## end to end: manni train, {ns.e2e_steps} learner decisions, no warm start or evaluations, "
+              f"{ns.threads} thread(s), {ns.repeats} interleaved rounds\n")
+        print("| code | decisions/s (median) | range |\n|---|---|---|")
+        for label, values in rates.items():
+            print(f"| {label} | {statistics.median(values):,.0f} | {min(values):,.0f}–{max(values):,.0f} |")
+    if ns.json:
+        ns.json.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+"""The vector trainers' options: ``--precision``, ``--opponents``, the compact warm-start data,
+the quick warm start, and Ctrl-C keeping the run (``--resume``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from interrupts import interrupt_when_written, manni  # noqa: E402
+
+from agents.ppo_agent import CheckpointError, shipped_model  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from agents.rule_based_vector import VectorRuleBased  # noqa: E402
+from agents.vector_arena import checkpoint_policy  # noqa: E402
+from manni_env.engine import GameState  # noqa: E402
+from manni_env.observation import HISTORIES  # noqa: E402
+from manni_env.rules import make_rules  # noqa: E402
+from manni_env.vector import VectorManni  # noqa: E402
+from train import ppo_sb3, resume  # noqa: E402
+from train.args import parse_args  # noqa: E402
+from train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
+from train.opponents import make_opponent  # noqa: E402
+from train.ppo_vector import Actor, Args, Critic, resumed, train  # noqa: E402
+from train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, run_padded  # noqa: E402
+from train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
+from train.vector_rollout import FIXED, LEARNER, VectorRollout  # noqa: E402
+
+TINY = dict(num_envs=16, num_steps=24, hidden=[32], eval_every=0, eval_deals=4, bc_samples=400, bc_epochs=1,
+            final_eval_deals=0, torch_threads=1, progress_bar=False)
+
+
+def played_observations(variant: str, history: str, steps: int = 300) -> np.ndarray:
+    """Observations of random play on the vector env: every phase of several deals."""
+    venv = VectorManni(make_rules(variant), 8, history=history)
+    obs, mask, _ = venv.reset(seed=4)
+    rng = np.random.default_rng(0)
+    seen = [obs]
+    for _ in range(steps):
+        obs, mask, *_ = venv.step((rng.random(mask.shape) * mask).argmax(1))
+        seen.append(obs)
+    return np.concatenate(seen)
+
+
+# ---- compact warm-start storage ----
+
+@pytest.mark.parametrize("variant", ["hornafjardar", "basic"])
+@pytest.mark.parametrize("history", HISTORIES)
+def test_compact_observations_round_trip_exactly(variant, history):
+    obs = played_observations(variant, history)
+    codec = ObservationCodec(make_rules(variant), history)
+    bits, numbers = codec.encode(obs)
+    assert bits.dtype == np.uint8 and bits.nbytes + numbers.nbytes < obs.nbytes / 10
+    assert np.array_equal(codec.decode(bits, numbers), obs)
+    assert (obs[:, codec.numbers] % 1 != 0).any()  # the scaled numbers are kept, fractions and all
+
+
+def test_compact_storage_refuses_a_flag_that_is_not_0_or_1():
+    codec = ObservationCodec(make_rules("hornafjardar"))
+    obs = played_observations("hornafjardar", "summary", steps=2)
+    obs[3, 0] = 0.5
+    with pytest.raises(ValueError, match="flags must be 0 or 1"):
+        codec.encode(obs)
+
+
+def test_demonstrations_decode_to_the_teachers_observations_and_masks():
+    rules = make_rules("hornafjardar")
+    data = collect_demonstrations(rules, 600, seed=2)
+    assert data.nbytes / len(data) < 200  # the float32 observations alone took 2,464 bytes
+    # the first decision of each game is that game's first observation after reset(seed)
+    games = max(1, 600 // 200)
+    obs, mask, _ = VectorManni(rules, games).reset(seed=2)
+    rows = data.rows(np.arange(games))
+    assert np.array_equal(rows["obs"], obs) and np.array_equal(rows["masks"], mask)
+    assert rows["actions"].dtype == np.int64 and rows["masks"][np.arange(games), rows["actions"]].all()
+
+
+# ---- --precision ----
+
+def test_precision_choices_and_autocast():
+    assert compute_dtype("fp32") == torch.float32 and compute_dtype("bf16") == torch.bfloat16
+    assert compute_dtype("auto") == (torch.bfloat16 if native_bf16(torch.device("cpu")) else torch.float32)
+    with pytest.raises(ValueError, match="--precision must be one of auto, fp32, bf16"):
+        Args(precision="fp16").check()
+    assert parse_args(Args, ["--precision", "bf16"]).precision == "bf16"
+    torch.manual_seed(0)
+    actor, critic = Actor(616, [64, 64], "relu"), Critic(616, [64, 64], "relu")
+    obs, mask = torch.rand(32, 616), torch.rand(32, 63) > 0.5
+    with torch.no_grad():
+        full = actor(obs, mask)
+        with autocast(torch.bfloat16):
+            half, value = actor(obs, mask), critic(obs)
+    # the heads answer in float32 whatever the hidden layers ran in; bf16 rounds the hidden layers
+    assert half.dtype == value.dtype == torch.float32
+    assert not torch.equal(half, full) and torch.allclose(half, full, atol=0.05)
+    assert next(actor.parameters()).dtype == torch.float32
+
+
+def test_bf16_batches_are_padded_to_few_shapes_and_only_the_real_rows_come_back():
+    torch.manual_seed(1)
+    actor = Actor(616, [64], "relu")
+    obs, mask = torch.rand(37, 616), torch.rand(37, 63) > 0.5
+    shapes = []
+    hook = actor.pi.register_forward_hook(lambda module, args, out: shapes.append(args[0].shape[0]))
+    with autocast(torch.bfloat16):
+        padded = run_padded(actor, torch.bfloat16, obs, mask)
+        plain = actor(obs, mask)
+    assert shapes == [2 * PAD_ROWS, 37] and padded.shape == (37, 63)
+    assert torch.allclose(padded, plain, atol=1e-3)
+    padded.sum().backward()  # the padding rows carry no gradient of their own
+    assert actor.action.weight.grad is not None
+    hook.remove()
+    shapes.clear()
+    assert torch.equal(run_padded(actor, torch.float32, obs, mask), actor(obs, mask))  # fp32: as it is
+    assert run_padded(actor, torch.bfloat16, obs[:0], mask[:0]).shape == (0, 63)
+
+
+# ---- --opponents ----
+
+def test_opponent_specs_are_checked():
+    rules = make_rules("hornafjardar")
+    with pytest.raises(ValueError, match="does not act in batches on the vector env"):
+        make_opponent("pimc", rules, "summary")
+    with pytest.raises(ValueError, match="one or two agent specs"):
+        Args(opponents=["random"] * 3).check()
+    with pytest.raises(CheckpointError, match="history='summary' observations, the run uses --history full"):
+        make_opponent("ppo", rules, "full")
+    with pytest.raises(ValueError, match="trainer does not play fixed opponents"):
+        ppo_sb3.Args(opponents=["random"]).check()
+    assert parse_args(Args, ["--opponents", "ppo", "rule_based"]).opponents == ["ppo", "rule_based"]
+
+
+def test_network_and_rule_based_opponents_play_as_their_agents():
+    rules = make_rules("hornafjardar")
+    venv = VectorManni(rules, 12)
+    obs, mask, _ = venv.reset(seed=8)
+    rng = np.random.default_rng(0)
+    games = np.arange(12)
+    network, rule_based = make_opponent("ppo", rules, "summary"), make_opponent("rule_based", rules, "summary")
+    shipped = checkpoint_policy(shipped_model("hornafjardar"), rules)  # plays as ppo:PATH does
+    for _ in range(60):
+        actions = network.act(venv, games, obs, mask, rng)
+        assert np.array_equal(actions, shipped(obs, mask))
+        assert np.array_equal(rule_based.act(venv, games, obs, mask, rng), VectorRuleBased().act(venv, games))
+        obs, mask, *_ = venv.step(actions)
+    sampled = make_opponent("ppo:hornafjardar,sample", rules, "summary").act(venv, games, obs, mask, rng)
+    assert mask[games, sampled].all()
+
+
+@pytest.mark.parametrize("specs", [["random"], ["ppo", "rule_based"]])
+def test_opponents_take_the_two_seats_the_learner_leaves(specs):
+    args = Args(opponents=specs, **TINY)
+    rollout = VectorRollout(args, torch.Generator().manual_seed(1), np.random.default_rng(1), 1)
+    who = rollout.controller
+    assert ((who == LEARNER).sum(1) == 1).all()
+    assert np.isin(who[who != LEARNER], [FIXED - i for i in range(len(specs))]).all()
+    if len(specs) == 2:  # one of each, on either side of the learner
+        others = np.sort(who[who != LEARNER].reshape(-1, 2), axis=1)
+        assert (others == [FIXED - 1, FIXED]).all()
+        left = who[np.arange(len(who)), (np.argmax(who == LEARNER, 1) + 1) % 3]
+        assert set(left.tolist()) == {FIXED, FIXED - 1}
+    batch = rollout.collect(Actor(rollout.obs_size, [32], "relu"), Critic(rollout.obs_size, [32], "relu"))
+    assert batch.steps > 0 and rollout.pool == []
+
+
+def test_training_against_fixed_opponents_in_bf16_exports_a_float32_agent(tmp_path):
+    args = Args(runs_dir=str(tmp_path), run_name="br", total_steps=600, snapshot_every=100,
+                opponents=["ppo", "random"], precision="bf16", **TINY)
+    result = train(args)
+    agent = make_agent(f"ppo:{result.agent}")
+    assert all(w.dtype == b.dtype == np.float32 for w, b in agent.layers)
+    assert agent.meta["training"]["args"]["opponents"] == ["ppo", "random"]
+    assert agent.meta["training"]["args"]["precision"] == "bf16"
+    state = GameState(make_rules("hornafjardar"), seed=3)
+    view = state.view(state.to_move)
+    assert agent.act(view, np.random.default_rng(0)) in view.legal_actions
+
+
+# ---- quick warm start ----
+
+def test_the_warm_start_and_the_final_arena_scale_with_the_total_steps():
+    assert Args(total_steps=20_000).warm_start_samples() == 6_000
+    assert Args().warm_start_samples() == 600_000
+    assert Args(total_steps=20_000, bc_samples=50).warm_start_samples() == 50
+    assert parse_args(Args, ["--total-steps", "20000"]).final_arena_deals() == 100
+    assert Args().final_arena_deals() == 500 and Args(final_eval_deals=0).final_arena_deals() == 0
+
+
+# ---- --torch-threads 0: fitted to the free cores ----
+
+@pytest.mark.parametrize("busy, own, free", [
+    (0.5, 1.0, 2.0),  # 2 cores, only this process busy (one core): both free for it
+    (1.0, 1.0, 1.0),  # both cores busy, half of it this process: one is another's
+    (1.0, 2.0, 2.0),  # both busy with this process's two threads
+    (1.0, 0.0, 0.0),  # another process (or two) takes both
+])
+def test_free_cores_are_the_usable_ones_others_leave(busy, own, free):
+    # 2-core machine, 10 s: busy share of its jiffies, own CPU seconds per second
+    assert free_cores(2, 2, busy * 1000, 1000, own * 10, 10) == pytest.approx(free)
+
+
+def test_the_fitter_gives_torch_between_one_and_the_usable_cores():
+    before = torch.get_num_threads()
+    try:
+        fitter = ThreadFitter(every_s=0.0, first_sample_s=0.05)
+        assert 1 <= fitter.threads <= usable_cores() and torch.get_num_threads() == fitter.threads
+        assert 1 <= fitter.maybe_refit() <= usable_cores()
+    finally:
+        torch.set_num_threads(before)
+
+
+# ---- Ctrl-C keeps the run; --resume continues it ----
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_a_loadable_policy_and_resume_continues(tmp_path):
+    run = tmp_path / "run"
+    argv = manni("train", "--runs-dir", str(tmp_path), "--run-name", "run", "--total-steps", "100000000",
+                 "--num-envs", "16", "--num-steps", "24", "--hidden", "32", "--bc-samples", "400", "--bc-epochs", "1",
+                 "--eval-every", "300", "--eval-deals", "4", "--torch-threads", "1", "--no-progress-bar")
+    interrupted = interrupt_when_written(argv, run / "history.json")
+    assert interrupted.code == 130, interrupted
+    assert "interrupted after" in interrupted.err and f"manni train --resume {run}" in interrupted.err
+    agent = make_agent(f"ppo:{run / 'agent'}")
+    state = GameState(make_rules("hornafjardar"), seed=3)
+    view = state.view(state.to_move)
+    assert agent.act(view, np.random.default_rng(0)) in view.legal_actions
+    saved = json.loads((run / resume.META).read_text())
+    history = json.loads((run / "history.json").read_text())
+    assert saved["phase"] == "ppo" and saved["steps"] >= history[-1]["timesteps"] >= 300
+    assert agent.meta["training"]["timesteps"] == saved["steps"]
+
+    args = resumed(Args(resume=str(run)))
+    assert args.total_steps == 100_000_000 and args.num_envs == 16 and args.resume == str(run)
+    args.total_steps = saved["steps"] + 200
+    result = train(args)
+    assert result.steps >= saved["steps"] + 200
+    assert result.history[:len(history)] == history  # the history goes on from where it stopped
+    assert not (run / resume.META).exists()  # finished: nothing left to resume
+
+
+def test_resume_without_a_run_is_an_error(tmp_path, capsys):
+    from train.ppo_vector import main
+
+    assert main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert "no run there" in capsys.readouterr().err

@@ -1,0 +1,59 @@
+"""``--precision auto|fp32|bf16``: the arithmetic of the vector trainers' networks.
+
+With ``bf16`` the hidden layers of the actor and the critic run under :func:`torch.autocast` in
+bfloat16 (weights, gradients, the optimizer's state and the checkpoints stay float32; the output
+heads and the losses run in float32): the warm start, the rollouts' forward passes and the PPO
+update. ``auto`` takes bf16 where the device runs it natively (a CPU with AVX-512 BF16 or AMX, a
+GPU that supports bfloat16) and fp32 elsewhere; ``bf16`` asked for explicitly runs anywhere, slowly
+where it is emulated. Under bf16 the batches are padded to a multiple of :data:`PAD_ROWS` rows
+(:func:`run_padded`), so that few distinct shapes reach the bf16 kernels.
+"""
+
+from __future__ import annotations
+
+import torch
+
+PRECISIONS = ("auto", "fp32", "bf16")
+#: under bf16 a batch's rows are padded to a multiple of this: oneDNN compiles kernels for every new
+#: batch shape (about 10 ms each, several times the product itself), and rollout and minibatch
+#: sizes vary from call to call
+PAD_ROWS = 32
+
+
+def native_bf16(device: torch.device) -> bool:
+    """Whether ``device`` computes bfloat16 matrix products natively."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    if device.type == "cpu":
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    return False
+
+
+def compute_dtype(precision: str, device: torch.device | str = "cpu") -> torch.dtype:
+    """The dtype of the hidden layers' arithmetic for ``--precision`` on ``device``."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"--precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision == "auto":
+        return torch.bfloat16 if native_bf16(torch.device(device)) else torch.float32
+    return torch.bfloat16 if precision == "bf16" else torch.float32
+
+
+def autocast(dtype: torch.dtype, device: torch.device | str = "cpu") -> torch.autocast:
+    """The autocast context of ``dtype`` on ``device`` (disabled for float32)."""
+    device = torch.device(device)
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=dtype == torch.bfloat16)
+
+
+def full_precision(x: torch.Tensor) -> torch.autocast:
+    """A block computed in float32 even inside :func:`autocast` (the heads, the losses)."""
+    return torch.autocast(x.device.type, enabled=False)
+
+
+def run_padded(fn, dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor:
+    """``fn(*tensors)`` (tensors of equal row counts); under bf16 with the rows padded by copies of
+    the first row to a multiple of :data:`PAD_ROWS`, and only the real rows of the result kept."""
+    n = tensors[0].shape[0]
+    pad = (-n) % PAD_ROWS if dtype == torch.bfloat16 and n else 0
+    if not pad:
+        return fn(*tensors)
+    return fn(*(torch.cat([t, t[:1].expand(pad, *t.shape[1:])]) for t in tensors))[:n]
