@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from interrupts import interrupt_when_written, manni  # noqa: E402
+from helpers.interrupts import interrupt_when_written, manni  # noqa: E402
 
 from agents.ppo_agent import CheckpointError, shipped_model  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
