@@ -2,8 +2,8 @@
 
     python benchmarks/bench_bots.py --variant hornafjardar --deals 20 --repeats 5
 
-Each repeat plays ``manni arena A A A`` (one worker, deals mode, ``--deals`` duplicate deals × 6
-seatings) for each spec ``A`` and divides the decisions made by the run's wall time (bot start-up
+Each repeat plays ``manni arena A A A`` (``--workers`` worker processes, default one; deals mode,
+``--deals`` duplicate deals × 6 seatings) for each spec ``A`` and divides the decisions made by the run's wall time (bot start-up
 included). ``random`` is the in-process reference: the engine and arena cost of a decision; the
 protocol overhead per decision is ``1/rate(bot) − 1/rate(random)``. Also reported: the CPU time per
 decision of this process and the bot processes together (start-up included), which bounds the
@@ -30,11 +30,11 @@ DEFAULT_SPECS = (f"bot:{sys.executable} {ROOT / 'examples/bots/simple_bot.py'}",
                  f"bot:node {ROOT / 'examples/bots/simple_bot.js'}")
 
 
-def measure(spec: str, variant: str, deals: int, seed: int) -> tuple[float, float]:
+def measure(spec: str, variant: str, deals: int, seed: int, workers: int = 1) -> tuple[float, float]:
     """(decisions per wall second, CPU µs per decision of this process and the bot processes)."""
     cpu = _cpu()
     start = time.perf_counter()
-    result = run_arena([spec] * 3, make_rules(variant), deals, seed, progress=False)
+    result = run_arena([spec] * 3, make_rules(variant), deals, seed, workers=workers, progress=False)
     wall = time.perf_counter() - start
     moves = sum(a.moves for a in result.agents)
     return moves / wall, 1e6 * (_cpu() - cpu) / moves
@@ -60,16 +60,17 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=20, help="duplicate deals per run (default 20)")
     parser.add_argument("--repeats", type=int, default=5, help="runs per spec (default 5)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1, help="arena worker processes (default 1)")
     parser.add_argument("--specs", nargs="+", default=list(DEFAULT_SPECS), help="bot specs (default: the example bots)")
     args = parser.parse_args()
     rates: dict[str, list[float]] = {spec: [] for spec in ["random", *args.specs]}
     cpus: dict[str, list[float]] = {spec: [] for spec in rates}
     for _ in range(args.repeats):  # interleaved, so that a change of machine load touches every spec alike
         for spec in rates:
-            rate, cpu = measure(spec, args.variant, args.deals, args.seed)
+            rate, cpu = measure(spec, args.variant, args.deals, args.seed, args.workers)
             rates[spec].append(rate)
             cpus[spec].append(cpu)
-    print(f"**{args.variant}**, {args.deals} duplicate deals × 6 seatings per run, {args.repeats} runs, three copies of the spec\n")
+    print(f"**{args.variant}**, {args.deals} duplicate deals × 6 seatings per run, {args.repeats} runs, {args.workers} worker(s), three copies of the spec\n")
     print("| spec | decisions/s [95% CI] | overhead per decision, µs [95% CI] | CPU per decision, µs [95% CI] |")
     print("|---|---|---|---|")
     for spec, values in rates.items():
