@@ -75,6 +75,6 @@ def on_page_markdown(markdown, page, config, **kwargs):
         if config.get("repo_url"):
             kind = "tree" if (ROOT / path).is_dir() else "blob"
             return f"[{text}]({config['repo_url'].rstrip('/')}/{kind}/main/{path}{anchor})"
-        return f"{text} (`{path}`)" if text.strip("`") != path.rstrip("/") else f"`{path}`"
+        return f"`{path}`" if text.strip("`").rstrip("/") == path else f"{text} (`{path}`)"
 
     return LINK.sub(repl, markdown)
