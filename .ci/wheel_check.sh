@@ -74,7 +74,8 @@ obs, info = env.reset(seed=0)
 assert obs.shape == (616,) and info["action_mask"].any()
 print("gym.make('manni_env/Manni-v0'): ok", obs.shape)
 EOF
-manni train --help | head -3
+manni train --help >"$TMP/train_help.txt"  # the fast trainer's options (needs the train extra)
+head -3 "$TMP/train_help.txt"
 python -m manni_train.ppo_vector --help >/dev/null
 echo "python -m manni_train.ppo_vector --help: ok"
 python - <<'EOF'
