@@ -1,11 +1,12 @@
 # `make main`: set up .venv, train an agent (`manni train`: the fast trainer) and evaluate it against the baselines.
-# `make test`: set up .venv and run the test suite.
+# `make test`: set up .venv and run the test suite (it builds the documentation site too).
+# `make docs`: build the documentation site into site/ (`mkdocs serve` shows it while you edit).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 TORCH ?= torch==2.13.0
 
-.PHONY: setup main test bench
+.PHONY: setup main test bench docs
 
 setup: $(VENV)/.installed
 
@@ -15,7 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	# keep a torch already in the venv (e.g. a CPU-only build you installed); else the pinned
 	# release, else any torch the project accepts
 	$(PY) -c "import torch" 2>/dev/null || $(PIP) install -q "$(TORCH)" || $(PIP) install -q "torch>=2.3"
-	$(PIP) install -q -e ".[train,dev,rllib,web,openspiel]"
+	$(PIP) install -q -e ".[train,dev,rllib,web,openspiel,docs]"
 	touch $@
 
 main: setup
@@ -23,6 +24,9 @@ main: setup
 
 test: setup
 	$(PY) -m pytest -n 2 -q
+
+docs: setup
+	$(VENV)/bin/mkdocs build --strict
 
 bench: setup
 	$(PIP) install -q -e ".[peers]"

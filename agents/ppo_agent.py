@@ -56,9 +56,16 @@ class CheckpointError(ValueError):
     """A policy checkpoint that cannot be used; the message names the file and the problem."""
 
 
+#: The checkpoint name inside a run directory (``manni train`` writes ``runs/<run>/agent.*``).
+RUN_AGENT = "agent"
+
+
 def checkpoint_paths(path: str | Path) -> tuple[Path, Path]:
-    """``NAME``, ``NAME.safetensors`` or ``NAME.json`` → (weights path, metadata path)."""
+    """``NAME``, ``NAME.safetensors``, ``NAME.json`` or a run directory (``DIR`` holding
+    ``agent.safetensors`` + ``agent.json``, as ``manni train`` writes) → (weights path, metadata path)."""
     path = Path(path)
+    if path.is_dir():
+        path = path / RUN_AGENT
     base = path.with_suffix("") if path.suffix in (".safetensors", ".json") else path
     return base.with_name(base.name + ".safetensors"), base.with_name(base.name + ".json")
 
@@ -327,7 +334,8 @@ def _loaded(path: Path, sample: bool) -> PPOAgent:
 
 def make_ppo_agent(arg: str | None) -> PPOAgent | ShippedPPOAgent:
     """Registry factory: ``ppo`` (the shipped agent of the variant being played), ``ppo:VARIANT``
-    (that variant's shipped agent), ``ppo:PATH`` (a checkpoint); ``,sample`` after any of them
+    (that variant's shipped agent), ``ppo:PATH`` (a checkpoint, or a run directory of ``manni train``:
+``ppo:runs/<run>`` plays ``runs/<run>/agent``); ``,sample`` after any of them
     samples from the masked policy (``,greedy``, the default, plays its argmax)."""
     arg = arg or ""
     path, _, option = arg.rpartition(",")

@@ -20,7 +20,7 @@ from .engine import Contract, Deal, GameState, IllegalActionError, Phase
 from .rules import VARIANTS, Rules, make_rules
 
 __all__ = ["Contract", "Deal", "GameState", "IllegalActionError", "Phase", "Rules", "VARIANTS", "make_rules"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the distribution's version (pyproject.toml reads it); CHANGELOG.md says what changed
 
 GYM_ID = "manni_env/Manni-v0"
 GYM_SELF_PLAY_ID = "manni_env/ManniSelfPlay-v0"

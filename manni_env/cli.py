@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import os
 import sys
 from importlib.metadata import entry_points
@@ -54,13 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    """The installed distribution's version (the package's own when running from a source tree)."""
-    try:
-        return importlib.metadata.version("manni-env")
-    except importlib.metadata.PackageNotFoundError:
-        from manni_env import __version__
+    """This package's version (pyproject.toml reads the same attribute, so it is the distribution's)."""
+    from manni_env import __version__
 
-        return __version__
+    return __version__
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -119,7 +119,14 @@ illegal action then raises `IllegalActionError`); for bulk self-play see `manni_
 
 ### Version History
 
-* v0: Initial version (manni-env 0.1.0)
+The `_vN` suffix follows PettingZoo's rule, and the Gymnasium ids (`manni_env/Manni-v0`,
+`manni_env/ManniSelfPlay-v0`) share it: it is bumped whenever a change makes observations,
+rewards or the rules of play mean something else, so results and checkpoints of different
+versions are never compared by mistake. Speed-ups, new options with the old default and new
+variants do not bump it.
+
+* v0: Initial version (manni-env 0.1.0); unchanged in manni-env 0.2.0 (same observation layout,
+  rewards and rules).
 
 """
 

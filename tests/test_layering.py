@@ -15,17 +15,21 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("manni_env", "agents", "train")  # each may import only the ones before it
+#: import name → the repository folder it is installed from (pyproject.toml), lowest layer first;
+#: each layer may import only the ones before it
+FOLDERS = {"manni_env": "manni_env", "agents": "agents", "train": "train"}
+LAYERS = tuple(FOLDERS)
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    folder, *parts = path.relative_to(ROOT).with_suffix("").parts
+    parts = [next(name for name, f in FOLDERS.items() if f == folder), *parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def modules() -> dict[str, Path]:
     """Every module of the three packages, by dotted name."""
-    return {module_name(p): p for layer in LAYERS for p in sorted((ROOT / layer).rglob("*.py"))}
+    return {module_name(p): p for folder in FOLDERS.values() for p in sorted((ROOT / folder).rglob("*.py"))}
 
 
 def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
@@ -76,14 +80,14 @@ def test_lower_layers_never_import_higher_ones():
 
 
 def test_every_env_module_imports_with_agents_and_train_blocked():
-    """Import every module of manni_env in a fresh interpreter where agents and train cannot load."""
+    """Import every module of manni_env in a fresh interpreter where the layers above it cannot load."""
     names = sorted(n for n in modules() if n.split(".")[0] == "manni_env")
     script = textwrap.dedent(f"""
         import importlib, importlib.abc, sys
 
         class Block(importlib.abc.MetaPathFinder):
             def find_spec(self, fullname, path=None, target=None):
-                if fullname.split(".")[0] in ("agents", "train"):
+                if fullname.split(".")[0] in {LAYERS[1:]!r}:
                     raise ImportError(f"layering: {{fullname}} imported while importing manni_env")
 
         sys.meta_path.insert(0, Block())
@@ -91,7 +95,7 @@ def test_every_env_module_imports_with_agents_and_train_blocked():
             try:
                 importlib.import_module(name)
             except ModuleNotFoundError as err:  # an optional extra (ray) that is not installed
-                if err.name.split(".")[0] in ("manni_env", "agents", "train"):
+                if err.name.split(".")[0] in {LAYERS!r}:
                     raise
                 print("skipped", name, "needs", err.name)
         print("imported", len({names!r}))

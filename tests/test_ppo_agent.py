@@ -164,6 +164,20 @@ def test_missing_files(checkpoint, tmp_path):
         PPOAgent(tmp_path / "nothing")
 
 
+def test_a_run_directory_is_its_agent_checkpoint(tmp_path):
+    """``ppo:runs/<run>`` (the directory ``manni train`` writes) plays ``runs/<run>/agent``."""
+    run = tmp_path / "runs" / "my_model"
+    random_checkpoint(run / "agent")
+    by_dir, by_file = make_agent(f"ppo:{run}"), make_agent(f"ppo:{run / 'agent'}")
+    for x, y in zip(by_dir.layers, by_file.layers):
+        assert np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1])
+    assert make_agent(f"ppo:{run},sample").sample
+    empty = tmp_path / "runs" / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match=r"empty/agent.json: no such checkpoint file"):
+        make_agent(f"ppo:{empty}")
+
+
 def test_wrong_variant_and_wrong_observation_size(tmp_path):
     basic = PPOAgent(random_checkpoint(tmp_path / "basic", variant="basic"))
     state = GameState(RULES, seed=1)

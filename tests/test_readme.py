@@ -1,4 +1,4 @@
-"""The README's code snippets run as written."""
+"""The README's code snippets run as written, and the README stays a front page."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-README = (Path(__file__).parent.parent / "README.md").read_text()
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
 
 
 def snippets(section: str) -> list[str]:
@@ -16,33 +17,35 @@ def snippets(section: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", body, flags=re.S)
 
 
-def test_gymnasium_and_openspiel_snippets():
-    gym_snippet, openspiel_snippet = snippets("Gymnasium, vector env, OpenSpiel")
+def test_ten_lines_gymnasium_and_own_agent_snippets(capsys):
+    ten, gym_snippet, own = snippets("Ten lines")
+    assert len(ten.strip().splitlines()) <= 12  # the ten lines (imports and a blank line aside)
     namespace: dict = {}
+    exec(ten, namespace)
+    game = namespace["env"].unwrapped.game
+    assert game.finished and game.winners  # a whole game, to its end
+    assert capsys.readouterr().out.strip().endswith(str(game.winners))
+    namespace = {}
     exec(gym_snippet, namespace)
-    assert namespace["obs"].shape == (616,) and namespace["selfplay"].num_envs == 64
-    pytest.importorskip("pyspiel")
-    exec(openspiel_snippet, {})
-
-
-def test_bring_your_own_agent_snippets(tmp_path, monkeypatch, capsys, request):
-    own, sb3 = snippets("Bring your own agent")
-    namespace: dict = {}
-    exec(own, namespace)
+    assert namespace["obs"].shape == (616,) and namespace["info"]["action_mask"].any()
+    assert namespace["selfplay"].num_envs == 64
+    exec(own, {})
     assert "| highest | 1 |" in capsys.readouterr().out
-    sb3_contrib = pytest.importorskip("sb3_contrib")
-    import torch
 
-    from agents.envs import single_agent_env
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # one small network per move: threads only contend with the other test worker
-    request.addfinalizer(lambda: torch.set_num_threads(threads))
+def test_front_page_size_and_links():
+    assert len(README.splitlines()) <= 200
+    for target in re.findall(r"\]\(((?!https?:)[^)#]+)", README):  # relative links and pictures
+        assert (ROOT / target).exists(), f"README links to a missing {target}"
 
-    model = sb3_contrib.MaskablePPO("MlpPolicy", single_agent_env(opponents=("random", "random"), seed=0),
-                                    n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
-    model.learn(32)
-    model.save(tmp_path / "my_model.zip")
-    monkeypatch.chdir(tmp_path)
-    exec(sb3, namespace)
-    assert "| my_model | 1 |" in capsys.readouterr().out
+
+def test_headline_numbers_are_the_measured_ones():
+    """Every strength number of the headline table is in the strength pages it summarizes."""
+    table = README.split("\n## Headline results\n", 1)[1].split("```", 1)[0]
+    measured = "".join((ROOT / "benchmarks/results/strength" / f"{v}.md").read_text()
+                       for v in ("hornafjardar", "basic", "trjamann", "laugarvatn"))
+    for interval in re.findall(r"[+−-]\d\.\d{3} \[[+−-]\d\.\d{3}, [+−-]\d\.\d{3}\]", table):
+        assert interval.replace("−", "-") in measured.replace("−", "-"), interval
+    for ms in re.findall(r"\| (\d\.\d{3}) \|", table):
+        assert f"| {ms} |" in measured, ms
+    assert "TEST_TIME" not in README and "MEMORY" not in README.replace("memory", "")

@@ -23,7 +23,7 @@ from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, read_records, validate_record  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 
-README = Path(__file__).parents[1] / "README.md"
+WEB_DOCS = Path(__file__).parents[1] / "docs" / "web.md"  # the documentation of manni serve
 
 
 def long_game(deals: int, variant: str = "basic") -> dict:
@@ -170,7 +170,7 @@ def _finish_a_deal(client, rng) -> dict:
     return snap
 
 
-def test_stopping_saves_the_finished_deals_of_a_game_and_the_readme_says_so(store, lineup):
+def test_stopping_saves_the_finished_deals_of_a_game_and_the_docs_say_so(store, lineup):
     with TestClient(create_app(store, lineup)) as client:
         snap = _finish_a_deal(client, np.random.default_rng(0))
         fresh = client.post("/api/games", json={"variant": "basic", "seed": 5}).json()
@@ -178,7 +178,7 @@ def test_stopping_saves_the_finished_deals_of_a_game_and_the_readme_says_so(stor
     [record] = read_records(store.records_path)  # the game in its first deal has nothing to save
     validate_record(record)
     assert record["seed"] == 4 and record["final"] is None and len(record["rounds"]) == len(snap["rounds"])
-    text = " ".join(README.read_text().split())
+    text = " ".join(WEB_DOCS.read_text().split())
     assert "the finished deals of an unfinished one when it expires" in text
     assert "a game still in its first deal is not saved" in text
 
