@@ -1,1 +1,1 @@
-"""Agents for Manni: one policy interface for every player (see :mod:`agents.base`)."""
+"""Agents for Manni: one policy interface for every player (see :mod:`manni_agents.base`)."""

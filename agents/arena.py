@@ -21,7 +21,7 @@ specs' scores. Ratings: openskill's Plackett-Luce model, one match per unit-seat
 seats ranked by score, matches in unit then seating order; copies of a spec enter a match as
 separate players and the spec's new rating is their mean. Time per move is the wall time inside
 ``act`` — the only figure that differs between identical runs. Strikes: the fallback moves played for
-a failing ``bot:`` agent with ``on_error=fallback`` (:mod:`agents.bot_agent`).
+a failing ``bot:`` agent with ``on_error=fallback`` (:mod:`manni_agents.bot_agent`).
 
 Workers are spawned processes that each build the agents once and play small ranges of units; the
 results come back in unit order, so ``records`` grows unit by unit (with one worker, after every

@@ -72,7 +72,7 @@ def make_bot_agent(arg: str | None) -> BotAgent:
 
 
 class BotAgent:
-    """A :class:`~agents.base.Policy` whose decisions come from a bot program (see the module docstring).
+    """A :class:`~manni_agents.base.Policy` whose decisions come from a bot program (see the module docstring).
 
     ``strikes`` counts the fallback moves played for it; ``faults`` describes them. The process
     starts at the first decision and stops with :meth:`close` (or when the object is collected).

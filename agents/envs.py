@@ -1,7 +1,7 @@
 """The environments of :mod:`manni_env` with opponents named by agent specs.
 
 The env package does not know this package's registry: its single-agent env takes
-:class:`~agents.base.Policy` objects (or a factory) and its RLlib env a policy factory. These
+:class:`~manni_agents.base.Policy` objects (or a factory) and its RLlib env a policy factory. These
 helpers turn specs such as ``"rule_based"`` or ``"pimc:worlds=8"`` into those objects.
 """
 

@@ -1,4 +1,4 @@
-"""A person at the terminal as a :class:`~agents.base.Policy`, and a narrator of the table.
+"""A person at the terminal as a :class:`~manni_agents.base.Policy`, and a narrator of the table.
 
 :class:`HumanPolicy` shows its seat's view (hand sorted by suit, contract, the decision and what it
 means, the trick so far, numbered legal moves) and reads a move: a card (``TH``, ``th``, ``10h``),

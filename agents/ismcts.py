@@ -6,7 +6,7 @@ For a decision with more than one legal action the agent runs OpenSpiel's
 maximizes the seat's deal points):
 
 - **Determinizations**: the root and every simulation start from a world drawn by the belief
-  sampler (:func:`agents.sampler.sample_worlds` on the seat's view; the bot's resampler, i.e.
+  sampler (:func:`manni_agents.sampler.sample_worlds` on the seat's view; the bot's resampler, i.e.
   OpenSpiel's ``resample_from_infostate``), wrapped by ``ManniGame.state_from``. Tree nodes are
   keyed by each player's information state string, so a node is shared by every world in which the
   player on turn knows the same.

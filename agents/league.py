@@ -1,6 +1,6 @@
 """A league: every agent against two copies of every other in the duplicate arena, and a leaderboard.
 
-A *cell* ``(X, Y)`` is ``manni arena X Y Y`` in deals mode (:func:`agents.arena.run_arena`, seeded
+A *cell* ``(X, Y)`` is ``manni arena X Y Y`` in deals mode (:func:`manni_agents.arena.run_arena`, seeded
 with the league's seed), kept in ``OUT/VARIANT/X_vs_Y/`` as ``result.json``/``.md``/``.png`` and
 ``games.json`` (every game's seating and scores, for the ratings). In a spec, characters other
 than letters, digits and ``_.=,-`` become ``-`` in the directory name. A cell whose
@@ -14,7 +14,7 @@ The leaderboard of a variant, from the kept cells of its agents:
   (half-width ``sqrt(Σ halfᵢ²) / cells``, normal approximation over deals);
 - *rating*: openskill's Plackett-Luce model over every game of every cell (cells in agent order,
   games in unit then seating order), seats ranked by score, copies of an agent entering a match as
-  separate players and the agent's new rating being their mean (as in :mod:`agents.arena`);
+  separate players and the agent's new rating being their mean (as in :mod:`manni_agents.arena`);
 - *ms/move*: wall time inside ``act`` over all the agent's moves in its cells (the only figure
   that differs between identical runs); *strikes*: fallback moves of a failing ``bot:`` agent.
 """
@@ -106,7 +106,7 @@ def plan(pairs: list[tuple[str, str]], rules: Rules, seed: int, out: Path, deals
 def play(cells: list[Cell], rules: Rules, seed: int, workers: int = 1, progress: bool = True,
          say: Callable[[str], None] = print) -> None:
     """Play ``cells`` and write each one's files. On Ctrl-C the deals finished of the cell under way
-    are written too, and :class:`~agents.arena.ArenaInterrupted` is raised."""
+    are written too, and :class:`~manni_agents.arena.ArenaInterrupted` is raised."""
     for n, cell in enumerate(cells, 1):
         say(f"[{n}/{len(cells)}] {cell.x} vs {cell.y} ×2: {cell.deals} deals, seed {seed}")
         try:

@@ -37,7 +37,7 @@ def play_game(
 ) -> MoveTimes:
     """Play ``state`` in place with ``policies[seat]`` until the game ends or ``max_deals`` deals
     are complete. Each policy is ``reset()`` first and, if it has ``deal_over``, told of every
-    finished deal (see :class:`~agents.base.Policy`). An illegal action from a policy raises
+    finished deal (see :class:`~manni_agents.base.Policy`). An illegal action from a policy raises
     :class:`~manni_env.engine.IllegalActionError` naming the policy."""
     for policy in policies:
         policy.reset()

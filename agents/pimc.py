@@ -1,7 +1,7 @@
 """The ``pimc`` agent: Perfect-Information Monte Carlo search.
 
 For a decision with more than one legal action, sample ``worlds`` full states consistent with the
-seat's view (:func:`agents.sampler.sample_worlds`; the same worlds for every action), apply each
+seat's view (:func:`manni_agents.sampler.sample_worlds`; the same worlds for every action), apply each
 action in each world, play the deal out with a fast rollout policy, and choose the action with
 the best mean outcome (ties: the lowest action number).
 
@@ -14,7 +14,7 @@ the best mean outcome (ties: the lowest action number).
   view) or ``random``. The last trick is forced and is scored directly.
 - **Which decisions are searched**: card play, the Basic swap and the announcement. The
   Hornafjarðarmanni exchange and the announcement discards (sequences of card choices) and the
-  Manni pickup (taking is weakly dominant) are delegated to :class:`agents.rule_based.RuleBasedAgent`.
+  Manni pickup (taking is weakly dominant) are delegated to :class:`manni_agents.rule_based.RuleBasedAgent`.
 - **Budget**: ``worlds`` (default 16) sampled worlds per decision; with ``time_budget`` seconds,
   worlds are evaluated one at a time until the budget is spent (at least one world; at most
   ``worlds``). A time budget makes the choice depend on machine speed, so it is not reproducible.

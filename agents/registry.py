@@ -6,18 +6,18 @@ factory as ``arg`` (``None`` without a colon). Built-in names:
 ==============  ==========================================================================
 spec            agent
 ==============  ==========================================================================
-``random``      uniform over the legal actions (:mod:`agents.random_agent`)
-``rule_based``  the documented heuristic card player (:mod:`agents.rule_based`)
-``pimc``        Perfect-Information Monte Carlo search (:mod:`agents.pimc`); options
+``random``      uniform over the legal actions (:mod:`manni_agents.random_agent`)
+``rule_based``  the documented heuristic card player (:mod:`manni_agents.rule_based`)
+``pimc``        Perfect-Information Monte Carlo search (:mod:`manni_agents.pimc`); options
                 ``pimc:worlds=16,rollout=rule_based,time_budget=0.5``
-``ppo``         a trained network: ``ppo`` (shipped model), ``ppo:PATH`` (:mod:`agents.ppo_agent`)
-``search``      card-play search with the network as rollout policy (:mod:`agents.search`); options
+``ppo``         a trained network: ``ppo`` (shipped model), ``ppo:PATH`` (:mod:`manni_agents.ppo_agent`)
+``search``      card-play search with the network as rollout policy (:mod:`manni_agents.search`); options
                 ``search:worlds=16,weighting=uniform,model=PATH``
-``rllib``       an RLlib-trained policy: ``rllib:CHECKPOINT_DIR`` (:mod:`agents.rllib_agent`)
-``ismcts``      OpenSpiel's Information Set MCTS (:mod:`agents.ismcts`, needs the ``openspiel``
+``rllib``       an RLlib-trained policy: ``rllib:CHECKPOINT_DIR`` (:mod:`manni_agents.rllib_agent`)
+``ismcts``      OpenSpiel's Information Set MCTS (:mod:`manni_agents.ismcts`, needs the ``openspiel``
                 extra); options ``ismcts:iterations=100,uct_c=2,rollouts=1``
 ``bot``         a program in any language over the ``manni-bot/1`` protocol: ``bot:COMMAND``,
-                ``bot:time_limit=2,on_error=fallback:COMMAND`` (:mod:`agents.bot_agent`)
+                ``bot:time_limit=2,on_error=fallback:COMMAND`` (:mod:`manni_agents.bot_agent`)
 ==============  ==========================================================================
 
 Every agent built here carries the spec as its ``name`` (for tables and records). Other modules

@@ -1,4 +1,4 @@
-"""The ``rllib`` agent: an RLlib-trained policy, exported to the common :class:`~agents.base.Policy`.
+"""The ``rllib`` agent: an RLlib-trained policy, exported to the common :class:`~manni_agents.base.Policy`.
 
 ``rllib:PATH`` loads the policy that ``train/rllib_ppo.py`` exports next to every RLlib checkpoint:
 ``PATH`` is that checkpoint directory (holding ``manni_policy.json`` + ``manni_policy.safetensors``)
@@ -8,7 +8,7 @@ playing its most likely legal action.
 Why an export instead of ``RLModule.from_checkpoint``: an RLlib checkpoint restores its classes
 and state with ``pickle``, which can run code from the file. The export holds only the actor
 network's weights (the RLModule's actor encoder + policy head, masked logits → action) in the
-safe ``manni-ppo/1`` format of :mod:`agents.ppo_agent` (safetensors + JSON with the variant,
+safe ``manni-ppo/1`` format of :mod:`manni_agents.ppo_agent` (safetensors + JSON with the variant,
 observation layout and checksums), so ``manni arena`` and ``manni play`` run it with numpy only —
 no ray, no torch — and reject a file that was edited or does not fit the game. The export is
 checked against the RLModule's own masked forward pass in the tests.

@@ -1,7 +1,7 @@
 """The ``rule_based`` agent: a heuristic Manni player for every variant and contract.
 
 It works on integer bitmasks only (no numpy per move), so it is also the fast rollout policy of
-:mod:`agents.pimc`. Everything it uses comes from the seat's :class:`~manni_env.view.SeatView`.
+:mod:`manni_agents.pimc`. Everything it uses comes from the seat's :class:`~manni_env.view.SeatView`.
 
 **Hand strength.** :func:`estimate_tricks` is a simple trick count for a hand. Trump/Grand: a side
 ace 1, a king 0.75 (0.3 when single), a queen 0.45 with two more cards in the suit (0.1 otherwise),

@@ -1,6 +1,6 @@
-"""The kernels of :class:`agents.rule_based_vector.VectorRuleBased`: ``rule_based`` for a batch of games.
+"""The kernels of :class:`manni_agents.rule_based_vector.VectorRuleBased`: ``rule_based`` for a batch of games.
 
-A port of :mod:`agents.rule_based` (``estimate_tricks``, ``exchange_plan``, ``discard_plan``,
+A port of :mod:`manni_agents.rule_based` (``estimate_tricks``, ``exchange_plan``, ``discard_plan``,
 ``contract_gain``, the swap, pickup and announcement rules and ``choose_card`` with its helpers)
 to functions on int64 card bitmasks (bit ``c`` for card ``c``, as in :mod:`manni_env.cards`).
 Every comparison, tie-break and float operation is kept in the Python agent's order, so both
@@ -9,7 +9,7 @@ indices and "no trump" is ``-1``; the winning card of a trick under way comes fr
 env's kernels (:mod:`manni_env.vector_kernels`).
 
 :func:`act_kernel` reads the vector env's :class:`~manni_env.vector_kernels.VectorState` (see
-:mod:`agents.rule_based_vector` for the fields and why they are the seat's own information) and
+:mod:`manni_agents.rule_based_vector` for the fields and why they are the seat's own information) and
 the variant's constants as a :class:`RuleTable` built from the variant table by :func:`rule_table`.
 Like the env's kernels they are compiled by numba when it imports, and :func:`plain_kernels`
 gives this module run by the Python interpreter (slow, the same decisions).
@@ -22,13 +22,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.rule_based import ACES, mean_estimate
+from manni_agents.rule_based import ACES, mean_estimate
 from manni_env import actions as A
 from manni_env import vector_kernels
 from manni_env.cards import SUIT_MASKS
 from manni_env.rules import ContractKind, Phase, Rules
 
-_PLAIN_NAME = "agents._rule_based_kernels_plain"  # this module loaded again without numba
+_PLAIN_NAME = "manni_agents._rule_based_kernels_plain"  # this module loaded again without numba
 _env_kernels = vector_kernels.plain_kernels() if __name__ == _PLAIN_NAME else vector_kernels
 jit, _trick_winner = _env_kernels.jit, _env_kernels._trick_winner
 NULLO, TRUMP, GRAND = int(ContractKind.NULLO), int(ContractKind.TRUMP), int(ContractKind.GRAND)
@@ -149,7 +149,7 @@ def _void(voids, seat, suit):
 # ----------------------------------------------------------------------------- hand strength
 @jit
 def estimate_tricks(hand, kind, trump, long_len):
-    """``agents.rule_based.estimate_tricks`` (``long_len`` 4 for 12-card hands, 5 for 16)."""
+    """``manni_agents.rule_based.estimate_tricks`` (``long_len`` 4 for 12-card hands, 5 for 16)."""
     total = 0.0
     if kind == NULLO:
         for s in range(4):
@@ -200,7 +200,7 @@ def estimate_tricks(hand, kind, trump, long_len):
 
 @jit
 def exchange_plan(full, kind, trump, limit, threshold, long_len, plan):
-    """``agents.rule_based.exchange_plan`` into ``plan``; returns its length."""
+    """``manni_agents.rule_based.exchange_plan`` into ``plan``; returns its length."""
     hand = full
     n_plan = 0
     while n_plan < limit and hand:
@@ -231,7 +231,7 @@ def exchange_plan(full, kind, trump, limit, threshold, long_len, plan):
 
 @jit
 def discard_plan(full, kinds, trumps, rows, long_len, count, util, plan):
-    """``agents.rule_based.discard_plan`` over the contracts ``(kinds[r], trumps[r])`` for ``r`` in
+    """``manni_agents.rule_based.discard_plan`` over the contracts ``(kinds[r], trumps[r])`` for ``r`` in
     ``rows`` (in that order) into ``plan``; ``util`` is a (52,) float scratch row."""
     hand = full
     n_rows = rows.shape[0]
@@ -241,7 +241,7 @@ def discard_plan(full, kinds, trumps, rows, long_len, count, util, plan):
             c = _lo(rest)
             rest ^= 1 << c
             util[c] = 0.0
-        for i in range(n_rows):  # agents.rule_based._utility: each contract's marginals, summed in order
+        for i in range(n_rows):  # manni_agents.rule_based._utility: each contract's marginals, summed in order
             kind, trump = kinds[rows[i]], trumps[rows[i]]
             sign = -1.0 if kind == NULLO else 1.0
             base = estimate_tricks(hand, kind, trump, long_len)
@@ -265,7 +265,7 @@ def discard_plan(full, kinds, trumps, rows, long_len, count, util, plan):
 
 @jit
 def contract_gain(hand, kind, trump, means, long_len):
-    """``agents.rule_based.contract_gain`` (``means`` by contract kind)."""
+    """``manni_agents.rule_based.contract_gain`` (``means`` by contract kind)."""
     est = estimate_tricks(hand, kind, trump, long_len)
     mean = means[kind]
     return mean - est if kind == NULLO else est - mean
@@ -323,7 +323,7 @@ def _winning_card(trick, tl, trump, nullo):
 
 @jit
 def choose_card(hand, seat, trick, tl, led, t, nullo, gone, voids, pack):
-    """``agents.rule_based.choose_card`` (``t`` the trump suit or -1, ``voids`` 4 bits per seat)."""
+    """``manni_agents.rule_based.choose_card`` (``t`` the trump suit or -1, ``voids`` 4 bits per seat)."""
     legal = hand & _SUIT[led] if tl else 0
     if not legal:
         legal = hand

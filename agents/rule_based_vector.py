@@ -1,10 +1,10 @@
 """The ``rule_based`` policy for every game of a :class:`~manni_env.vector.VectorManni` at once.
 
 ``VectorRuleBased().act(venv, games)`` returns, for each game ``g`` of ``games`` (default: all),
-the action :class:`agents.rule_based.RuleBasedAgent` chooses on ``venv.view(g, venv.to_move[g])``
+the action :class:`manni_agents.rule_based.RuleBasedAgent` chooses on ``venv.view(g, venv.to_move[g])``
 — the same action in every state, in all four variants (tests play thousands of decisions of
 each against the scalar agent). One loop over the games computes it from the env's state
-structure ``venv.state`` (:func:`agents.rule_based_kernels.act_kernel`), compiled by numba
+structure ``venv.state`` (:func:`manni_agents.rule_based_kernels.act_kernel`), compiled by numba
 (``backend="numba"``, what ``"auto"`` picks when numba imports) or run by Python
 (``backend="python"``: the same functions uncompiled, slow).
 
@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import rule_based_kernels
+from manni_agents import rule_based_kernels
 from manni_env.rules import VariantSpec
 from manni_env.vector import VectorManni, resolve_backend
 

@@ -1,11 +1,11 @@
 """The ``search`` agent: Perfect-Information Monte Carlo search with the trained network as rollout.
 
 For a card-play decision with more than one legal card, sample ``worlds`` full states consistent
-with the seat's view (:func:`agents.sampler.sample_worlds`; the same worlds for every card), play
+with the seat's view (:func:`manni_agents.sampler.sample_worlds`; the same worlds for every card), play
 each legal card in each world, let the network play every seat (its own included) to the end of
 the deal, and choose the card with the best mean outcome (ties: the lowest card).
 
-- **Outcome**: as :mod:`agents.pimc`: the seat's deal points minus the mean of the two others'.
+- **Outcome**: as :mod:`manni_agents.pimc`: the seat's deal points minus the mean of the two others'.
 - **Rollouts**: the worlds × cards games are loaded into one batched
   :class:`~manni_env.vector_kernels.VectorState` and stepped in lockstep by the vector env's
   compiled kernels (every game of a decision has the same number of plays left); each step encodes
@@ -19,7 +19,7 @@ the deal, and choose the card with the best mean outcome (ties: the lowest card)
 - **Which decisions are searched**: card play. The network alone decides the exchange, the swap,
   the pickup, the discards and the announcement (measured as good as ``pimc`` there).
 - **Network**: the shipped ``ppo`` network of the variant being played, or ``model=PATH`` (a
-  checkpoint, see :mod:`agents.ppo_agent`).
+  checkpoint, see :mod:`manni_agents.ppo_agent`).
 
 Spec: ``search``, ``search:worlds=64``, ``search:worlds=16,weighting=policy,model=runs/x/agent``.
 """
@@ -79,7 +79,7 @@ class SearchAgent:
         """Nothing to forget between games."""
 
     def check_rules(self, rules: Rules) -> None:
-        """:class:`~agents.ppo_agent.CheckpointError` unless the network plays ``rules``."""
+        """:class:`~manni_agents.ppo_agent.CheckpointError` unless the network plays ``rules``."""
         self.network.check_rules(rules)
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:

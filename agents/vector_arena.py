@@ -5,14 +5,14 @@ policy's mean deal score over the first deal of fresh games, every deal played w
 each seat), in every variant, but steps all deals at once in :class:`~manni_env.vector.VectorManni`
 (in the announcement variants a first deal is one forehand contract choice): the policy acts
 for every seat on turn that is its own in one batched call, ``rule_based`` through
-:class:`~agents.rule_based_vector.VectorRuleBased`, ``random`` from the masks. With two copies of
+:class:`~manni_agents.rule_based_vector.VectorRuleBased`, ``random`` from the masks. With two copies of
 one deterministic baseline the six seatings of the arena reduce to three (the policy in seat 0, 1
 or 2), each played on the same deals (same seed). Thousands of deals take seconds, so trainers use
 it for their learning curves; the deals differ from the arena's (another seeding), the statistic is
 the same (mean per deal over the seatings, 95% normal interval).
 
 :func:`checkpoint_policy` turns a ``ppo`` checkpoint into such a batched policy (the masked argmax of
-:class:`~agents.ppo_agent.PPOAgent`, so it plays the same moves as ``ppo:PATH``).
+:class:`~manni_agents.ppo_agent.PPOAgent`, so it plays the same moves as ``ppo:PATH``).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.arena import BASELINES, Interval
-from agents.ppo_agent import PPOAgent
-from agents.rule_based_vector import VectorRuleBased
+from manni_agents.arena import BASELINES, Interval
+from manni_agents.ppo_agent import PPOAgent
+from manni_agents.rule_based_vector import VectorRuleBased
 from manni_env.rules import Rules
 from manni_env.vector import VectorManni, random_legal_actions
 

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from agents.registry import make_agent
+from manni_agents.registry import make_agent
 from manni_env import GameState, Phase, make_rules
 from manni_env.rules import VARIANTS
 

@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 
 def env_alone(args: argparse.Namespace, seconds: float = 3.0) -> float:
     """Random legal play in :class:`ManniMultiAgentEnv`: env steps per CPU-second."""
-    from agents.envs import policy_factory
+    from manni_agents.envs import policy_factory
     from manni_env.rllib_env import MASK, ManniMultiAgentEnv
 
     env = ManniMultiAgentEnv({"variant": args.variant, "baseline": policy_factory("rule_based"), "seed": 0})
@@ -54,7 +54,7 @@ def _sample(runner, steps: int) -> tuple[int, float]:
 
 def measure(args: argparse.Namespace, runners: int, envs: int) -> dict[str, float]:
     """Build one algorithm with ``runners`` × ``envs`` and measure it (see the module docstring)."""
-    from train.rllib_ppo import Args, build_config
+    from manni_train.rllib_ppo import Args, build_config
 
     config = Args(variant=args.variant, num_env_runners=runners, num_envs_per_env_runner=envs,
                        train_batch_size=args.batch, minibatch_size=min(250, args.batch), num_epochs=args.epochs)

@@ -5,7 +5,7 @@ Run ``python benchmarks/bench_trainer.py`` (``--help`` for the options). It prin
 1. **matmul peak**: GFLOP/s of a bare ``(B, 616) @ (616, 256)`` product in float32 and bfloat16
    (the first layer of the actor and the critic), at ``--threads`` torch threads: the ceiling the
    update can reach.
-2. **update**: one PPO update (:class:`train.ppo_vector.PPOLearner`, actor + critic
+2. **update**: one PPO update (:class:`manni_train.ppo_vector.PPOLearner`, actor + critic
    616→256→256, ``--update-epochs`` epochs) on a synthetic batch of ``--batch`` learner
    decisions (about one default rollout), for each precision and minibatch size: seconds, and the
    achieved GFLOP/s (forward + backward, 3 × the forward's multiply-adds × 2) as a share of the
@@ -37,8 +37,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from train.ppo_vector import Actor, Args, Critic, PPOLearner  # noqa: E402
-from train.vector_rollout import RolloutBatch  # noqa: E402
+from manni_train.ppo_vector import Actor, Args, Critic, PPOLearner  # noqa: E402
+from manni_train.vector_rollout import RolloutBatch  # noqa: E402
 
 OBS, HIDDEN, ACTIONS = 616, [256, 256], 63
 
@@ -94,7 +94,7 @@ def update_row(precision: str, minibatch: int, batch: RolloutBatch, epochs: int,
 
 def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path, name: str) -> float:
     """Learner decisions per second of one ``manni train`` run of the code in ``src``."""
-    argv = [sys.executable, "-m", "train.ppo_vector", "--total-steps", str(steps), "--bc-samples", "0",
+    argv = [sys.executable, "-m", "manni_train.ppo_vector", "--total-steps", str(steps), "--bc-samples", "0",
             "--eval-every", "0", "--final-eval-deals", "0", "--eval-deals", "10", "--no-progress-bar",
             "--torch-threads", str(threads), "--runs-dir", str(workdir), "--run-name", name, *extra]
     env = {**os.environ, "PYTHONPATH": str(src)}

@@ -5,7 +5,7 @@
 
 Plots the mean duplicate deal score against 2 × ``rule_based`` (95% CI bands) over training wall
 time (both trainers count their warm start and not their periodic evaluations) on one chart, every
-point measured the same way, by :func:`agents.vector_arena.duplicate_score` (``--deals`` deals,
+point measured the same way, by :func:`manni_agents.vector_arena.duplicate_score` (``--deals`` deals,
 ``--seed``): ``train/ppo_vector.py`` and ``train/ray_vector.py`` runs are read from their
 ``history.json`` (the trainers evaluate with it while training, same defaults); for
 ``train/ppo_sb3.py`` runs the pool snapshots (every ``--every`` learner decisions) and the final
@@ -42,7 +42,7 @@ def fast_history(run_dir: Path) -> list[dict]:
 
 def sb3_history(run_dir: Path, every: int, deals: int, seed: int) -> list[dict]:
     """Vector-env evaluations of a ``train/ppo_sb3.py`` run's snapshots and final agent."""
-    from agents.vector_arena import checkpoint_policy, duplicate_score
+    from manni_agents.vector_arena import checkpoint_policy, duplicate_score
     from manni_env.rules import make_rules
 
     cache = run_dir / "vector_eval.json"

@@ -4,7 +4,7 @@ network's own card, by stage of the deal, role and seat in the trick.
     python benchmarks/search_gain.py --variant trjamann --deals 40 --worlds 16
 
 The shipped network plays all three seats of seeded deals (its greedy play, as ``ppo``). At every
-card-play decision with more than one legal card, the search (:mod:`agents.search`) evaluates all
+card-play decision with more than one legal card, the search (:mod:`manni_agents.search`) evaluates all
 cards twice, on two independent sets of ``worlds`` sampled worlds: set A picks the search's card,
 set B values both it and the network's card, so the reported gain is not inflated by picking the
 maximum of noisy means. A gain is in the search's outcome units (own deal points minus the mean of
@@ -24,8 +24,8 @@ from collections import defaultdict
 import numpy as np
 from tqdm import tqdm
 
-from agents.registry import make_agent
-from agents.search import SearchAgent
+from manni_agents.registry import make_agent
+from manni_agents.search import SearchAgent
 from manni_env import GameState, Phase, make_rules
 from manni_env.rules import VARIANTS
 from manni_env.view import SeatView

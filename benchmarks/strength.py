@@ -1,4 +1,4 @@
-"""The strength evidence table: a league (:mod:`agents.league`) with deal caps, single cells and training columns.
+"""The strength evidence table: a league (:mod:`manni_agents.league`) with deal caps, single cells and training columns.
 
     python benchmarks/strength.py --variant hornafjardar --agents ppo pimc rule_based random \\
         --deals 2000 --deals-for pimc=200 --seed 1 --workers 2 --out benchmarks/results/strength
@@ -22,10 +22,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.arena import Interval  # noqa: F401 (the intervals of the result files, for readers of this module)
-from agents.league import cell_dir, command_lines, kept_results, matrix_lines, plan, play, safe_name  # noqa: F401
-from agents.ppo_agent import PPOAgent, ShippedPPOAgent
-from agents.registry import make_agent
+from manni_agents.arena import Interval  # noqa: F401 (the intervals of the result files, for readers of this module)
+from manni_agents.league import cell_dir, command_lines, kept_results, matrix_lines, plan, play, safe_name  # noqa: F401
+from manni_agents.ppo_agent import PPOAgent, ShippedPPOAgent
+from manni_agents.registry import make_agent
 from manni_env.cli_options import add_variant_options, at_least, rules_from_args
 from manni_env.rules import Rules
 

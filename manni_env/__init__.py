@@ -27,7 +27,7 @@ GYM_SELF_PLAY_ID = "manni_env/ManniSelfPlay-v0"
 PETTINGZOO_ID = "manni/manni-v0"
 
 if GYM_ID not in _gymnasium.registry:
-    _gymnasium.register(GYM_ID, entry_point="agents.envs:single_agent_env")  # opponents by agent spec
+    _gymnasium.register(GYM_ID, entry_point="manni_agents.envs:single_agent_env")  # opponents by agent spec
 if GYM_SELF_PLAY_ID not in _gymnasium.registry:
     _gymnasium.register(GYM_SELF_PLAY_ID, vector_entry_point="manni_env.vector_gym:ManniVectorEnv")
 if PETTINGZOO_ID not in _pettingzoo.aec_registry:

@@ -7,7 +7,7 @@ package add theirs as entry points of the group :data:`ENTRY_POINT_GROUP`, decla
 ``pyproject.toml``::
 
     [project.entry-points."manni.commands"]
-    arena = "agents.commands.arena:register"
+    arena = "manni_agents.commands.arena:register"
 
 so this package never imports the code of the layers above it. A command whose parser sets the
 default ``rest=[]`` receives the arguments its parser does not know in ``args.rest`` (``manni

@@ -2,7 +2,7 @@
 
 Needs the ``rllib`` extra (``pip install -e ".[rllib]"``); nothing else in :mod:`manni_env`
 imports this module. The RLModules that play it (masked PPO, frozen baselines) and the seat →
-module mapping are training code: :mod:`train.rllib_modules`.
+module mapping are training code: :mod:`manni_train.rllib_modules`.
 
 The env is a thin turn-based adapter over the engine (like the PettingZoo env, it is one more
 adapter of :class:`~manni_env.engine.GameState`, not a wrapper of it: RLlib's ``PettingZooEnv``
@@ -28,8 +28,8 @@ Episode            ``"game"``: a whole game (truncated at the deal cap); ``"deal
 RLModule: a shared trainable one, or a frozen baseline module. Our baselines (``rule_based`` and
 the other agents of :mod:`agents`) act on a :class:`~manni_env.view.SeatView`, which exists only
 inside the env process, next to the game state: an RLModule only ever sees the observation. So
-``config["baseline"]``, a factory of :class:`~agents.base.Policy` objects (any zero-argument
-callable, e.g. ``functools.partial(agents.registry.make_agent, "rule_based")``), gives the env its
+``config["baseline"]``, a factory of :class:`~manni_agents.base.Policy` objects (any zero-argument
+callable, e.g. ``functools.partial(manni_agents.registry.make_agent, "rule_based")``), gives the env its
 own copy of that agent for each seat (each given only its seat's view, with the env's own
 generator); the env asks the copy of the seat on turn and puts the answer in the observation as
 ``"baseline_action"``, which the frozen baseline module plays. Which seats the baseline plays is
@@ -76,7 +76,7 @@ class ManniMultiAgentEnv(MultiAgentEnv):
     - ``variant`` (default ``"hornafjardar"``) and ``options`` (dict for :func:`make_rules`);
     - ``history``: ``"summary"`` or ``"full"`` (the observation encoder's option);
     - ``episode``: ``"game"`` (default) or ``"deal"``;
-    - ``baseline``: a zero-argument callable returning a fresh :class:`~agents.base.Policy` (one
+    - ``baseline``: a zero-argument callable returning a fresh :class:`~manni_agents.base.Policy` (one
       is made per seat), or ``None`` (pure self-play, no ``"baseline_action"`` key);
     - ``seed``: seeds the env's generator (``reset(seed=...)`` reseeds it).
     """
@@ -149,7 +149,7 @@ def _baselines(factory: Callable[[], Any] | None) -> list | None:
         return None
     if not callable(factory):
         raise TypeError("env_config['baseline'] must be a zero-argument callable returning a Policy, e.g. "
-                        f"functools.partial(agents.registry.make_agent, 'rule_based'); got {factory!r}")
+                        f"functools.partial(manni_agents.registry.make_agent, 'rule_based'); got {factory!r}")
     policies = [factory() for _ in AGENTS]
     for policy in policies:
         if not (callable(getattr(policy, "act", None)) and callable(getattr(policy, "reset", None))):

@@ -1,7 +1,7 @@
 """A single-agent Gymnasium env for SB3 / sb3-contrib: one learner, two embedded opponents.
 
 The learner sits in a seat drawn per episode from the env's own generator; the other two seats
-are :class:`agents.base.Policy` objects. ``step(action)`` applies the learner's action, then lets
+are :class:`manni_agents.base.Policy` objects. ``step(action)`` applies the learner's action, then lets
 the opponents play until it is the learner's turn again or the episode is over, and returns the
 learner's own reward: its deal score whenever a deal ends during that step (the final deal's
 score included, even when an opponent's card ends it). Turn-based seats are never interleaved in
@@ -21,9 +21,9 @@ Episode            ``"deal"``: one deal of an ongoing game (the game continues o
                    starts when one ends or when ``reset`` gets a seed); ``"game"``: a whole game
 =================  ==========================================================================
 
-``opponents`` (required) is either two :class:`~agents.base.Policy` objects or a callable
+``opponents`` (required) is either two :class:`~manni_agents.base.Policy` objects or a callable
 ``opponents(rng) -> (Policy, Policy)`` asked at every episode (opponent pools). This package does
-not know the agents' registry: :func:`agents.envs.single_agent_env` builds the env from agent
+not know the agents' registry: :func:`manni_agents.envs.single_agent_env` builds the env from agent
 specs such as ``"rule_based"``. An illegal learner action raises
 :class:`~manni_env.engine.IllegalActionError` and leaves the state unchanged.
 
@@ -34,7 +34,7 @@ game. ``illegal_action="raise"`` raises :class:`~manni_env.engine.IllegalActionE
 Masked play never meets either.
 
 ``gymnasium.make("manni_env/Manni-v0", ...)`` builds this env with opponents named by agent specs
-(registered by ``import manni_env``; built by :func:`agents.envs.single_agent_env`). Render modes:
+(registered by ``import manni_env``; built by :func:`manni_agents.envs.single_agent_env`). Render modes:
 ``ansi`` (the learner's information as text), ``rgb_array`` (the table from the learner's seat,
 :mod:`manni_env.render`) and ``human`` (that picture in a window).
 """
@@ -55,7 +55,7 @@ from .rules import Rules, make_rules
 from .shaping import check_reward, trick_worth
 
 EPISODES = ("deal", "game")
-Policy = Any  # an agents.base.Policy: act(view, rng) -> action, reset()
+Policy = Any  # a manni_agents.base.Policy: act(view, rng) -> action, reset()
 OpponentFactory = Callable[[np.random.Generator], Sequence[Policy]]
 ILLEGAL_ACTIONS = ("penalize", "raise")
 ILLEGAL_REWARD = -1.0
@@ -91,7 +91,7 @@ def check_policy(policy: Policy, rules: Rules | None = None) -> Policy:
         if rules is not None and callable(check):
             check(rules)
         return policy
-    hint = " (build the env with agents.envs.single_agent_env to name agents by spec)" if isinstance(policy, str) else ""
+    hint = " (build the env with manni_agents.envs.single_agent_env to name agents by spec)" if isinstance(policy, str) else ""
     raise TypeError(f"an opponent is a Policy with act(view, rng) and reset(), got {policy!r}{hint}")
 
 

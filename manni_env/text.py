@@ -1,6 +1,6 @@
 """The game's words, in one place for every surface that shows the game as text: the env's ansi
 render, the text renderer (:mod:`manni_env.render`), terminal play and the web app
-(:mod:`agents.human`, :mod:`agents.web`)."""
+(:mod:`manni_agents.human`, :mod:`manni_agents.web`)."""
 
 from __future__ import annotations
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.base import Policy
-from agents.registry import available_agents, make_agent, register_agent
-from agents.rule_based import (
+from manni_agents.base import Policy
+from manni_agents.registry import available_agents, make_agent, register_agent
+from manni_agents.rule_based import (
     _MEAN_ESTIMATES,
     RuleBasedAgent,
     choose_card,
@@ -178,7 +178,7 @@ def test_precomputed_mean_estimates(key) -> None:
 
 
 def test_rule_based_announces_its_best_unused_contract() -> None:
-    from agents.rule_based import contract_gain
+    from manni_agents.rule_based import contract_gain
 
     hand = cards("AS KS QS JS TS 9S 8S 7S AH KH AD KD AC KC 2H 3H")
     state = GameState(make_rules("trjamann", first_dealer=2), seed=0)
@@ -218,7 +218,7 @@ def test_rule_based_beats_random(variant: str, margin: float) -> None:
 
 
 def test_pimc_time_budget_and_evaluation() -> None:
-    from agents.pimc import PIMCAgent
+    from manni_agents.pimc import PIMCAgent
 
     state = GameState(make_rules("hornafjardar"), seed=2)
     rule_based = RuleBasedAgent()

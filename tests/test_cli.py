@@ -210,7 +210,7 @@ def test_simulate_records_file_is_checked_first_and_needs_append_to_grow(tmp_pat
 def test_train_without_the_train_extra_names_it(monkeypatch, capsys):
     import sys
 
-    for trainer in ("train.ppo_vector", "train.ppo_sb3", "train.rllib_ppo"):  # the default trainer imports afresh
+    for trainer in ("manni_train.ppo_vector", "manni_train.ppo_sb3", "manni_train.rllib_ppo"):  # the default trainer imports afresh
         monkeypatch.delitem(sys.modules, trainer, raising=False)
     monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were not installed
     assert "training needs the 'train' extra, which lacks torch: pip install 'manni-env[train]'" in usage_error(capsys, ["train"])
@@ -219,7 +219,7 @@ def test_train_without_the_train_extra_names_it(monkeypatch, capsys):
 def test_the_ray_trainer_without_ray_names_the_rllib_extra(monkeypatch, capsys):
     import sys
 
-    monkeypatch.delitem(sys.modules, "train.ray_vector", raising=False)
+    monkeypatch.delitem(sys.modules, "manni_train.ray_vector", raising=False)
     monkeypatch.setitem(sys.modules, "ray", None)  # as if ray were not installed
     error = usage_error(capsys, ["train", "--trainer", "ray"])
     assert "training needs the 'rllib' extra, which lacks ray: pip install 'manni-env[rllib]'" in error

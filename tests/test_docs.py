@@ -60,7 +60,7 @@ def test_bring_your_own_agent_snippets(tmp_path, monkeypatch, capsys, request):
     sb3_contrib = pytest.importorskip("sb3_contrib")
     import torch
 
-    from agents.envs import single_agent_env
+    from manni_agents.envs import single_agent_env
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # one small network per move: threads only contend with the other test worker

@@ -13,8 +13,8 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 import manni_env
-from agents.random_agent import RandomAgent
-from agents.rule_based import RuleBasedAgent
+from manni_agents.random_agent import RandomAgent
+from manni_agents.rule_based import RuleBasedAgent
 from manni_env.rules import VARIANTS
 from manni_env.single_agent import SingleAgentManniEnv
 from manni_env.vector_gym import ManniVectorEnv
@@ -23,7 +23,7 @@ from manni_env.vector_gym import ManniVectorEnv
 def test_import_registers_everything_without_importing_the_envs():
     code = (
         "import sys, manni_env, gymnasium, pettingzoo\n"
-        "heavy = {'torch', 'agents', 'pyspiel', 'manni_env.env', 'manni_env.single_agent', 'manni_env.vector',"
+        "heavy = {'torch', 'manni_agents', 'pyspiel', 'manni_env.env', 'manni_env.single_agent', 'manni_env.vector',"
         " 'matplotlib'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
         "aec = pettingzoo.make('aec', 'manni/manni-v0', variant='basic', target=5)\n"

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 #: import name → the repository folder it is installed from (pyproject.toml), lowest layer first;
 #: each layer may import only the ones before it
-FOLDERS = {"manni_env": "manni_env", "agents": "agents", "train": "train"}
+FOLDERS = {"manni_env": "manni_env", "manni_agents": "agents", "manni_train": "train"}
 LAYERS = tuple(FOLDERS)
 
 
@@ -152,7 +152,7 @@ def import_graph() -> dict[str, set[str]]:
 
 def test_no_import_cycles():
     graph = import_graph()
-    assert {"manni_env.engine", "manni_env.view", "agents.pimc", "agents.registry"} <= set(graph)
+    assert {"manni_env.engine", "manni_env.view", "manni_agents.pimc", "manni_agents.registry"} <= set(graph)
     assert not cycles(graph), f"import cycles: {cycles(graph)}"
 
 

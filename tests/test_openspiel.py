@@ -7,9 +7,9 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from agents.arena import run_arena  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from agents.sampler import sample_worlds  # noqa: E402
+from manni_agents.arena import run_arena  # noqa: E402
+from manni_agents.registry import make_agent  # noqa: E402
+from manni_agents.sampler import sample_worlds  # noqa: E402
 from manni_env import openspiel_game as osg  # noqa: E402
 from manni_env.engine import GameState, Phase  # noqa: E402
 from manni_env.observation import ObservationEncoder  # noqa: E402

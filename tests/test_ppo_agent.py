@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from agents.arena import run_arena
-from agents.match import play_game
-from agents.ppo_agent import CheckpointError, PPOAgent, checkpoint_paths, layout_fingerprint, save_checkpoint
-from agents.registry import make_agent
+from manni_agents.arena import run_arena
+from manni_agents.match import play_game
+from manni_agents.ppo_agent import CheckpointError, PPOAgent, checkpoint_paths, layout_fingerprint, save_checkpoint
+from manni_agents.registry import make_agent
 from manni_env.engine import GameState
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import make_rules

@@ -11,13 +11,13 @@ import pytest
 
 pytest.importorskip("torch")
 
-from agents.registry import make_agent  # noqa: E402
+from manni_agents.registry import make_agent  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.rules import VARIANTS, ContractKind, make_rules  # noqa: E402
 from manni_env.shaping import VectorTrickRewards, trick_worth  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
-from train.demonstrations import collect_demonstrations  # noqa: E402
-from train.ppo_vector import Args, train  # noqa: E402
+from manni_train.demonstrations import collect_demonstrations  # noqa: E402
+from manni_train.ppo_vector import Args, train  # noqa: E402
 
 ANNOUNCEMENT_VARIANTS = ("trjamann", "laugarvatn")
 

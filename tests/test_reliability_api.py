@@ -136,7 +136,7 @@ def test_an_opponent_that_cannot_play_the_variant_is_refused_at_construction():
 
 
 def test_an_opponent_factory_is_checked_at_reset():
-    from agents.registry import make_agent
+    from manni_agents.registry import make_agent
     from manni_env.single_agent import SingleAgentManniEnv
 
     env = SingleAgentManniEnv("hornafjardar", opponents=lambda rng: (make_agent("ppo:basic"), make_agent("random")))

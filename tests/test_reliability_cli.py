@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.commands.play import play_terminal
+from manni_agents.commands.play import play_terminal
 from manni_env import records as records_module
 from manni_env.cli import main
 from manni_env.records import read_records, validate_record
@@ -57,7 +57,7 @@ def test_a_records_path_ending_in_a_slash_is_a_directory(tmp_path, capsys):
 
 
 def test_a_write_error_during_simulate_is_one_line_and_keeps_what_was_written(tmp_path, capsys, monkeypatch):
-    from agents.commands import simulate
+    from manni_agents.commands import simulate
 
     real, calls = simulate.write_records, []
 
@@ -121,7 +121,7 @@ class _Interrupting:
 
 
 def test_play_ctrl_c_after_a_finished_deal_keeps_the_game(tmp_path, monkeypatch):
-    from agents.commands import play
+    from manni_agents.commands import play
 
     person = _Interrupting(after=1)
     real = play.GameState

@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 import pytest
 
-from agents.envs import single_agent_env
-from agents.sampler import sample_worlds
+from manni_agents.envs import single_agent_env
+from manni_agents.sampler import sample_worlds
 from manni_env import manni_v0
 from manni_env.cards import mask_of
 from manni_env.engine import GameState

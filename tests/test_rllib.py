@@ -14,15 +14,15 @@ import pytest
 pytest.importorskip("ray.rllib", reason="Ray RLlib is optional: pip install -e '.[rllib]'")
 torch = pytest.importorskip("torch")
 
-from agents.arena import run_arena  # noqa: E402
-from agents.envs import policy_factory  # noqa: E402
-from agents.ppo_agent import PPOAgent  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from agents.rllib_agent import export_policy  # noqa: E402
+from manni_agents.arena import run_arena  # noqa: E402
+from manni_agents.envs import policy_factory  # noqa: E402
+from manni_agents.ppo_agent import PPOAgent  # noqa: E402
+from manni_agents.registry import make_agent  # noqa: E402
+from manni_agents.rllib_agent import export_policy  # noqa: E402
 from manni_env.engine import GameState, IllegalActionError  # noqa: E402
 from manni_env.rllib_env import AGENTS, BASELINE_ACTION, MASK, OBS, ManniMultiAgentEnv  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
-from train.rllib_modules import MaskedPPOTorchRLModule, SeatMapping  # noqa: E402
+from manni_train.rllib_modules import MaskedPPOTorchRLModule, SeatMapping  # noqa: E402
 
 pytestmark = pytest.mark.rllib
 
@@ -201,8 +201,8 @@ def test_train_checkpoint_restore_and_arena(tmp_path):
     """A real run: local Ray, 2 env runners, three tiny PPO iterations, save, restore, arena."""
     import ray
 
-    from train.rllib_modules import MAIN
-    from train.rllib_ppo import Args, build_config, learner_weights, save
+    from manni_train.rllib_modules import MAIN
+    from manni_train.rllib_ppo import Args, build_config, learner_weights, save
 
     args = Args(variant="basic", target=3, num_env_runners=2, train_batch_size=200, minibatch_size=100,
                 num_epochs=1, hidden=[32, 32], seed=5)

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from agents.rule_based import RuleBasedAgent
-from agents.rule_based_vector import VectorRuleBased
+from manni_agents.rule_based import RuleBasedAgent
+from manni_agents.rule_based_vector import VectorRuleBased
 from manni_env.engine import GameState
 from manni_env.rules import VARIANTS, ExchangeScheme, Phase, Rules, make_rules
 from manni_env.vector import VectorManni, random_legal_actions, resolve_backend
@@ -62,7 +62,7 @@ def _view_state(rules: Rules, views: list[SeatView]) -> VectorState:
 def test_kernel_decides_as_the_scalar_agent_from_the_seat_view(variant):
     """Whole engine games, each action the agent's (90%) or a random legal one: the kernel's action
     computed from the on-turn seat's view alone equals RuleBasedAgent's, in every phase and contract."""
-    from agents.rule_based_kernels import Memo, act_kernel, rule_table
+    from manni_agents.rule_based_kernels import Memo, act_kernel, rule_table
 
     rules = make_rules(variant)
     games = [GameState(rules, seed=100 + i) for i in range(24)]

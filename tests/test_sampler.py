@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents import sampler
-from agents.random_agent import RandomAgent
-from agents.rule_based import RuleBasedAgent
-from agents.sampler import sample_worlds
+from manni_agents import sampler
+from manni_agents.random_agent import RandomAgent
+from manni_agents.rule_based import RuleBasedAgent
+from manni_agents.sampler import sample_worlds
 from manni_env import GameState, Phase, make_rules
 from manni_env.cards import SUIT_MASKS, cards_of
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.ppo_agent import CheckpointError, PPOAgent
-from agents.registry import make_agent
-from agents.sampler import sample_worlds
-from agents.search import SearchAgent
+from manni_agents.ppo_agent import CheckpointError, PPOAgent
+from manni_agents.registry import make_agent
+from manni_agents.sampler import sample_worlds
+from manni_agents.search import SearchAgent
 from manni_env import GameState, Phase, make_rules
 from manni_env.cards import SUIT_MASKS
 

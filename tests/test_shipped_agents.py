@@ -7,11 +7,11 @@ import shutil
 import numpy as np
 import pytest
 
-from agents import ppo_agent
-from agents.commands.play import DEFAULT_OPPONENTS, FALLBACK_OPPONENTS, default_opponents
-from agents.match import play_game
-from agents.ppo_agent import CheckpointError, PPOAgent, checkpoint_paths, shipped_model, shipped_variants
-from agents.registry import make_agent
+from manni_agents import ppo_agent
+from manni_agents.commands.play import DEFAULT_OPPONENTS, FALLBACK_OPPONENTS, default_opponents
+from manni_agents.match import play_game
+from manni_agents.ppo_agent import CheckpointError, PPOAgent, checkpoint_paths, shipped_model, shipped_variants
+from manni_agents.registry import make_agent
 from manni_env.engine import GameState
 from manni_env.records import game_record
 from manni_env.rules import VARIANTS, make_rules

@@ -1,6 +1,6 @@
 """The single-agent Gymnasium env: SB3 checks, masks, rewards, opponents, vector envs.
 
-Most tests name the opponents by spec through :func:`agents.envs.single_agent_env`."""
+Most tests name the opponents by spec through :func:`manni_agents.envs.single_agent_env`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from stable_baselines3.common.env_checker import check_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from agents.envs import single_agent_env
-from agents.registry import make_agent
+from manni_agents.envs import single_agent_env
+from manni_agents.registry import make_agent
 from manni_env.engine import IllegalActionError
 from manni_env.single_agent import ILLEGAL_REWARD, SingleAgentManniEnv
 
@@ -262,7 +262,7 @@ def test_the_env_takes_policies_only_and_needs_them():
     assert sorted(p.name for p in env.policies if p is not None) == ["random", "rule_based"]
     with pytest.raises(TypeError, match="opponents"):
         SingleAgentManniEnv()
-    with pytest.raises(TypeError, match=r"got 'rule_based' \(build the env with agents.envs.single_agent_env"):
+    with pytest.raises(TypeError, match=r"got 'rule_based' \(build the env with manni_agents.envs.single_agent_env"):
         SingleAgentManniEnv(opponents=("rule_based", "random"))
     with pytest.raises(TypeError, match="an opponent is a Policy with act"):
         SingleAgentManniEnv(opponents=lambda rng: (policies[0], 3)).reset()

@@ -12,22 +12,22 @@ torch = pytest.importorskip("torch")
 
 from helpers.interrupts import interrupt_when_written, manni  # noqa: E402
 
-from agents.ppo_agent import CheckpointError, shipped_model  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from agents.rule_based_vector import VectorRuleBased  # noqa: E402
-from agents.vector_arena import checkpoint_policy  # noqa: E402
+from manni_agents.ppo_agent import CheckpointError, shipped_model  # noqa: E402
+from manni_agents.registry import make_agent  # noqa: E402
+from manni_agents.rule_based_vector import VectorRuleBased  # noqa: E402
+from manni_agents.vector_arena import checkpoint_policy  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.observation import HISTORIES  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
-from train import ppo_sb3, resume  # noqa: E402
-from train.args import parse_args  # noqa: E402
-from train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
-from train.opponents import make_opponent  # noqa: E402
-from train.ppo_vector import Actor, Args, Critic, resumed, train  # noqa: E402
-from train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, run_padded  # noqa: E402
-from train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
-from train.vector_rollout import FIXED, LEARNER, VectorRollout  # noqa: E402
+from manni_train import ppo_sb3, resume  # noqa: E402
+from manni_train.args import parse_args  # noqa: E402
+from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
+from manni_train.opponents import make_opponent  # noqa: E402
+from manni_train.ppo_vector import Actor, Args, Critic, resumed, train  # noqa: E402
+from manni_train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, run_padded  # noqa: E402
+from manni_train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
+from manni_train.vector_rollout import FIXED, LEARNER, VectorRollout  # noqa: E402
 
 TINY = dict(num_envs=16, num_steps=24, hidden=[32], eval_every=0, eval_deals=4, bc_samples=400, bc_epochs=1,
             final_eval_deals=0, torch_threads=1, progress_bar=False)
@@ -242,7 +242,7 @@ def test_ctrl_c_keeps_a_loadable_policy_and_resume_continues(tmp_path):
 
 
 def test_resume_without_a_run_is_an_error(tmp_path, capsys):
-    from train.ppo_vector import main
+    from manni_train.ppo_vector import main
 
     assert main(["--resume", str(tmp_path / "nothing")]) == 2
     assert "no run there" in capsys.readouterr().err

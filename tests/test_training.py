@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-from agents.arena import run_arena
-from agents.envs import single_agent_env
-from agents.ppo_agent import CheckpointError, PPOAgent
+from manni_agents.arena import run_arena
+from manni_agents.envs import single_agent_env
+from manni_agents.ppo_agent import CheckpointError, PPOAgent
 from manni_env.cli import main
 from manni_env.rules import make_rules
-from train.args import TRAINERS, TrainArgs, parse_args
-from train.ppo_sb3 import Args, actor_layers, load_training_checkpoint, train
+from manni_train.args import TRAINERS, TrainArgs, parse_args
+from manni_train.ppo_sb3 import Args, actor_layers, load_training_checkpoint, train
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +59,7 @@ def test_exported_actor_matches_the_sb3_policy(tmp_path):
     env = single_agent_env(opponents=("random", "random"), seed=0)
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [32, 16], "activation_fn": torch.nn.ReLU},
                         seed=0, device="cpu")
-    from train.ppo_sb3 import export_agent
+    from manni_train.ppo_sb3 import export_agent
 
     path = export_agent(model, tmp_path / "net", smoke_args(tmp_path, hidden=[32, 16]), 0, 0.0)
     agent = PPOAgent(path)

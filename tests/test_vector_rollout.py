@@ -19,8 +19,8 @@ from torch import nn
 
 from manni_env.engine import Deal, GameState
 from manni_env.rules import make_rules
-from train.ppo_vector import Args
-from train.vector_rollout import VectorRollout
+from manni_train.ppo_vector import Args
+from manni_train.vector_rollout import VectorRollout
 
 BOOTSTRAP_VALUE = 0.375  # the constant critic: distinct from every deal score
 CUT_DECISIONS = 5  # decisions of the second deal played before the rollout ends

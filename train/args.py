@@ -28,7 +28,7 @@ from manni_env.observation import HISTORIES
 from manni_env.rules import Rules, make_rules
 
 #: ``manni train --trainer NAME``: the module that trains
-TRAINERS = {"vector": "train.ppo_vector", "sb3": "train.ppo_sb3", "rllib": "train.rllib_ppo", "ray": "train.ray_vector"}
+TRAINERS = {"vector": "manni_train.ppo_vector", "sb3": "manni_train.ppo_sb3", "rllib": "manni_train.rllib_ppo", "ray": "manni_train.ray_vector"}
 #: the rule options of :func:`~manni_env.rules.make_rules`; their flags come from
 #: :func:`~manni_env.cli_options.add_variant_options`, as in every ``manni`` command
 RULE_FIELDS = ("variant", "target", "negative", "max_deals", "first_dealer")
@@ -118,7 +118,7 @@ class TrainArgs:
             if not self.FIXED_OPPONENTS:
                 raise ValueError("--opponents: this trainer does not play fixed opponents "
                                  "(--trainer vector or ray does)")
-            from train.opponents import check_opponent_specs  # loads checkpoints: numpy only
+            from manni_train.opponents import check_opponent_specs  # loads checkpoints: numpy only
 
             check_opponent_specs(self.opponents, self.rules(), self.history)
 

@@ -1,10 +1,10 @@
 """``manni train --trainer vector|sb3|rllib|ray``: train an agent, then evaluate it against the baselines.
 
 ``vector`` (the default, what ``make main`` runs) is the fast plain-torch PPO on the vector env
-(:mod:`train.ppo_vector`), ``sb3`` sb3-contrib MaskablePPO on the single-agent env
-(:mod:`train.ppo_sb3`), ``rllib`` PPO on Ray RLlib (:mod:`train.rllib_ppo`), ``ray`` the fast
-trainer with its rollouts on Ray runner actors (:mod:`train.ray_vector`). Every other option
-goes to the chosen trainer's own parser: the options of :class:`train.args.TrainArgs` (the same for
+(:mod:`manni_train.ppo_vector`), ``sb3`` sb3-contrib MaskablePPO on the single-agent env
+(:mod:`manni_train.ppo_sb3`), ``rllib`` PPO on Ray RLlib (:mod:`manni_train.rllib_ppo`), ``ray`` the fast
+trainer with its rollouts on Ray runner actors (:mod:`manni_train.ray_vector`). Every other option
+goes to the chosen trainer's own parser: the options of :class:`manni_train.args.TrainArgs` (the same for
 all) and those of the trainer's ``Args`` (``manni train --trainer NAME --help``). A run is
 saved under ``runs/<run_name>/`` and ends with the duplicate arena against ``random`` ×2 and
 ``rule_based`` ×2 (Markdown tables printed).

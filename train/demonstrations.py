@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.rule_based_vector import VectorRuleBased
+from manni_agents.rule_based_vector import VectorRuleBased
 from manni_env.actions import NUM_ACTIONS
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import Rules

@@ -10,7 +10,7 @@ random order. A spec is an agent spec of ``manni arena`` that acts in batches on
 - ``ppo`` (the shipped agent of the variant), ``ppo:VARIANT``, ``ppo:PATH`` (a checkpoint); the
   last two with ``,sample`` draw from the policy instead of playing its argmax; the checkpoint must
   read the run's observations (same variant and ``--history``);
-- ``rule_based`` (:class:`agents.rule_based_vector.VectorRuleBased`);
+- ``rule_based`` (:class:`manni_agents.rule_based_vector.VectorRuleBased`);
 - ``random`` (uniform over the legal actions).
 
 :func:`make_opponent` builds one; :func:`check_opponent_specs` checks a list of specs as the command
@@ -23,9 +23,9 @@ from typing import Protocol
 
 import numpy as np
 
-from agents.ppo_agent import CheckpointError, PPOAgent, ShippedPPOAgent
-from agents.registry import make_agent
-from agents.rule_based_vector import VectorRuleBased
+from manni_agents.ppo_agent import CheckpointError, PPOAgent, ShippedPPOAgent
+from manni_agents.registry import make_agent
+from manni_agents.rule_based_vector import VectorRuleBased
 from manni_env.rules import Rules
 from manni_env.vector import VectorManni, random_legal_actions
 
@@ -54,7 +54,7 @@ class RandomOpponent:
 
 
 class RuleBasedOpponent:
-    """``rule_based``, batched by :class:`~agents.rule_based_vector.VectorRuleBased`."""
+    """``rule_based``, batched by :class:`~manni_agents.rule_based_vector.VectorRuleBased`."""
 
     name = "rule_based"
 
@@ -81,7 +81,7 @@ class NetworkOpponent:
 
 def make_opponent(spec: str, rules: Rules, history: str, backend: str = "auto") -> VectorOpponent:
     """The batched agent of ``spec`` for games of ``rules`` seen with ``history``; ``ValueError``
-    (:class:`~agents.ppo_agent.CheckpointError` for a checkpoint) naming the problem."""
+    (:class:`~manni_agents.ppo_agent.CheckpointError` for a checkpoint) naming the problem."""
     name = spec.strip().partition(":")[0]
     if name not in VECTOR_AGENTS:
         raise ValueError(f"--opponents: {spec!r} does not act in batches on the vector env; "

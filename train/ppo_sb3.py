@@ -1,13 +1,13 @@
 """Self-play MaskablePPO for Manni (sb3-contrib), in one readable file.
 
-    manni train --trainer sb3 --total-steps 300000 --seed 1      # or: python -m train.ppo_sb3 ...
+    manni train --trainer sb3 --total-steps 300000 --seed 1      # or: python -m manni_train.ppo_sb3 ...
 
-The options every trainer shares come from :class:`train.args.TrainArgs`; this trainer's own are
+The options every trainer shares come from :class:`manni_train.args.TrainArgs`; this trainer's own are
 the fields of :class:`Args`.
 
 1. Warm start (``--bc-samples``): the policy imitates ``--bc-teacher`` (``rule_based``) playing
    every seat (cross-entropy under the legal mask; the data come from the vector env,
-   :mod:`train.demonstrations`) and the critic fits its returns, so PPO starts near the
+   :mod:`manni_train.demonstrations`) and the critic fits its returns, so PPO starts near the
    baseline's level.
 2. PPO: the learner plays in :class:`manni_env.single_agent.SingleAgentManniEnv` (one deal per
    episode, shaped ``trick`` reward) against two opponents drawn per episode and per seat from a
@@ -21,12 +21,12 @@ Everything goes to ``runs/<run_name>/``:
 
 - ``args.json``; ``tb/`` (TensorBoard and ``progress.csv``: SB3's losses and ``time/fps``, ``bc/*`` of the
   warm start, ``arena/*`` scores);
-- ``pool/`` (snapshots, in the safe ``ppo`` checkpoint format of :mod:`agents.ppo_agent`);
+- ``pool/`` (snapshots, in the safe ``ppo`` checkpoint format of :mod:`manni_agents.ppo_agent`);
 - ``checkpoints/latest.pt`` (resumable with ``--resume``; plain tensors and JSON-like values, read
   back with ``torch.load(weights_only=True)``);
 - ``agent.safetensors`` + ``agent.json`` (the playable agent: ``manni arena ppo:runs/<run>/agent ...``);
 - ``learning_curve.png`` and ``arena_final.md`` / ``.json`` (duplicate arena vs the baselines;
-  :mod:`train.reporting`).
+  :mod:`manni_train.reporting`).
 """
 
 from __future__ import annotations
@@ -49,14 +49,14 @@ from stable_baselines3.common.logger import configure
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from agents.arena import BASELINES, ArenaResult, against_baselines
-from agents.ppo_agent import PPOAgent, policy_metadata, save_checkpoint
-from agents.registry import make_agent
+from manni_agents.arena import BASELINES, ArenaResult, against_baselines
+from manni_agents.ppo_agent import PPOAgent, policy_metadata, save_checkpoint
+from manni_agents.registry import make_agent
 from manni_env.shaping import REWARDS
 from manni_env.single_agent import SingleAgentManniEnv
-from train.args import TrainArgs, parse_args
-from train.demonstrations import TEACHERS, collect_demonstrations
-from train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
+from manni_train.args import TrainArgs, parse_args
+from manni_train.demonstrations import TEACHERS, collect_demonstrations
+from manni_train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
 
 TRAIN_FORMAT = "manni-ppo-train/1"
 ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}

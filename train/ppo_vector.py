@@ -1,17 +1,17 @@
 """Fast self-play PPO for Manni on the vector env, in plain torch and one readable file.
 
-    manni train --total-steps 2000000 --seed 1          # or: python -m train.ppo_vector ...
+    manni train --total-steps 2000000 --seed 1          # or: python -m manni_train.ppo_vector ...
 
 CleanRL-style (``cleanrl/ppo.py``): a documented :class:`Args` dataclass (the options every trainer
-shares come from :class:`train.args.TrainArgs`), a linear :func:`train`. It serves every variant
+shares come from :class:`manni_train.args.TrainArgs`), a linear :func:`train`. It serves every variant
 the vector env plays. Like ``train/ppo_sb3.py`` it starts with an imitation warm start
-(``bc_samples`` decisions of ``bc_teacher`` playing every seat, :mod:`train.demonstrations`,
+(``bc_samples`` decisions of ``bc_teacher`` playing every seat, :mod:`manni_train.demonstrations`,
 cloned by the actor with cross-entropy and by the critic with the return to go; counted in the
 reported wall time). ``num_envs`` games run in lockstep in :class:`manni_env.vector.VectorManni`. At the start of every game each seat is given,
 independently, to a frozen snapshot of the learner (``p_snapshot``, once the pool holds one), to
 ``rule_based`` (``p_rule_based``) or ``random`` (``p_random``), or else to the learner; at least one
 seat stays with the learner. Every step runs one batched forward pass per network that has a seat
-on turn, and the baselines act in batches too (:class:`agents.rule_based_vector.VectorRuleBased`,
+on turn, and the baselines act in batches too (:class:`manni_agents.rule_based_vector.VectorRuleBased`,
 compiled with numba when installed; ``random`` draws from the masks). Each (game, seat) played by
 the learner is its own trajectory: with ``reward="trick"`` (the default, as in ``ppo_sb3``;
 :mod:`manni_env.shaping`) each trick a seat wins pays its worth (+1, Nullo −1) to that seat's
@@ -21,26 +21,26 @@ score is paid at the end. The deal
 is bootstrapped with the value of that seat's current observation. Then GAE, the clipped PPO
 objective with masked categorical policies (illegal logits set to -1e8), the value loss (clipped
 with ``--clip-vloss``) and an entropy bonus, over ``update_epochs`` epochs of minibatches.
-The rollout (games, seats, rewards, GAE) is :class:`train.vector_rollout.VectorRollout`, the
-update :class:`PPOLearner`; the Ray trainer (:mod:`train.ray_vector`) runs the same two, its
+The rollout (games, seats, rewards, GAE) is :class:`manni_train.vector_rollout.VectorRollout`, the
+update :class:`PPOLearner`; the Ray trainer (:mod:`manni_train.ray_vector`) runs the same two, its
 rollouts in runner actors.
 
-``--opponents SPEC [SPEC]`` replaces that seat mix with fixed agents (:mod:`train.opponents`);
-``--precision`` runs the networks' hidden layers in bfloat16 (:mod:`train.precision`); the warm
+``--opponents SPEC [SPEC]`` replaces that seat mix with fixed agents (:mod:`manni_train.opponents`);
+``--precision`` runs the networks' hidden layers in bfloat16 (:mod:`manni_train.precision`); the warm
 start and the final arena scale with ``--total-steps``; Ctrl-C keeps the policy, the history and a
-resume state for ``--resume RUN_DIR`` (:mod:`train.resume`); ``--torch-threads 0`` fits torch's
-threads to the free cores (:mod:`train.threads`). See ``docs/training.md``.
+resume state for ``--resume RUN_DIR`` (:mod:`manni_train.resume`); ``--torch-threads 0`` fits torch's
+threads to the free cores (:mod:`manni_train.threads`). See ``docs/training.md``.
 
 The reported wall time counts everything but the periodic evaluations (warm start included).
 
 Everything goes to ``runs/<run_name>/``: ``args.json``; ``tb/`` (TensorBoard scalars: losses,
 steps/s, evaluation scores); ``history.json`` (every ``eval_every`` learner decisions, the greedy
 policy's mean deal score against 2 × ``random`` and 2 × ``rule_based`` over ``eval_deals`` duplicate
-deals, :func:`agents.vector_arena.duplicate_score`, with the training wall time);
+deals, :func:`manni_agents.vector_arena.duplicate_score`, with the training wall time);
 ``agent.safetensors`` + ``agent.json`` (the actor in the ``ppo`` agent's checkpoint format:
 ``manni arena ppo:runs/<run>/agent rule_based rule_based``); ``learning_curve.png``; and
 ``arena_final.md`` / ``.json``, the final agent's duplicate arena against both baselines (printed;
-:mod:`train.reporting`).
+:mod:`manni_train.reporting`).
 """
 
 from __future__ import annotations
@@ -58,20 +58,20 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.arena import BASELINES
-from agents.ppo_agent import policy_metadata, save_checkpoint
-from agents.vector_arena import duplicate_score
+from manni_agents.arena import BASELINES
+from manni_agents.ppo_agent import policy_metadata, save_checkpoint
+from manni_agents.vector_arena import duplicate_score
 from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
 from manni_env.shaping import REWARDS
 from manni_env.vector import BACKENDS
-from train import resume
-from train.args import TrainArgs, parse_args
-from train.demonstrations import TEACHERS, Demonstrations, collect_demonstrations
-from train.precision import PRECISIONS, autocast, compute_dtype, full_precision, run_padded
-from train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
-from train.threads import ThreadFitter
-from train.vector_rollout import RolloutBatch, VectorRollout
+from manni_train import resume
+from manni_train.args import TrainArgs, parse_args
+from manni_train.demonstrations import TEACHERS, Demonstrations, collect_demonstrations
+from manni_train.precision import PRECISIONS, autocast, compute_dtype, full_precision, run_padded
+from manni_train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
+from manni_train.threads import ThreadFitter
+from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
@@ -245,7 +245,7 @@ class Critic(nn.Module):
 
 
 def imitate(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
-    """Behaviour cloning warm start on :func:`~train.demonstrations.collect_demonstrations` data
+    """Behaviour cloning warm start on :func:`~manni_train.demonstrations.collect_demonstrations` data
     (decoded a minibatch at a time): the actor learns the teacher's moves (cross-entropy under the
     legal mask), the critic the returns to go (MSE, scaled by ``reward_scale``), under ``--precision``."""
     from tqdm import tqdm
@@ -289,7 +289,7 @@ def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, a
 
 def evaluate(actor: Actor, args: Args) -> dict:
     """Mean deal score (95% CI) of the greedy actor against two copies of each baseline over
-    ``eval_deals`` duplicate deals on the vector env (:func:`agents.vector_arena.duplicate_score`)."""
+    ``eval_deals`` duplicate deals on the vector env (:func:`manni_agents.vector_arena.duplicate_score`)."""
 
     def policy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         with torch.no_grad():
@@ -357,8 +357,8 @@ class PPOLearner:
 
 
 class Sampler(Protocol):
-    """Where rollouts come from: a :class:`~train.vector_rollout.VectorRollout` in this process, or
-    the Ray trainer's runner actors (:mod:`train.ray_vector`)."""
+    """Where rollouts come from: a :class:`~manni_train.vector_rollout.VectorRollout` in this process, or
+    the Ray trainer's runner actors (:mod:`manni_train.ray_vector`)."""
 
     obs_size: int
 
@@ -370,11 +370,11 @@ class Sampler(Protocol):
 def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[..., PPOLearner] = PPOLearner,
           algorithm: str = "plain-torch self-play PPO on the vector env (train/ppo_vector.py)") -> TrainResult:
     """Train, export, evaluate and plot; see the module docstring. ``sampler`` (default: one
-    :class:`~train.vector_rollout.VectorRollout` here) collects the rollouts and
+    :class:`~manni_train.vector_rollout.VectorRollout` here) collects the rollouts and
     ``make_learner(actor, critic, args, gen)`` updates the networks (the Ray trainer passes its
     own); ``algorithm`` describes the run in the export's metadata. Ctrl-C
     (``KeyboardInterrupt``) writes the current policy, the history and the resume state
-    (:mod:`train.resume`) before it propagates."""
+    (:mod:`manni_train.resume`) before it propagates."""
     args.final_eval_deals = args.final_arena_deals()  # saved in args.json as a number
     args.check()
     run_dir = args.run_dir()
@@ -516,7 +516,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         try:
             args = resumed(args)
         except ResumeError as err:
-            print(f"{prog or 'train.ppo_vector'}: error: {err}", file=sys.stderr)
+            print(f"{prog or 'manni_train.ppo_vector'}: error: {err}", file=sys.stderr)
             return 2
     print(report(train(args)))
     return 0

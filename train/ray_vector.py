@@ -4,13 +4,13 @@
     manni train --trainer ray --address auto --num-runners 60         # on a running cluster
     manni train --trainer ray --address auto --num-gpus-per-learner 1 # the update on a GPU
 
-(or ``python -m train.ray_vector ...``). This is :mod:`train.ppo_vector` with its rollouts spread
+(or ``python -m manni_train.ray_vector ...``). This is :mod:`manni_train.ppo_vector` with its rollouts spread
 over Ray: the same options (plus :class:`Args`' own), the same warm start, PPO update, snapshot
 pool, evaluations, export (``manni arena ppo:runs/<run>/agent rule_based rule_based``), learning
 curve and final arena, all four variants. What differs:
 
 - **Runners**: ``--num-runners`` Ray actors (one CPU each), each a
-  :class:`~train.vector_rollout.VectorRollout` of ``--num-envs`` games with its own batched
+  :class:`~manni_train.vector_rollout.VectorRollout` of ``--num-envs`` games with its own batched
   opponents, snapshot pool and seeds (runner ``i``'s seed is word ``i`` of
   ``numpy.random.SeedSequence(--seed)``). An iteration broadcasts the actor's and critic's weights
   (one ``ray.put``), every runner plays ``--num-steps`` vector steps, and their batches are joined
@@ -18,7 +18,7 @@ curve and final arena, all four variants. What differs:
   games per update; more runners give bigger updates).
   With ``--overlap`` the runners play the next rollout while the learner updates, with weights one
   update old (PPO's ratios are taken against the policy that sampled).
-- **Learners**: the PPO update (:class:`~train.ppo_vector.PPOLearner`) runs in this process on its
+- **Learners**: the PPO update (:class:`~manni_train.ppo_vector.PPOLearner`) runs in this process on its
   CPUs (``--torch-threads``), or in ``--num-learners`` Ray actors (``--num-cpus-per-learner``,
   ``--num-gpus-per-learner`` each; a GPU alone asks for one actor) that split each batch and average
   their gradients with ``torch.distributed`` (gloo on CPUs, NCCL on GPUs):
@@ -39,11 +39,11 @@ import ray
 import torch
 import torch.distributed as dist
 
-from train import ppo_vector
-from train.args import parse_args
-from train.ppo_vector import Actor, Critic, PPOLearner
-from train.reporting import TrainResult, report
-from train.vector_rollout import RolloutBatch, VectorRollout
+from manni_train import ppo_vector
+from manni_train.args import parse_args
+from manni_train.ppo_vector import Actor, Critic, PPOLearner
+from manni_train.reporting import TrainResult, report
+from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
 
 class ClusterError(ValueError):
@@ -127,7 +127,7 @@ class RolloutRunner:
 
 
 class RaySampler:
-    """The :class:`~train.ppo_vector.Sampler` of ``--num-runners`` :class:`RolloutRunner` actors."""
+    """The :class:`~manni_train.ppo_vector.Sampler` of ``--num-runners`` :class:`RolloutRunner` actors."""
 
     def __init__(self, args: Args):
         runner = ray.remote(num_cpus=1)(RolloutRunner)
@@ -256,9 +256,9 @@ def check_resources(args: Args, cluster: dict[str, float]) -> None:
 
 
 def train(args: Args) -> TrainResult:
-    """Start or join Ray, train with :func:`train.ppo_vector.train` on :class:`RaySampler`, stop Ray
+    """Start or join Ray, train with :func:`manni_train.ppo_vector.train` on :class:`RaySampler`, stop Ray
     (unless it was the caller's)."""
-    from train.ray_cluster import start_ray
+    from manni_train.ray_cluster import start_ray
 
     args.check()
     started = start_ray(args.address, args.num_cpus)
@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         args = ppo_vector.resumed(args) if args.resume else args
         result = train(args)
     except (ClusterError, ppo_vector.ResumeError) as err:
-        print(f"{prog or 'train.ray_vector'}: error: {err}", file=sys.stderr)
+        print(f"{prog or 'manni_train.ray_vector'}: error: {err}", file=sys.stderr)
         return 2
     print(report(result))
     return 0

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from agents.arena import BASELINES, ArenaResult, against_baselines
+from manni_agents.arena import BASELINES, ArenaResult, against_baselines
 
 from .args import TrainArgs
 
@@ -32,7 +32,7 @@ class TrainResult:
 def command_line() -> str:
     """How this process was started, without the interpreter's or the script's location."""
     program = Path(sys.argv[0])
-    name = "manni" if program.name == "manni" else f"python -m train.{program.stem}"
+    name = "manni" if program.name == "manni" else f"python -m manni_train.{program.stem}"
     return " ".join([name, *sys.argv[1:]])
 
 

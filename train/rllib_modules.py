@@ -1,4 +1,4 @@
-"""The RLModules and the seat → module mapping of the RLlib trainer (:mod:`train.rllib_ppo`).
+"""The RLModules and the seat → module mapping of the RLlib trainer (:mod:`manni_train.rllib_ppo`).
 
 :class:`MaskedPPOTorchRLModule` is the trainable self-play module ``"main"``;
 :class:`BaselineRLModule` is a frozen baseline that plays the ``"baseline_action"`` of the env's

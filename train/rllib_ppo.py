@@ -3,23 +3,23 @@
     manni train --trainer rllib --variant basic --target 5 --num-env-runners 2 --stop-iters 20
     manni train --trainer rllib --address auto ...   # on a running cluster (``ray start --head``)
 
-(or ``python -m train.rllib_ppo ...``). The options every trainer shares come from
-:class:`train.args.TrainArgs`; this trainer's own are the fields of :class:`Args`.
+(or ``python -m manni_train.rllib_ppo ...``). The options every trainer shares come from
+:class:`manni_train.args.TrainArgs`; this trainer's own are the fields of :class:`Args`.
 
 What runs where: each **env runner** (a Ray actor, one CPU) steps its copies of
 :class:`~manni_env.rllib_env.ManniMultiAgentEnv` and the modules' inference; the **learner**
 (in this process with ``--num-learners 0``, else that many Ray actors with ``--num-cpus-per-learner``
 each) updates the shared module ``"main"`` with PPO. Seats map to modules per episode by
-:class:`~train.rllib_modules.SeatMapping`: ``--baseline-seats`` of them play the frozen
+:class:`~manni_train.rllib_modules.SeatMapping`: ``--baseline-seats`` of them play the frozen
 ``--baseline`` (``rule_based``), the rest ``"main"`` (self-play); only ``"main"`` is trained.
-Action masking: :class:`~train.rllib_modules.MaskedPPOTorchRLModule`.
+Action masking: :class:`~manni_train.rllib_modules.MaskedPPOTorchRLModule`.
 
 Every ``--checkpoint-every`` iterations and at the end the algorithm is saved to the run directory
 ``runs/<run_name>/`` (``Algorithm.save_to_path``; ``--resume DIR`` continues from one) together
 with ``manni_policy.{json,safetensors}``, the trained actor in the safe format that the ``rllib``
 agent loads (``manni arena rllib:runs/<run_name> rule_based rule_based``). Finally the export plays
 ``--final-eval-deals`` duplicate deals against two copies of each baseline, written to
-``arena_final.md`` / ``.json`` there (:mod:`train.reporting`).
+``arena_final.md`` / ``.json`` there (:mod:`manni_train.reporting`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from train.args import TrainArgs, parse_args
-from train.reporting import TrainResult, final_arena, report
+from manni_train.args import TrainArgs, parse_args
+from manni_train.reporting import TrainResult, final_arena, report
 
 
 @dataclass
@@ -90,7 +90,7 @@ class Args(TrainArgs):
 
     def check(self) -> None:
         """Reject bad arguments before Ray starts (``ValueError`` naming the valid choices)."""
-        from agents.registry import make_agent
+        from manni_agents.registry import make_agent
 
         super().check()
         if self.baseline_seats not in (0, 1, 2):
@@ -113,7 +113,7 @@ def baseline_spec(args: Args) -> str | None:
 def env_config(args: Args) -> dict[str, Any]:
     """``env_config`` of :class:`~manni_env.rllib_env.ManniMultiAgentEnv` (the baseline as a
     picklable policy factory, so env runners on other machines build their own copies)."""
-    from agents.envs import policy_factory
+    from manni_agents.envs import policy_factory
 
     spec = baseline_spec(args)
     return {"variant": args.variant, "options": args.rule_options(), "history": args.history,
@@ -127,7 +127,7 @@ def build_config(args: Args):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from manni_env.rllib_env import ManniMultiAgentEnv
-    from train.rllib_modules import MAIN, BaselineRLModule, MaskedPPOTorchRLModule, SeatMapping
+    from manni_train.rllib_modules import MAIN, BaselineRLModule, MaskedPPOTorchRLModule, SeatMapping
 
     cfg = env_config(args)
     spec = baseline_spec(args)
@@ -159,7 +159,7 @@ def build_config(args: Args):
 
 def learner_weights(algo) -> dict:
     """The trained module's weights as the learner holds them (name → numpy array)."""
-    from train.rllib_modules import MAIN
+    from manni_train.rllib_modules import MAIN
 
     return algo.learner_group.get_weights(module_ids=[MAIN])[MAIN]
 
@@ -168,8 +168,8 @@ def save(algo, args: Args, path: Path, iteration: int, env_steps: int) -> Path:
     """Save the algorithm checkpoint and the exported policy to directory ``path``."""
     import ray
 
-    from agents.rllib_agent import export_policy
-    from train.rllib_modules import MAIN
+    from manni_agents.rllib_agent import export_policy
+    from manni_train.rllib_modules import MAIN
 
     path = Path(path).resolve()
     algo.save_to_path(str(path))
@@ -195,7 +195,7 @@ def train(args: Args) -> TrainResult:
     """Train until a stop criterion is met, save, and play the final arena (see the module docstring)."""
     import ray
 
-    from train.ray_cluster import start_ray
+    from manni_train.ray_cluster import start_ray
 
     args.check()
     run_dir = args.run_dir()
@@ -219,7 +219,7 @@ def train(args: Args) -> TrainResult:
 def iterate(algo, args: Args, run_dir: Path) -> int:
     """Training iterations until a stop criterion is met, with a line per iteration and the saves;
     returns the learner decisions made (steps of the trained module)."""
-    from train.rllib_modules import MAIN
+    from manni_train.rllib_modules import MAIN
 
     began = time.perf_counter()
     iteration, env_steps, learner_steps, timed_steps, timed_seconds = 0, 0, 0, 0, 0.0

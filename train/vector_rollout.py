@@ -1,16 +1,16 @@
 """One rollout worker of the vector-env PPO trainers: games in lockstep, batched opponents, GAE.
 
 :class:`VectorRollout` owns ``num_envs`` games of :class:`manni_env.vector.VectorManni`, who plays
-each seat of each game (the learner, ``rule_based`` through :class:`agents.rule_based_vector.VectorRuleBased`,
+each seat of each game (the learner, ``rule_based`` through :class:`manni_agents.rule_based_vector.VectorRuleBased`,
 ``random`` from the masks, a frozen snapshot of the learner from its pool, or the fixed opponents of
-``--opponents``, :mod:`train.opponents`), the shaped reward
+``--opponents``, :mod:`manni_train.opponents`), the shaped reward
 (:class:`manni_env.shaping.VectorTrickRewards`) and the rollout buffers. :meth:`VectorRollout.collect`
 plays ``num_steps`` vector steps with the given actor and critic and returns the learner's
 decisions with their advantages and returns (GAE along each (game, seat) trajectory) as a
 :class:`RolloutBatch`, ready for the PPO update.
 
-The fast trainer (:mod:`train.ppo_vector`) runs one in its own process; the Ray trainer
-(:mod:`train.ray_vector`) runs one in each of its runner actors and concatenates their batches.
+The fast trainer (:mod:`manni_train.ppo_vector`) runs one in its own process; the Ray trainer
+(:mod:`manni_train.ray_vector`) runs one in each of its runner actors and concatenates their batches.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.rule_based_vector import VectorRuleBased
+from manni_agents.rule_based_vector import VectorRuleBased
 from manni_env.actions import NUM_ACTIONS
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni, random_legal_actions
-from train.opponents import make_opponent
-from train.precision import autocast, compute_dtype, run_padded
+from manni_train.opponents import make_opponent
+from manni_train.precision import autocast, compute_dtype, run_padded
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 FIXED = -4  # FIXED - i: fixed opponent i of --opponents
@@ -79,7 +79,7 @@ class RolloutBatch:
 class VectorRollout:
     """``args.num_envs`` games with their seat controllers and snapshot pool (see the module docstring).
 
-    ``args`` is a :class:`train.ppo_vector.Args`; ``gen`` draws the networks' actions, ``rng`` the
+    ``args`` is a :class:`manni_train.ppo_vector.Args`; ``gen`` draws the networks' actions, ``rng`` the
     seat assignments and the ``random`` seats' moves, ``seed`` the deals.
     """
 

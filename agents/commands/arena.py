@@ -1,4 +1,4 @@
-"""``manni arena``: a duplicate-deal tournament of three agents (see :mod:`agents.arena`).
+"""``manni arena``: a duplicate-deal tournament of three agents (see :mod:`manni_agents.arena`).
 
 Everything is checked before the first deal: the agents (and that they can play the variant), the
 numbers, the ``--records`` file (a new one, or ``--append``) and the ``--out`` directory (existing

@@ -1,4 +1,4 @@
-"""``manni bot check COMMAND``: the conformance run of a ``manni-bot/1`` program (:mod:`agents.bot_check`)."""
+"""``manni bot check COMMAND``: the conformance run of a ``manni-bot/1`` program (:mod:`manni_agents.bot_check`)."""
 
 from __future__ import annotations
 

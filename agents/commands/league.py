@@ -1,4 +1,4 @@
-"""``manni league``: every agent against two copies of every other, and a leaderboard (:mod:`agents.league`)."""
+"""``manni league``: every agent against two copies of every other, and a leaderboard (:mod:`manni_agents.league`)."""
 
 from __future__ import annotations
 

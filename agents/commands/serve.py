@@ -1,4 +1,4 @@
-"""``manni serve``: play against the agents and replay records in the browser (see :mod:`agents.web`)."""
+"""``manni serve``: play against the agents and replay records in the browser (see :mod:`manni_agents.web`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 DEFAULT_RECORDS_DIR = "runs/web_records"
-MAX_REPLAY_DEALS = 200  # agents.web.limits.MAX_REPLAY_DEALS (not imported: the web extra may be missing)
+MAX_REPLAY_DEALS = 200  # manni_agents.web.limits.MAX_REPLAY_DEALS (not imported: the web extra may be missing)
 
 
 def _positive(text: str) -> float:

@@ -72,7 +72,7 @@ class NewGame(BaseModel):
 
 
 class Move(BaseModel):
-    """The person's actions (see :meth:`~agents.web.game.WebGame.act`)."""
+    """The person's actions (see :meth:`~manni_agents.web.game.WebGame.act`)."""
 
     model_config = ConfigDict(extra="forbid")
     actions: list[Annotated[StrictInt, Field(ge=0, lt=NUM_ACTIONS)]] = Field(min_length=1, max_length=MAX_ACTIONS)
@@ -83,7 +83,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
                replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES) -> FastAPI:
     """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
     (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown.
-    Request bodies, replays and replays at once are bounded (:mod:`agents.web.limits`)."""
+    Request bodies, replays and replays at once are bounded (:mod:`manni_agents.web.limits`)."""
     replays = replays or ReplayGuard()
     tables = TableStore(store, store.max_games)
 

@@ -2,7 +2,7 @@
 
 The person's browser only ever gets :meth:`WebGame.snapshot`: the person's own
 :class:`~manni_env.view.SeatView`, the public table (the trick, counts, scores, the narration of
-:class:`~agents.human.TableNarrator`) and the results of finished deals — never a hidden card.
+:class:`~manni_agents.human.TableNarrator`) and the results of finished deals — never a hidden card.
 The agents act on the server from their own seats' views. For an agent with
 ``action_probabilities(view)`` (the ``ppo`` agent) the probabilities of each decision are kept
 beside the game, one list per deal in decision order (``None`` for the others' decisions); the

@@ -97,7 +97,7 @@ class ReplayGuard:
                                 f"{self.max_deals:,} deals (manni serve --max-replay-deals)")
 
     def build(self, record: dict) -> dict:
-        """:func:`~agents.web.replay.build_replay` of ``record`` within the limits."""
+        """:func:`~manni_agents.web.replay.build_replay` of ``record`` within the limits."""
         self.check(record)
         with self.slot():
             return build_replay(record)

@@ -115,7 +115,7 @@ class Table:
         self.advisor = make_agent(advisor) if advisor is not None else None
         self.policies = {s: make_agent(seat.spec) for s, seat in enumerate(self.seats) if not seat.person}
         self.rngs = [np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(s,))) for s in range(3)]
-        self.probabilities: list[list[dict | None]] = [[]]  # per deal, per decision (see agents.web.game)
+        self.probabilities: list[list[dict | None]] = [[]]  # per deal, per decision (see manni_agents.web.game)
         self.reviews: list[list[dict]] = [[]]  # per deal: the people's decisions beside the advisor's
         self.log: deque[str] = deque(maxlen=LOG_KEPT)
         self.names = self._names()
