@@ -51,6 +51,21 @@ class GameError(ValueError):
     """A move the game does not accept now (not the person's turn, illegal); nothing changed."""
 
 
+def check_decision(state: GameState, seat: int, actions: Sequence[int], error: type[Exception]) -> None:
+    """Raise ``error`` naming the problem unless ``actions`` are legal in order and all belong to one
+    decision of ``seat`` (tried on a copy: ``state`` is unchanged)."""
+    trial = state.clone()
+    phase, deal = trial.phase, len(trial.rounds)
+    for i, action in enumerate(actions):
+        if trial.to_move != seat or trial.phase != phase or len(trial.rounds) != deal:
+            raise error(f"action {i + 1} of {len(actions)} ({A.action_to_str(action)}) comes after your "
+                        "decision is complete; send one decision at a time")
+        try:
+            trial.apply(action)
+        except IllegalActionError as err:
+            raise error(str(err)) from None
+
+
 def seat_names(specs: Sequence[str], seat: int) -> list[str]:
     """``["you", "seat 1 (ppo)", "seat 2 (ppo)"]``: the names the table and the narration use."""
     return ["you" if s == seat else f"seat {s} ({spec})" for s, spec in enumerate(specs)]
@@ -114,16 +129,7 @@ class WebGame:
         state = self.state
         if state.finished:
             raise GameError("the game is over")
-        trial = state.clone()
-        phase, deal = trial.phase, len(trial.rounds)
-        for i, action in enumerate(actions):
-            if trial.to_move != self.seat or trial.phase != phase or len(trial.rounds) != deal:
-                raise GameError(f"action {i + 1} of {len(actions)} ({A.action_to_str(action)}) comes after your "
-                                "decision is complete; send one decision at a time")
-            try:
-                trial.apply(action)
-            except IllegalActionError as err:
-                raise GameError(str(err)) from None
+        check_decision(state, self.seat, actions, GameError)
         for action in actions:
             self._apply(action, None)
         self._play_agents()

@@ -30,13 +30,13 @@ import numpy as np
 
 from manni_env import actions as A
 from manni_env.cards import card_to_str
-from manni_env.engine import GameState, IllegalActionError
+from manni_env.engine import GameState
 from manni_env.records import game_record
 from manni_env.rules import Rules
 
 from ..human import TableNarrator
 from ..registry import make_agent
-from .game import BUTTON_LABELS, HUMAN, LOG_KEPT, MAX_ACTIONS, WebGame, probabilities_of
+from .game import BUTTON_LABELS, HUMAN, LOG_KEPT, MAX_ACTIONS, WebGame, check_decision, probabilities_of
 from .store import GameStore, StoreFull
 
 #: A seat open for a person (the other seats hold registry agent specs).
@@ -249,16 +249,7 @@ class Table:
                 raise TableError("the game has not started: it starts when every open seat is taken")
             if state.to_move != seat:
                 raise TableError(f"it is not your turn: waiting for {self.names[state.to_move]}")
-            trial = state.clone()
-            phase, deal = trial.phase, len(trial.rounds)
-            for i, action in enumerate(actions):
-                if trial.to_move != seat or trial.phase != phase or len(trial.rounds) != deal:
-                    raise TableError(f"action {i + 1} of {len(actions)} ({A.action_to_str(action)}) comes after your "
-                                     "decision is complete; send one decision at a time")
-                try:
-                    trial.apply(action)
-                except IllegalActionError as err:
-                    raise TableError(str(err)) from None
+            check_decision(state, seat, actions, TableError)
             for action in actions:
                 self._apply(action, person=True)
             self._advance()
