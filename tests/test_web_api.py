@@ -29,17 +29,9 @@ from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, read_records, validate_record  # noqa: E402
 from manni_env.rules import VARIANTS, make_rules  # noqa: E402
 
+from helpers.clock import Clock  # noqa: E402
+
 CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
-
-
-class Clock:
-    """A settable clock for the store's idle expiry."""
-
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(scope="module")

@@ -24,15 +24,9 @@ from manni_env.cards import card_to_str  # noqa: E402
 from manni_env.records import read_records, validate_record  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 
+from helpers.clock import Clock  # noqa: E402
+
 CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
-
-
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(scope="module")
