@@ -1,4 +1,5 @@
-"""``manni serve``: play against the agents and replay records in the browser (see :mod:`manni_agents.web`)."""
+"""``manni serve``: play against the agents, at tables with friends, and replay records in the browser (see
+:mod:`manni_agents.web`)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,10 @@ def register(subparsers) -> None:
         "serve",
         help="play and replay games in the browser (needs the web extra)",
         description="Serve a web page to play Manni against the agents (several games at once, one per browser "
-        "tab) and to step through recorded games with every hand face up. Finished and abandoned games are "
-        "saved as manni-record/1 lines in RECORDS_DIR/games.jsonl. Needs the web extra: pip install 'manni-env[web]'.",
+        "tab), to sit at a table with friends (up to three people, agents in the other seats, invite links, "
+        "rejoin, optional hints) and to step through recorded games with every hand face up. Finished and "
+        "abandoned games are saved as manni-record/1 lines in RECORDS_DIR/games.jsonl. Needs the web extra: "
+        "pip install 'manni-env[web]'.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
