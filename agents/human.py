@@ -19,7 +19,7 @@ from manni_env import actions as A
 from manni_env.cards import card_to_str, cards_of, sort_for_display
 from manni_env.engine import GameState, Phase
 from manni_env.rules import ExchangeScheme
-from manni_env.text import SUIT_NAMES, contract_name, hand_text
+from manni_env.text import SUIT_NAMES, contract_name, decision_prompt, hand_text
 from manni_env.view import SeatView
 
 #: Words a person may type for the non-card actions.
@@ -115,33 +115,6 @@ def contract_text(view: SeatView, names: Sequence[str]) -> str:
     return text
 
 
-def _decision_text(view: SeatView, names: Sequence[str]) -> str:
-    phase = view.phase
-    if phase == Phase.EXCHANGE:
-        chosen = " ".join(card_to_str(c) for c in view.pending) or "none"
-        return (
-            f"Exchange: pick cards to discard, one at a time (up to {view.exchange_limit} more); afterwards you "
-            f"draw as many from the top of the Manni, unseen until then. 'done' stops ('done' now with none "
-            f"chosen keeps your hand). Chosen so far: {chosen}"
-        )
-    if phase == Phase.SWAP:
-        return "Swap: 'keep' your hand, or 'swap' it, unseen, for the whole Manni (the first swap ends the exchange)."
-    if phase == Phase.PICKUP:
-        return "Manni: 'take' the four Manni cards (then discard any four), or 'pass'."
-    if phase == Phase.DISCARD:
-        return f"Discard: you took the Manni; discard four cards, one at a time ({len(view.pending)} of 4 chosen)."
-    if phase == Phase.ANNOUNCE:
-        used = ", ".join(view.used_contracts[view.seat]) or "none"
-        rows = view.rules.spec.announcements
-        shared = [a for a in rows if sum(b.name == a.name for b in rows) > 1]  # Trjámann's "suit"
-        suit = (f" ({' or '.join(repr(SUIT_NAMES[a.trump]) for a in shared)} names the "
-                f"{shared[0].name.capitalize()} contract)" if shared else "")
-        return f"Announce a contract you have not played yet{suit}. Already played: {used}."
-    if view.trick:
-        return f"Play: follow suit ({SUIT_NAMES[view.led_suit]}) if you can."
-    return "Play: you lead this trick."
-
-
 def _trick_text(view: SeatView, names: Sequence[str]) -> str:
     if view.trick:
         plays = view.plays[-len(view.trick) :]
@@ -173,7 +146,7 @@ def describe_view(view: SeatView, names: Sequence[str]) -> str:
     trick = _trick_text(view, names)
     if trick:
         lines.append(trick)
-    lines.append(_decision_text(view, names))
+    lines.append(decision_prompt(view, typing=True))
     lines.append("Legal moves: " + "  ".join(f"{i}) {move_label(a)}" for i, a in enumerate(listed_moves(view), 1)))
     return "\n".join(lines)
 

@@ -9,10 +9,10 @@ import pytest
 
 from manni_agents.commands.play import DEFAULT_OPPONENTS, default_opponents, play_terminal
 from manni_agents.registry import make_agent
-from manni_agents.human import HumanPolicy, QuitGame, hand_text, parse_move
+from manni_agents.human import HumanPolicy, QuitGame, parse_move
 from manni_env import Deal, GameState, make_rules
 from manni_env import actions as A
-from manni_env.cards import card_from_str, mask_of
+from manni_env.cards import card_from_str
 from manni_env.cli import build_parser
 from manni_env.records import read_records, validate_record
 
@@ -157,10 +157,6 @@ def test_screen_shows_hand_contract_trick_and_numbered_moves():
     assert "Your hand:  S: Q J   H: A T 9 8 7 6 5 4 3 2   D: -   C: -" in shown
     assert "Trick so far: A AS, B KS" in shown and "Legal moves: 1) QS  2) JS" in shown
     assert screen[1].startswith("  ! 'zz' is not a card")
-
-
-def test_hand_text_groups_by_suit_high_to_low():
-    assert hand_text(mask_of(card_from_str(c) for c in ["2C", "AS", "TH", "KS", "3H"])) == "S: A K   H: T 3   D: -   C: 2"
 
 
 def test_play_command_defaults():

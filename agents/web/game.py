@@ -22,9 +22,10 @@ from manni_env.cards import card_to_str, cards_of, sort_for_display
 from manni_env.engine import GameState, IllegalActionError, Phase, RoundResult
 from manni_env.records import game_record
 from manni_env.rules import Rules
+from manni_env.text import contract_name, decision_prompt
 from manni_env.view import SeatView
 
-from ..human import SUIT_NAMES, TableNarrator, contract_name, contract_text
+from ..human import TableNarrator, contract_text
 from ..registry import make_agent
 
 HUMAN = "human"
@@ -245,19 +246,4 @@ class WebGame:
             return f"Game over. {'Winners' if len(state.winners) > 1 else 'Winner'}: {winners}."
         if not view.legal_actions:
             return f"Waiting for {self.names[view.to_move]}."
-        phase = view.phase
-        if phase == Phase.EXCHANGE:
-            return (f"Exchange: choose up to {view.exchange_limit} cards to discard, then confirm; you draw as many "
-                    "from the Manni, unseen until then.")
-        if phase == Phase.SWAP:
-            return "Keep your hand, or swap it unseen for the whole Manni (the first swap ends the exchange)."
-        if phase == Phase.PICKUP:
-            return "Take the four Manni cards (then discard four), or pass."
-        if phase == Phase.DISCARD:
-            return "You took the Manni: choose four cards to discard."
-        if phase == Phase.ANNOUNCE:
-            used = ", ".join(view.used_contracts[view.seat]) or "none"
-            return f"Announce a contract you have not played yet (already played: {used})."
-        if view.trick:
-            return f"Your turn: follow suit ({SUIT_NAMES[view.led_suit]}) if you can."
-        return "Your lead."
+        return decision_prompt(view, typing=False)
