@@ -144,13 +144,13 @@ from . import fast_wrappers as wrappers
 from .actions import NUM_ACTIONS
 from .cards import card_to_str, mask_of
 from .engine import Deal, GameState, IllegalActionError, Phase
+from .episodes import check_episode, outcome_rewards
 from .observation import ObservationEncoder, StateEncoder
 from .rules import ExchangeScheme, make_rules
 from .text import PHASE_NAMES, hand_text
 from .view import SeatView
 
 AGENTS = ("player_0", "player_1", "player_2")
-EPISODES = ("game", "deal")
 REWARDS = ("deal", "outcome")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
 
@@ -168,13 +168,6 @@ def env(**kwargs) -> AECEnv:
     wrapped = wrappers.OrderEnforcingWrapper(wrapped)
     return wrapped
 
-
-def outcome_rewards(winners: tuple[int, ...]) -> tuple[float, float, float]:
-    """Zero-sum game outcome: winners share +1, the other seats share -1 (all tied: zeros)."""
-    if len(winners) == 3:
-        return (0.0, 0.0, 0.0)
-    win, lose = 1.0 / len(winners), -1.0 / (3 - len(winners))
-    return tuple(win if s in winners else lose for s in range(3))
 
 
 class raw_env(AECEnv, EzPickle):
@@ -196,8 +189,7 @@ class raw_env(AECEnv, EzPickle):
         EzPickle.__init__(self, variant, history, episode, reward, render_mode, render_seat, **rule_options)
         super().__init__()
         self.rules = make_rules(variant, **rule_options)
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {', '.join(EPISODES)}; got {episode!r}")
+        check_episode(episode)
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}; got {reward!r}")
         if reward == "outcome" and episode != "game":

@@ -49,12 +49,11 @@ import pyspiel
 from .actions import NUM_ACTIONS, action_to_str
 from .cards import card_to_str, cards_of
 from .engine import Deal, GameState, Phase
-from .env import outcome_rewards
+from .episodes import check_episode, outcome_rewards
 from .observation import ObservationEncoder
 from .render import view_text
 from .rules import VARIANTS, Rules, make_rules
 
-EPISODES = ("deal", "game")
 #: deal points range per variant (RULES.md); Basic's lower bound is 0 without ``negative``
 _DEAL_POINTS = {"hornafjardar": (-8, 8), "basic": (-4, 8), "trjamann": (-12, 12), "laugarvatn": (-12, 12)}
 _PARAMETERS = {
@@ -124,8 +123,7 @@ class ManniGame(pyspiel.Game):
         variant = self.VARIANT
         params = dict(params or {})
         episode = params.pop("episode", "deal")
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
+        check_episode(episode)
         first_dealer = params.pop("first_dealer", -1)
         rules = make_rules(variant, first_dealer=None if first_dealer == -1 else first_dealer, **params)
         low, high = _DEAL_POINTS[variant]

@@ -50,11 +50,11 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from .actions import NUM_ACTIONS
 from .engine import GameState
+from .episodes import check_episode
 from .observation import ObservationEncoder
 from .rules import make_rules
 
 AGENTS = ("player_0", "player_1", "player_2")
-EPISODES = ("game", "deal")
 #: Keys of the observation dict.
 OBS, MASK, BASELINE_ACTION = "observations", "action_mask", "baseline_action"
 
@@ -90,8 +90,7 @@ class ManniMultiAgentEnv(MultiAgentEnv):
                              "episode, baseline, seed")
         self.rules = make_rules(config.get("variant", "hornafjardar"), **(config.get("options") or {}))
         self.episode = config.get("episode", "game")
-        if self.episode not in EPISODES:
-            raise ValueError(f"episode must be one of {', '.join(EPISODES)}; got {self.episode!r}")
+        check_episode(self.episode)
         self.encoder = ObservationEncoder(self.rules, history=config.get("history", "summary"))
         self.baselines = _baselines(config.get("baseline"))
         self.agents = self.possible_agents = list(AGENTS)

@@ -50,11 +50,11 @@ import numpy as np
 
 from .actions import NUM_ACTIONS, action_to_str
 from .engine import GameState, IllegalActionError
+from .episodes import check_episode
 from .observation import ObservationEncoder
 from .rules import Rules, make_rules
 from .shaping import check_reward, trick_worth
 
-EPISODES = ("deal", "game")
 Policy = Any  # a manni_agents.base.Policy: act(view, rng) -> action, reset()
 OpponentFactory = Callable[[np.random.Generator], Sequence[Policy]]
 ILLEGAL_ACTIONS = ("penalize", "raise")
@@ -123,8 +123,7 @@ class SingleAgentManniEnv(gym.Env):
         illegal_action: str = "penalize",
         **rule_options,
     ):
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
+        check_episode(episode)
         check_reward(reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {', '.join(self.metadata['render_modes'])}, "

@@ -46,7 +46,7 @@ from gymnasium.vector import AutoresetMode
 
 from .actions import NUM_ACTIONS
 from .engine import GameState
-from .env import outcome_rewards
+from .episodes import outcome_rewards
 from .observation import ObservationEncoder
 from .rules import make_rules
 from .vector import VectorManni, random_legal_actions, resolve_backend

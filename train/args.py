@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from manni_env.cli_options import add_variant_options
+from manni_env.episodes import EPISODES
 from manni_env.observation import HISTORIES
 from manni_env.rules import Rules, make_rules
 
@@ -32,7 +33,6 @@ TRAINERS = {"vector": "manni_train.ppo_vector", "sb3": "manni_train.ppo_sb3", "r
 #: the rule options of :func:`~manni_env.rules.make_rules`; their flags come from
 #: :func:`~manni_env.cli_options.add_variant_options`, as in every ``manni`` command
 RULE_FIELDS = ("variant", "target", "negative", "max_deals", "first_dealer")
-EPISODES = ("deal", "game")
 ACTIVATIONS = ("relu", "tanh")
 
 
