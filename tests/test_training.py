@@ -3,6 +3,7 @@ checkpoint errors; and ``manni train``, the one training command with the option
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 
@@ -102,10 +103,11 @@ def test_tampered_exported_agent_is_refused(smoke_run, tmp_path):
         PPOAgent(weights)
 
 
-def test_resume_reads_arguments_saved_under_the_old_names():
-    saved = {"total_timesteps": 5000, "learning_rate": 3e-4, "net_arch": [64], "bc_learning_rate": 1e-2, "seed": 4}
-    args = Args.from_dict(saved)
-    assert (args.total_steps, args.lr, args.hidden, args.bc_lr, args.seed) == (5000, 3e-4, [64], 1e-2, 4)
+def test_saved_arguments_round_trip_and_unknown_fields_are_named():
+    args = Args(total_steps=5000, lr=3e-4, hidden=[64], bc_lr=1e-2, seed=4)
+    assert Args.from_dict(dataclasses.asdict(args)) == args
+    with pytest.raises(ValueError, match="does not know: learning_rate, total_timesteps"):
+        Args.from_dict({"total_timesteps": 5000, "learning_rate": 3e-4, "seed": 4})
 
 
 @pytest.mark.parametrize("trainer", TRAINERS)
@@ -120,9 +122,6 @@ def test_every_trainer_takes_the_shared_options(trainer):
                                                                                                  "r1", 5)
     assert args.rules() == make_rules("basic", target=3, negative=True, max_deals=9)
     assert (args.history, args.final_eval_deals) == ("full", 0)
-    # the deprecated names still work
-    old = parse_args(module.Args, ["--total-timesteps", "800", "--learning-rate", "0.01", "--net-arch", "16"])
-    assert (old.total_steps, old.lr, old.hidden) == (800, 0.01, [16])
 
 
 def test_manni_train_picks_the_trainer_and_its_options(capsys):
@@ -135,7 +134,6 @@ def test_manni_train_picks_the_trainer_and_its_options(capsys):
         helps[trainer] = capsys.readouterr().out
         assert helps[trainer].startswith(f"usage: manni train --trainer {trainer} [options]")
         assert "--total-steps" in helps[trainer] and "--hidden" in helps[trainer] and "--variant" in helps[trainer]
-    assert "--total-timesteps" not in helps["sb3"]  # deprecated names are not advertised
     assert "--num-envs" in helps["vector"] and "--bc-teacher" in helps["sb3"] and "--num-env-runners" in helps["rllib"]
     if "ray" in helps:  # with ray installed
         assert "--num-runners" in helps["ray"] and "--num-gpus-per-learner" in helps["ray"]

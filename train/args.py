@@ -42,9 +42,6 @@ class TrainArgs:
 
     #: short name of the trainer in default run names
     TRAINER: ClassVar[str] = "train"
-    #: deprecated flag names still accepted: field → old flag
-    ALIASES: ClassVar[dict[str, str]] = {"total_steps": "--total-timesteps", "lr": "--learning-rate",
-                                         "hidden": "--net-arch"}
 
     run_name: str | None = None
     """directory name of the run under --runs-dir (default: <variant>_<trainer>_s<seed>_<UTC time>)"""
@@ -133,10 +130,12 @@ class TrainArgs:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]):
-        """An instance from saved arguments (``args.json``, a checkpoint); fields saved under a
-        deprecated name are renamed."""
-        renames = {old.lstrip("-").replace("-", "_"): new for new, old in cls.ALIASES.items()}
-        return cls(**{renames.get(k, k): v for k, v in data.items()})
+        """An instance from saved arguments (``args.json``, a checkpoint); ``ValueError`` naming
+        any field this trainer does not have."""
+        unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ValueError(f"saved arguments have fields {cls.__name__} does not know: {', '.join(unknown)}")
+        return cls(**data)
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -158,8 +157,7 @@ def field_docs(cls: type) -> dict[str, str]:
 
 def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
     """One ``--kebab-name`` option per dataclass field, with the field's docstring as help; the rule
-    options as :func:`~manni_env.cli_options.add_variant_options` adds them; the deprecated
-    names of :attr:`TrainArgs.ALIASES` as hidden synonyms."""
+    options as :func:`~manni_env.cli_options.add_variant_options` adds them."""
     docs = field_docs(cls)
     defaults = cls()
     for f in dataclasses.fields(cls):
@@ -178,9 +176,6 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
         else:
             options = dict(type={"int": int, "float": float}.get(kind.split(" ")[0], str))
         parser.add_argument(*flags, dest=f.name, default=default, help=help_text, **options)
-        if f.name in cls.ALIASES:  # the old name, hidden from --help
-            parser.add_argument(cls.ALIASES[f.name], dest=f.name, default=argparse.SUPPRESS, help=argparse.SUPPRESS,
-                                **options)
     add_variant_options(parser)
 
 

@@ -67,7 +67,6 @@ class Args(TrainArgs):
     """Self-play MaskablePPO (sb3-contrib) on the single-agent env against an opponent pool."""
 
     TRAINER = "ppo"
-    ALIASES = {**TrainArgs.ALIASES, "bc_lr": "--bc-learning-rate"}
 
     total_steps: int = 300_000
     """learner decisions to train for (in total, when resuming)"""

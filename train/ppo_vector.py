@@ -81,7 +81,6 @@ class Args(TrainArgs):
     """Self-play PPO on the vector env (plain torch): the fast trainer, manni train's default."""
 
     TRAINER = "ppovec"
-    ALIASES = {**TrainArgs.ALIASES, "bc_lr": "--bc-learning-rate"}
     FIXED_OPPONENTS = True
 
     total_steps: int = 2_000_000

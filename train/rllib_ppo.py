@@ -40,7 +40,6 @@ class Args(TrainArgs):
     """Self-play PPO for Manni on Ray RLlib (new API stack)."""
 
     TRAINER = "rllib"
-    ALIASES = {**TrainArgs.ALIASES, "final_eval_deals": "--eval-deals"}
 
     total_steps: int | None = None
     """stop after this many learner decisions (steps of the trained module); default: --stop-iters decides"""
