@@ -55,7 +55,7 @@ from manni_agents.registry import make_agent
 from manni_env.shaping import REWARDS
 from manni_env.single_agent import SingleAgentManniEnv
 from manni_train.args import TrainArgs, parse_args
-from manni_train.demonstrations import TEACHERS, collect_demonstrations
+from manni_train.demonstrations import TEACHERS, Demonstrations, collect_demonstrations, imitate
 from manni_train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
 
 TRAIN_FORMAT = "manni-ppo-train/1"
@@ -222,30 +222,21 @@ def score_of(result: ArenaResult, spec: str) -> dict:
     return dataclasses.asdict(stats.deal_score)
 
 
-def imitate(model: MaskablePPO, data: dict[str, np.ndarray], epochs: int, learning_rate: float, batch_size: int, seed: int) -> dict:
-    """Behaviour cloning warm start: the actor learns the teacher's moves (cross-entropy under the
-    legal mask), the critic its returns (MSE), so PPO starts from a sensible policy and critic."""
+def warm_start(model: MaskablePPO, data: Demonstrations, args: Args) -> dict:
+    """Behaviour cloning of the teacher (:func:`~manni_train.demonstrations.imitate`) into the
+    MaskablePPO policy's actor and critic, so PPO starts from a sensible policy and critic."""
     policy = model.policy
-    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
-    tensors = {k: torch.as_tensor(v) for k, v in data.items()}
-    n = len(data["actions"])
-    generator = torch.Generator().manual_seed(seed)
-    for _ in range(epochs):
-        order = torch.randperm(n, generator=generator)
-        for start in range(0, n, batch_size):
-            idx = order[start : start + batch_size]
-            values, log_prob, _ = policy.evaluate_actions(tensors["obs"][idx], tensors["actions"][idx], tensors["masks"][idx])
-            loss = -log_prob.mean() + 0.5 * torch.nn.functional.mse_loss(values.flatten(), tensors["returns"][idx])
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
-            optimizer.step()
-    with torch.no_grad():
-        dist = policy.get_distribution(tensors["obs"], action_masks=tensors["masks"].numpy())
-        accuracy = (dist.distribution.probs.argmax(-1) == tensors["actions"]).float().mean().item()
-        values = policy.predict_values(tensors["obs"]).flatten()
-        value_mse = torch.nn.functional.mse_loss(values, tensors["returns"]).item()
-    return {"bc/accuracy": accuracy, "bc/value_mse": value_mse, "bc/samples": n}
+
+    def evaluate(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        values, log_prob, _ = policy.evaluate_actions(batch["obs"], batch["actions"], batch["masks"])
+        return log_prob, values.flatten()
+
+    def greedy(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        dist = policy.get_distribution(batch["obs"], action_masks=batch["masks"].numpy())
+        return dist.distribution.probs.argmax(-1)
+
+    return imitate(evaluate, greedy, list(policy.parameters()), data, epochs=args.bc_epochs, lr=args.bc_lr,
+                   batch_size=args.batch_size, generator=torch.Generator().manual_seed(args.seed))
 
 
 class SelfPlayCallback(BaseCallback):
@@ -370,8 +361,8 @@ def train(args: Args) -> TrainResult:
     if checkpoint is None and args.bc_samples > 0:
         bc_start = time.time()
         data = collect_demonstrations(args.rules(), args.bc_samples, args.seed, args.history, args.reward,
-                                      args.bc_teacher).rows(slice(None))
-        for key, value in imitate(model, data, args.bc_epochs, args.bc_lr, args.batch_size, args.seed).items():
+                                      args.bc_teacher)
+        for key, value in warm_start(model, data, args).items():
             model.logger.record(key, value)
         model.logger.dump(0)
         wall_before = time.time() - bc_start  # the warm start counts in the training wall time

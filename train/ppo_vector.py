@@ -67,7 +67,7 @@ from manni_env.shaping import REWARDS
 from manni_env.vector import BACKENDS
 from manni_train import resume
 from manni_train.args import TrainArgs, parse_args
-from manni_train.demonstrations import TEACHERS, Demonstrations, collect_demonstrations
+from manni_train.demonstrations import TEACHERS, Demonstrations, collect_demonstrations, imitate
 from manni_train.precision import PRECISIONS, autocast, compute_dtype, full_precision, run_padded
 from manni_train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
 from manni_train.threads import ThreadFitter
@@ -243,38 +243,20 @@ class Critic(nn.Module):
             return self.value(hidden.float()).squeeze(-1)
 
 
-def imitate(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
-    """Behaviour cloning warm start on :func:`~manni_train.demonstrations.collect_demonstrations` data
-    (decoded a minibatch at a time): the actor learns the teacher's moves (cross-entropy under the
-    legal mask), the critic the returns to go (MSE, scaled by ``reward_scale``), under ``--precision``."""
-    from tqdm import tqdm
+def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
+    """Behaviour cloning of the teacher (:func:`~manni_train.demonstrations.imitate`) under
+    ``--precision``, the critic's targets scaled by ``reward_scale``."""
 
-    def rows(idx) -> dict[str, torch.Tensor]:
-        return {k: torch.from_numpy(v) for k, v in data.rows(idx).items()}
+    def evaluate(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        logits = actor(batch["obs"], batch["masks"])
+        log_prob = torch.log_softmax(logits.float(), 1).gather(1, batch["actions"][:, None]).squeeze(1)
+        return log_prob, critic(batch["obs"])
 
-    params = list(actor.parameters()) + list(critic.parameters())
-    optimizer = torch.optim.Adam(params, lr=args.bc_lr)
-    precision = autocast(compute_dtype(args.precision))
-    n = len(data)
-    for _ in tqdm(range(args.bc_epochs), desc=f"warm start (imitating {args.bc_teacher})", unit="epoch",
-                  disable=not args.progress_bar):
-        for idx in torch.randperm(n, generator=gen).split(args.bc_batch_size):
-            batch = rows(idx.numpy())
-            with precision:
-                logits = actor(batch["obs"], batch["masks"])
-                values = critic(batch["obs"])
-            loss = nn.functional.cross_entropy(logits, batch["actions"])
-            loss = loss + 0.5 * nn.functional.mse_loss(values, batch["returns"] * args.reward_scale)
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(params, 1.0)
-            optimizer.step()
-    hits = 0
-    with torch.no_grad(), precision:
-        for start in range(0, n, 8192):
-            batch = rows(slice(start, start + 8192))
-            hits += int((actor(batch["obs"], batch["masks"]).argmax(1) == batch["actions"]).sum())
-    return {"bc/accuracy": hits / n, "bc/samples": n}
+    return imitate(evaluate, lambda batch: actor(batch["obs"], batch["masks"]).argmax(1),
+                   list(actor.parameters()) + list(critic.parameters()), data, epochs=args.bc_epochs, lr=args.bc_lr,
+                   batch_size=args.bc_batch_size, generator=gen, value_scale=args.reward_scale,
+                   precision=autocast(compute_dtype(args.precision)),
+                   desc=f"warm start (imitating {args.bc_teacher})", progress_bar=args.progress_bar)
 
 
 def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, algorithm: str) -> Path:
@@ -420,7 +402,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
             if args.warm_start_samples():
                 data = collect_demonstrations(args.rules(), args.warm_start_samples(), args.seed + 1_000_003,
                                               args.history, args.reward, args.bc_teacher, args.backend)
-                for name, value in imitate(actor, critic, data, args, gen).items():
+                for name, value in warm_start(actor, critic, data, args, gen).items():
                     writer.add_scalar(name, value, 0)
                 del data
             progress.phase = "ppo"
