@@ -1,4 +1,5 @@
-"""The rollout's credit assignment and GAE on a scripted deal with known rewards.
+"""The rollout's credit assignment and GAE on a scripted deal with known rewards, and the update's
+diagnostics.
 
 Every seat is the learner, whose actor always plays the lowest legal action, so the rollout's games
 are the engine's games under that rule; the critic is a constant. With γ = λ = 1 and deal rewards,
@@ -17,10 +18,11 @@ import pytest
 import torch
 from torch import nn
 
+from manni_env.actions import NUM_ACTIONS
 from manni_env.engine import Deal, GameState
 from manni_env.rules import make_rules
-from manni_train.ppo_vector import Args
-from manni_train.vector_rollout import VectorRollout
+from manni_train.ppo_vector import Actor, Args, Critic, PPOLearner
+from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
 BOOTSTRAP_VALUE = 0.375  # the constant critic: distinct from every deal score
 CUT_DECISIONS = 5  # decisions of the second deal played before the rollout ends
@@ -85,3 +87,21 @@ def test_rewards_land_on_each_seats_latest_decision_and_cut_trajectories_bootstr
     assert list(rollout.b_seat[len(seats):, 0]) == cut_seats
     np.testing.assert_allclose(returns[len(seats):], BOOTSTRAP_VALUE, atol=1e-6)
     np.testing.assert_allclose(batch.advantages.numpy()[len(seats):], 0.0, atol=1e-6)
+
+
+def test_the_update_reports_approximate_kl_clip_fraction_and_explained_variance():
+    args = Args(num_envs=1, hidden=[16], precision="fp32")
+    gen = torch.Generator().manual_seed(0)
+    actor, critic = Actor(616, [16], "relu"), Critic(616, [16], "relu")
+    n = 64
+    obs = torch.randn(n, 616, generator=gen)
+    mask = torch.ones(n, NUM_ACTIONS, dtype=torch.bool)
+    actions = torch.randint(NUM_ACTIONS, (n,), generator=gen)
+    with torch.no_grad():
+        logp = torch.log_softmax(actor(obs, mask), 1).gather(1, actions[:, None]).squeeze(1)
+    values, returns = torch.randn(n, generator=gen), torch.randn(n, generator=gen)
+    batch = RolloutBatch(obs=obs, mask=mask, actions=actions, logp=logp, values=values,
+                         advantages=returns - values, returns=returns)
+    stats = PPOLearner(actor, critic, args, gen).update(batch, 1e-2)
+    assert stats["losses/explained_variance"] == pytest.approx(1 - (returns - values).var().item() / returns.var().item())
+    assert 0.0 <= stats["losses/approx_kl"] < 1.0 and 0.0 <= stats["losses/clipfrac"] <= 1.0

@@ -296,7 +296,8 @@ class PPOLearner:
 
     def update(self, batch: RolloutBatch, lr: float, minibatches: int | None = None) -> dict[str, float]:
         """One PPO update with learning rate ``lr`` in ``minibatches`` minibatches per epoch (default:
-        of about ``minibatch_size``); the last minibatch's losses and the clip fraction."""
+        of about ``minibatch_size``); the last minibatch's losses and approximate KL divergence, the clip
+        fraction and the explained variance of the rollout's values."""
         args = self.args
         self.optimizer.param_groups[0]["lr"] = lr
         f_obs, f_mask, f_act, f_logp, f_val, f_adv, f_ret = (
@@ -326,8 +327,14 @@ class PPOLearner:
                 loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
                 self.step(loss)
                 clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+        with torch.no_grad():  # CleanRL's diagnostics: the last minibatch's KL estimate, the critic's fit
+            log_ratio = logp - f_logp[idx]
+            approx_kl = ((log_ratio.exp() - 1) - log_ratio).mean().item()
+            variance = f_ret.var().item()
+            explained = float("nan") if variance == 0 else 1.0 - (f_ret - f_val).var().item() / variance
         return {"losses/policy": pg_loss.item(), "losses/value": v_loss.item(), "losses/entropy": entropy.item(),
-                "losses/clipfrac": float(np.mean(clipfracs))}
+                "losses/clipfrac": float(np.mean(clipfracs)), "losses/approx_kl": approx_kl,
+                "losses/explained_variance": explained}
 
     def step(self, loss: torch.Tensor) -> None:
         """One gradient step on ``loss`` (clipped to ``max_grad_norm``)."""
