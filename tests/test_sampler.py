@@ -17,6 +17,8 @@ from manni_agents.sampler import sample_worlds
 from manni_env import GameState, Phase, make_rules
 from manni_env.cards import SUIT_MASKS, cards_of
 
+from helpers.hidden import twin_with_other_hidden_cards
+
 VARIANTS = ("hornafjardar", "basic", "trjamann", "laugarvatn")
 RULE_BASED, RANDOM = RuleBasedAgent(), RandomAgent()
 
@@ -188,18 +190,7 @@ def test_worlds_do_not_depend_on_hidden_cards() -> None:
     rng = np.random.default_rng(0)
     advance(state, 40, rng)
     seat = state.to_move
-    other = state.clone()
-    a, b = (seat + 1) % 3, (seat + 2) % 3
-    # swap one card of the same suit between the two opponents' hands where neither is void
-    d = other._d
-    for suit in range(4):
-        ca, cb = d.hands[a] & SUIT_MASKS[suit], d.hands[b] & SUIT_MASKS[suit]
-        if ca and cb:
-            x, y = ca & -ca, cb & -cb
-            d.hands[a] ^= x | y
-            d.hands[b] ^= x | y
-            break
-    assert other.view(seat) == state.view(seat) and other._d.hands != state._d.hands
+    other = twin_with_other_hidden_cards(state, seat)
     w1 = sample_worlds(state.view(seat), np.random.default_rng(3), 3)
     w2 = sample_worlds(other.view(seat), np.random.default_rng(3), 3)
     assert [w._d.hands for w in w1] == [w._d.hands for w in w2]

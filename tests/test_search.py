@@ -11,7 +11,8 @@ from manni_agents.registry import make_agent
 from manni_agents.sampler import sample_worlds
 from manni_agents.search import SearchAgent
 from manni_env import GameState, Phase, make_rules
-from manni_env.cards import SUIT_MASKS
+
+from helpers.hidden import twin_with_other_hidden_cards
 
 VARIANTS = ("hornafjardar", "basic", "trjamann", "laugarvatn")
 PPO = make_agent("ppo")
@@ -120,22 +121,6 @@ def test_same_seed_same_choice(weighting: str) -> None:
     assert first[0] == second[0] and first[1] == second[1] and np.array_equal(first[2], second[2])
     assert len(first[1]) == len(view.legal_actions) and first[0] == max(first[1], key=lambda a: (first[1][a], -a))
 
-
-def twin_with_other_hidden_cards(state: GameState, seat: int) -> GameState:
-    """A copy of ``state`` in which the two opponents of ``seat`` hold other cards (one card of a
-    suit neither is void in swapped between their hands): the same public history and view."""
-    twin = state.clone()
-    a, b = (seat + 1) % 3, (seat + 2) % 3
-    d = twin._d
-    for suit in range(4):
-        ca, cb = d.hands[a] & SUIT_MASKS[suit], d.hands[b] & SUIT_MASKS[suit]
-        if ca and cb:
-            x, y = ca & -ca, cb & -cb
-            d.hands[a] ^= x | y
-            d.hands[b] ^= x | y
-            break
-    assert twin.view(seat) == state.view(seat) and twin._d.hands != state._d.hands
-    return twin
 
 
 @pytest.mark.parametrize(("variant", "weighting"), [("hornafjardar", "policy"), ("trjamann", "uniform"),
