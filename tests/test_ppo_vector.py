@@ -101,7 +101,12 @@ def test_warm_start_data_depend_on_the_seed_only():
 @pytest.mark.parametrize("change, message", [
     ({"reward": "points"}, "--reward must be one of deal, trick"),
     ({"minibatch_size": 0}, "--minibatch-size must be at least 1"),
-    ({"p_rule_based": 0.9, "p_snapshot": 0.2}, "must not exceed 1"),
+    ({"opponent_mix": "rule_based=0.9,snapshot=0.2"}, "the shares sum to 1.1, more than 1"),
+    ({"opponent_mix": "rule_based"}, "'rule_based' is not KIND=SHARE"),
+    ({"opponent_mix": "random=1/0"}, "the share of random must be a number such as 0.2 or 1/3"),
+    ({"opponent_mix": "random=0.1,random=0.2"}, "random is given twice"),
+    ({"opponent_mix": "random=1.5"}, "the share of random must be between 0 and 1"),
+    ({"max_grad_norm": 0.0}, "--max-grad-norm must be positive for this trainer"),
     ({"bc_teacher": "pimc"}, "--bc-teacher must be one of rule_based, random"),
     ({"variant": "trjamann", "target": 5}, "option 'target' is not valid for variant 'trjamann'"),
 ])
@@ -119,7 +124,7 @@ def test_fast_trainer_smoke_run_writes_a_playable_agent(variant, tmp_path):
     torch = pytest.importorskip("torch")
     args = Args(runs_dir=str(tmp_path), run_name="tiny", variant=variant, total_steps=1200, num_envs=16,
                 num_steps=24, hidden=[32], snapshot_every=400, eval_every=0, eval_deals=4, bc_samples=600,
-                bc_epochs=1, p_snapshot=0.3, p_rule_based=0.3, p_random=0.1, final_eval_deals=1, torch_threads=1,
+                bc_epochs=1, opponent_mix="snapshot=0.3,rule_based=0.3,random=0.1", final_eval_deals=1, torch_threads=1,
                 progress_bar=False)
     result = train(args)
     run = result.run_dir

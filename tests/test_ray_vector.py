@@ -26,7 +26,7 @@ from manni_train.vector_rollout import VectorRollout  # noqa: E402
 pytestmark = pytest.mark.rllib
 
 TINY = dict(num_envs=12, num_steps=16, hidden=[16], bc_samples=300, bc_epochs=1, snapshot_every=200, pool_size=2,
-            p_snapshot=0.3, p_rule_based=0.4, p_random=0.1, eval_every=0, eval_deals=4, torch_threads=1,
+            opponent_mix="snapshot=0.3,rule_based=0.4,random=0.1", eval_every=0, eval_deals=4, torch_threads=1,
             progress_bar=False)
 
 

@@ -8,6 +8,8 @@ in a small duplicate arena, where any illegal move would raise.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -22,6 +24,7 @@ from manni_agents.rllib_agent import export_policy  # noqa: E402
 from manni_env.engine import GameState, IllegalActionError  # noqa: E402
 from manni_env.rllib_env import AGENTS, BASELINE_ACTION, MASK, OBS, ManniMultiAgentEnv  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
+from manni_train.args import parse_args  # noqa: E402
 from manni_train.rllib_modules import MaskedPPOTorchRLModule, SeatMapping  # noqa: E402
 
 pytestmark = pytest.mark.rllib
@@ -118,23 +121,46 @@ def test_baseline_action_is_the_baseline_agents_move_for_the_seat_on_turn():
             obs, _ = env.reset()
 
 
-def test_seat_mapping_gives_the_baseline_the_requested_seats_in_every_rotation():
+def test_seat_mapping_draws_each_seat_with_the_baseline_share_and_keeps_a_seat_for_main():
     class Episode:
         def __init__(self, id_):
             self.id_ = id_
 
-    for seats in (0, 1, 2):
-        mapping = SeatMapping(seats, "rule_based")
-        baseline_seats = set()
-        for i in range(60):
+    for share in (0.0, 1 / 3, 1.0):
+        mapping = SeatMapping(share, "rule_based")
+        counts = []
+        for i in range(600):
             episode = Episode(f"episode-{i}")
             modules = [mapping(agent, episode) for agent in AGENTS]
-            assert modules.count("rule_based") == seats and modules.count("main") == 3 - seats
-            baseline_seats |= {s for s, m in enumerate(modules) if m == "rule_based"}
+            assert set(modules) <= {"rule_based", "main"} and "main" in modules
             assert modules == [mapping(agent, episode) for agent in AGENTS]  # stable within an episode
-        assert baseline_seats == (set() if seats == 0 else {0, 1, 2})
-    with pytest.raises(ValueError, match="baseline_seats"):
-        SeatMapping(3)
+            counts.append([m == "rule_based" for m in modules])
+        per_seat = np.mean(counts, axis=0)
+        if share == 1.0:
+            assert np.allclose(per_seat.sum(), 2.0) and (per_seat > 0.5).all()  # main keeps one seat, any seat
+        else:  # the share of every seat, within sampling error
+            assert np.allclose(per_seat, share, atol=0.07), per_seat
+    with pytest.raises(ValueError, match="share must be a probability"):
+        SeatMapping(1.5)
+
+
+def test_rllib_takes_the_shared_ppo_options_and_refuses_what_it_cannot_do():
+    from manni_train.rllib_ppo import Args, rllib_options
+
+    args = parse_args(Args, ["--learning-rate", "1e-3", "--num-steps", "300", "--num-envs", "2", "--num-env-runners",
+                             "3", "--num-learners", "2", "--update-epochs", "5", "--minibatch-size", "64",
+                             "--ent-coef", "0.02", "--clip-coef", "0.25", "--vf-coef", "0.7", "--gae-lambda", "0.9",
+                             "--max-grad-norm", "0.4", "--opponent-mix", "random=0.5"])
+    assert rllib_options(args) == {"train_batch_size_per_learner": 300 * 2 * 3 // 2, "minibatch_size": 64,
+                                   "num_epochs": 5, "lr": 1e-3, "gamma": 0.995, "lambda_": 0.9, "clip_param": 0.25,
+                                   "vf_loss_coeff": 0.7, "entropy_coeff": 0.02, "grad_clip": 0.4}
+    assert rllib_options(Args())["grad_clip"] is None  # RLlib's default: no clipping
+    for change, message in [({"anneal_lr": True}, "keeps the learning rate constant"),
+                            ({"clip_vloss": True}, "clips the value loss its own way"),
+                            ({"opponent_mix": "snapshot=0.2,rule_based=0.5"}, "keeps no snapshot pool"),
+                            ({"opponent_mix": "rule_based=0.5,random=0.1"}, "one frozen baseline")]:
+        with pytest.raises(ValueError, match=message):
+            Args(**change).check()
 
 
 def _module(env: ManniMultiAgentEnv, inference_only: bool = True) -> MaskedPPOTorchRLModule:
@@ -204,8 +230,8 @@ def test_train_checkpoint_restore_and_arena(tmp_path):
     from manni_train.rllib_modules import MAIN
     from manni_train.rllib_ppo import Args, build_config, learner_weights, save
 
-    args = Args(variant="basic", target=3, num_env_runners=2, train_batch_size=200, minibatch_size=100,
-                num_epochs=1, hidden=[32, 32], seed=5)
+    args = Args(variant="basic", target=3, num_env_runners=2, num_steps=100, minibatch_size=100,
+                update_epochs=1, hidden=[32, 32], seed=5)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # never a running cluster
     try:
         algo = build_config(args).build_algo()
@@ -252,7 +278,8 @@ def test_manni_train_rllib_end_to_end(tmp_path, capsys):
     from manni_env.cli import main
 
     argv = ["train", "--trainer", "rllib", "--variant", "basic", "--target", "3", "--num-env-runners", "0",
-            "--num-cpus", "1", "--train-batch-size", "100", "--minibatch-size", "50", "--num-epochs", "1",
+            "--num-cpus", "1", "--num-steps", "100", "--minibatch-size", "50", "--update-epochs", "1",
+            "--eval-every", "100", "--eval-deals", "3",
             "--hidden", "16", "--total-steps", "150", "--stop-iters", "20", "--final-eval-deals", "1",
             "--runs-dir", str(tmp_path), "--run-name", "r", "--seed", "3"]
     assert main(argv) == 0
@@ -262,5 +289,8 @@ def test_manni_train_rllib_end_to_end(tmp_path, capsys):
     assert 1 <= len(iterations) < 20  # stopped by --total-steps, not by --stop-iters
     assert f"agent: rllib:{run}" in out and "### vs 2 × rule_based" in out and "### vs 2 × random" in out
     assert (run / "args.json").is_file() and (run / "arena_final.json").is_file()
+    history = json.loads((run / "history.json").read_text())  # evaluated like every trainer, the last at the end
+    assert len(history) >= 2 and history[-1]["timesteps"] >= 150 and {"vs_random", "vs_rule_based"} <= set(history[-1])
+    assert (run / "learning_curve.png").is_file() and list((run / "tb").glob("events.out.tfevents.*"))
     agent = make_agent(f"rllib:{run}")
     assert agent.meta["variant"] == "basic" and agent.meta["net_arch"] == [16]

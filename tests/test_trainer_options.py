@@ -1,8 +1,10 @@
-"""The vector trainers' options: ``--precision``, ``--opponents``, the compact warm-start data,
-the quick warm start, and Ctrl-C keeping the run (``--resume``)."""
+"""The trainers' options: ``--precision``, ``--opponents``, the compact warm-start data, the quick
+warm start, Ctrl-C keeping the run (``--resume``), and the vocabulary every trainer shares (the PPO
+options under CleanRL's names, ``--opponent-mix``, the evaluation on the same deals)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -12,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 from helpers.interrupts import interrupt_when_written, manni  # noqa: E402
 
-from manni_agents.ppo_agent import CheckpointError, shipped_model  # noqa: E402
+from manni_agents.ppo_agent import CheckpointError, policy_metadata, save_checkpoint, shipped_model  # noqa: E402
 from manni_agents.registry import make_agent  # noqa: E402
 from manni_agents.rule_based_vector import VectorRuleBased  # noqa: E402
 from manni_agents.vector_arena import checkpoint_policy  # noqa: E402
@@ -24,10 +26,11 @@ from manni_train import ppo_sb3, resume  # noqa: E402
 from manni_train.args import parse_args  # noqa: E402
 from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
 from manni_train.opponents import make_opponent  # noqa: E402
-from manni_train.ppo_vector import Actor, Args, Critic, resumed, train  # noqa: E402
+from manni_train.ppo_vector import Actor, Args, Critic, greedy_policy, resumed, train  # noqa: E402
 from manni_train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, run_padded  # noqa: E402
 from manni_train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
-from manni_train.vector_rollout import FIXED, LEARNER, VectorRollout  # noqa: E402
+from manni_train.reporting import evaluate  # noqa: E402
+from manni_train.vector_rollout import FIXED, LEARNER, RANDOM, RULE_BASED, VectorRollout  # noqa: E402
 
 TINY = dict(num_envs=16, num_steps=24, hidden=[32], eval_every=0, eval_deals=4, bc_samples=400, bc_epochs=1,
             final_eval_deals=0, torch_threads=1, progress_bar=False)
@@ -246,3 +249,74 @@ def test_resume_without_a_run_is_an_error(tmp_path, capsys):
 
     assert main(["--resume", str(tmp_path / "nothing")]) == 2
     assert "no run there" in capsys.readouterr().err
+
+
+# ---- one vocabulary: CleanRL's names, one opponent mix, one evaluation ----
+
+def test_the_ppo_options_reach_maskableppo_under_its_own_names():
+    args = parse_args(ppo_sb3.Args, ["--learning-rate", "2e-4", "--num-steps", "64", "--minibatch-size", "32",
+                                     "--update-epochs", "3", "--gamma", "0.9", "--gae-lambda", "0.8", "--clip-coef",
+                                     "0.1", "--clip-vloss", "--ent-coef", "0.02", "--vf-coef", "0.4",
+                                     "--max-grad-norm", "0.3", "--anneal-lr"])
+    options = ppo_sb3.sb3_options(args)
+    schedule = options.pop("learning_rate")
+    assert options == {"n_steps": 64, "batch_size": 32, "n_epochs": 3, "gamma": 0.9, "gae_lambda": 0.8,
+                       "clip_range": 0.1, "clip_range_vf": 0.1, "ent_coef": 0.02, "vf_coef": 0.4, "max_grad_norm": 0.3}
+    assert schedule(1.0) == pytest.approx(2e-4) and schedule(0.25) == pytest.approx(5e-5)  # annealed to 0
+    plain = ppo_sb3.sb3_options(ppo_sb3.Args())
+    assert plain["learning_rate"] == 1e-4 and plain["clip_range_vf"] is None
+
+
+@pytest.mark.parametrize("mix, counts", [
+    ("none", {LEARNER: 3}),  # pure self-play
+    ("random=1", {LEARNER: 1, RANDOM: 2}),  # every seat drawn random, then one given back to the learner
+    ("rule_based=1/2,random=1/2", None),
+    ("snapshot=1", {LEARNER: 3}),  # no snapshot in the pool yet: the learner takes the share
+])
+def test_the_vector_rollout_draws_seats_from_the_opponent_mix(mix, counts):
+    args = Args(opponent_mix=mix, **{**TINY, "num_envs": 600})
+    who = VectorRollout(args, torch.Generator().manual_seed(1), np.random.default_rng(1), 1).controller
+    assert ((who == LEARNER).sum(1) >= 1).all()
+    if counts:
+        assert all(((who == kind).sum(1) == n).all() for kind, n in counts.items())
+    else:  # the two kinds in about equal numbers, never the learner but for its one kept seat
+        assert ((who == LEARNER).sum(1) == 1).all()
+        assert abs((who == RULE_BASED).mean() - (who == RANDOM).mean()) < 0.05
+
+
+def test_the_sb3_pool_draws_opponents_from_the_same_mix(tmp_path):
+    pool = ppo_sb3.OpponentPool(tmp_path, {"snapshot": 0.5, "rule_based": 0.25, "random": 0.25}, pool_size=2)
+    rng = np.random.default_rng(3)
+    names = [type(p).__name__ for _ in range(400) for p in pool(rng)]
+    assert abs(names.count("RuleBasedAgent") - names.count("RandomAgent")) < 80  # no snapshot yet: shares in proportion
+    assert set(names) == {"RuleBasedAgent", "RandomAgent"}
+    rules = make_rules("hornafjardar")
+    actor = Actor(VectorManni(rules, 1).obs_size, [8], "relu")
+    save_checkpoint(tmp_path / "snapshot_0000000001", actor.layers(), policy_metadata(rules, "summary", "relu"))
+    names = [type(p).__name__ for _ in range(400) for p in pool(rng)]
+    assert 0.4 < names.count("PPOAgent") / len(names) < 0.6
+    with pytest.raises(ValueError, match="the shares must fill the other two"):
+        ppo_sb3.Args(opponent_mix="rule_based=0.5").check()
+
+
+def test_the_trainers_evaluate_a_policy_on_the_same_deals(tmp_path):
+    """The fast trainer evaluates its torch actor, SB3 and RLlib their export; the one routine gives
+    the same numbers for the same policy."""
+    rules = make_rules("hornafjardar")
+    torch.manual_seed(2)
+    actor = Actor(VectorManni(rules, 1).obs_size, [16], "relu")
+    path = save_checkpoint(tmp_path / "agent", actor.layers(), policy_metadata(rules, "summary", "relu"))
+    fast = evaluate(greedy_policy(actor), Args(eval_deals=12, eval_seed=9), 100, 1.0)
+    sb3 = evaluate(checkpoint_policy(path, rules), ppo_sb3.Args(eval_deals=12, eval_seed=9), 100, 1.0)
+    assert fast == sb3 and fast["timesteps"] == 100 and fast["vs_rule_based"]["low"] is not None
+    assert evaluate(greedy_policy(actor), Args(eval_deals=12, eval_seed=10), 100, 1.0) != fast  # the seed matters
+
+
+def test_renamed_options_name_their_new_flag(capsys):
+    with pytest.raises(SystemExit):
+        parse_args(Args, ["--p-snapshot", "0.1"])
+    assert "--p-snapshot was renamed: use --opponent-mix" in capsys.readouterr().err
+    saved = {**dataclasses.asdict(Args()), "lr": 1e-3, "p_snapshot": 0.1, "p_rule_based": 0.5, "p_random": 0.2}
+    del saved["learning_rate"], saved["opponent_mix"]
+    args = Args.from_dict(saved)  # an args.json of release 0.2.0 (--resume)
+    assert args.learning_rate == 1e-3 and args.mix() == {"snapshot": 0.1, "rule_based": 0.5, "random": 0.2}

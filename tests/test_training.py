@@ -25,8 +25,8 @@ pytestmark = pytest.mark.slow
 def smoke_args(tmp_path, **changes) -> Args:
     """A run of a few seconds: a short imitation warm start, then one PPO rollout per env."""
     base = dict(
-        run_name="smoke", runs_dir=str(tmp_path), seed=3, total_steps=1024, num_envs=2, n_steps=256,
-        batch_size=256, n_epochs=2, hidden=[64, 64], bc_samples=6000, bc_epochs=6, snapshot_every=512,
+        run_name="smoke", runs_dir=str(tmp_path), seed=3, total_steps=1024, num_envs=2, num_steps=256,
+        minibatch_size=256, update_epochs=2, hidden=[64, 64], bc_samples=6000, bc_epochs=6, snapshot_every=512,
         eval_every=1024, eval_deals=2, final_eval_deals=4, checkpoint_every=0, progress_bar=False,
     )
     base.update(changes)
@@ -104,22 +104,33 @@ def test_tampered_exported_agent_is_refused(smoke_run, tmp_path):
 
 
 def test_saved_arguments_round_trip_and_unknown_fields_are_named():
-    args = Args(total_steps=5000, lr=3e-4, hidden=[64], bc_lr=1e-2, seed=4)
+    args = Args(total_steps=5000, learning_rate=3e-4, hidden=[64], bc_lr=1e-2, seed=4)
     assert Args.from_dict(dataclasses.asdict(args)) == args
-    with pytest.raises(ValueError, match="does not know: learning_rate, total_timesteps"):
-        Args.from_dict({"total_timesteps": 5000, "learning_rate": 3e-4, "seed": 4})
+    with pytest.raises(ValueError, match="does not know: net_arch, total_timesteps"):
+        Args.from_dict({"total_timesteps": 5000, "net_arch": [64], "seed": 4})
+
+
+def test_saved_arguments_of_release_0_2_load_under_the_new_names():
+    """A 0.2.0 SB3 checkpoint's arguments: its PPO names and opponent shares (the rest rule_based)."""
+    old = {"lr": 2e-4, "n_steps": 128, "batch_size": 64, "n_epochs": 3, "clip_range": 0.1, "p_snapshot": 0.3,
+           "p_random": 0.1, "seed": 4}
+    args = Args.from_dict(old)
+    assert (args.learning_rate, args.num_steps, args.minibatch_size, args.update_epochs, args.clip_coef) == (
+        2e-4, 128, 64, 3, 0.1)
+    assert args.mix() == pytest.approx({"snapshot": 0.3, "rule_based": 0.6, "random": 0.1})
+    args.check()
 
 
 @pytest.mark.parametrize("trainer", TRAINERS)
 def test_every_trainer_takes_the_shared_options(trainer):
     module = pytest.importorskip(TRAINERS[trainer])  # the ray trainer needs ray
     assert issubclass(module.Args, TrainArgs)
-    shared = ["--total-steps", "700", "--lr", "0.002", "--hidden", "48", "24", "--runs-dir", "out", "--run-name", "r1",
-              "--seed", "5", "--variant", "basic", "--target", "3", "--negative", "--max-deals", "9", "--history", "full",
-              "--final-eval-deals", "0"]
+    shared = ["--total-steps", "700", "--learning-rate", "0.002", "--hidden", "48", "24", "--runs-dir", "out",
+              "--run-name", "r1", "--seed", "5", "--variant", "basic", "--target", "3", "--negative", "--max-deals", "9",
+              "--history", "full", "--final-eval-deals", "0"]
     args = parse_args(module.Args, shared)
-    assert (args.total_steps, args.lr, args.hidden, args.runs_dir, args.run_name, args.seed) == (700, 0.002, [48, 24], "out",
-                                                                                                 "r1", 5)
+    assert (args.total_steps, args.learning_rate, args.hidden, args.runs_dir, args.run_name, args.seed) == (
+        700, 0.002, [48, 24], "out", "r1", 5)
     assert args.rules() == make_rules("basic", target=3, negative=True, max_deals=9)
     assert (args.history, args.final_eval_deals) == ("full", 0)
 
@@ -144,8 +155,11 @@ def test_manni_train_picks_the_trainer_and_its_options(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--trainer", "sb3", "--history", "everything"], "--history must be one of summary, full, got 'everything'"),
-    (["--trainer", "sb3", "--p-snapshot", "0.8", "--p-random", "0.5"], "--p-snapshot + --p-random must not exceed 1"),
-    (["--trainer", "rllib", "--baseline", "nobody"], "unknown agent 'nobody'"),
+    (["--trainer", "sb3", "--opponent-mix", "snapshot=0.8,random=0.5"], "the shares sum to 1.3, more than 1"),
+    (["--trainer", "rllib", "--opponent-mix", "nobody=0.5"], "'nobody' is not one of snapshot, rule_based, random"),
+    (["--lr", "0.001"], "--lr was renamed: use --learning-rate"),
+    (["--trainer", "sb3", "--n-epochs=2"], "--n-epochs was renamed: use --update-epochs"),
+    (["--trainer", "rllib", "--baseline-seats", "2"], "--baseline-seats was renamed: use --opponent-mix"),
     (["--variant", "trjamann", "--target", "5"], "option 'target' is not valid for variant 'trjamann'"),
     (["--hidden", "0"], "--hidden needs positive layer sizes"),
     (["--no-such-option", "1"], "unrecognized arguments: --no-such-option 1"),

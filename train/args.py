@@ -1,10 +1,15 @@
 """The arguments every trainer shares (:class:`TrainArgs`) and their command line.
 
 Each trainer's ``Args`` extends :class:`TrainArgs` in its own file (``train/ppo_vector.py``,
-``train/ppo_sb3.py``, ``train/rllib_ppo.py``), so the three take the same names for the same
-things: ``--total-steps``, ``--lr``, ``--hidden``, ``--runs-dir``, ``--run-name``, ``--seed``,
-the variant options of every ``manni`` command (``--variant``, ``--target``, ``--negative``,
-``--max-deals``, ``--first-dealer``), ``--history``, ``--episode`` and the final arena's options.
+``train/ppo_sb3.py``, ``train/rllib_ppo.py``, ``train/ray_vector.py``), so all take the same names
+for the same things: the run (``--total-steps``, ``--runs-dir``, ``--run-name``, ``--seed``), the
+variant options of every ``manni`` command (``--variant``, ``--target``, ``--negative``,
+``--max-deals``, ``--first-dealer``), ``--history``, ``--episode``, the networks, the PPO
+hyperparameters under CleanRL's names (``--learning-rate``, ``--num-envs``, ``--num-steps``,
+``--update-epochs``, ``--minibatch-size``, ``--ent-coef``, ``--clip-coef``, ...; each trainer
+translates them for its library and may set its own defaults), the opponents (``--opponent-mix``,
+:func:`parse_opponent_mix`; ``--opponents``) and the evaluations (``--eval-every``, ``--eval-deals``,
+``--eval-seed``: the same duplicate deals for every trainer; the final arena's options).
 Each field's docstring is its ``--help`` text; :func:`add_arguments` turns a dataclass into argparse
 options (``total_steps`` → ``--total-steps``, booleans as ``--flag/--no-flag``). This module
 imports no torch, so ``manni --help`` stays fast.
@@ -17,9 +22,11 @@ import ast
 import dataclasses
 import inspect
 import json
+import sys
 import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,6 +41,69 @@ TRAINERS = {"vector": "manni_train.ppo_vector", "sb3": "manni_train.ppo_sb3", "r
 #: :func:`~manni_env.cli_options.add_variant_options`, as in every ``manni`` command
 RULE_FIELDS = ("variant", "target", "negative", "max_deals", "first_dealer")
 ACTIVATIONS = ("relu", "tanh")
+#: who may take a seat in ``--opponent-mix`` besides the learner
+OPPONENT_KINDS = ("snapshot", "rule_based", "random")
+DEFAULT_MIX = "snapshot=0.2,rule_based=0.75,random=0.05"
+#: options of release 0.2.0 that were renamed: what to use now (the command line names it; saved
+#: arguments, ``args.json`` and checkpoints, are read with :func:`upgrade_saved`)
+RENAMED = {
+    "lr": "--learning-rate", "n_steps": "--num-steps", "batch_size": "--minibatch-size",
+    "n_epochs": "--update-epochs", "num_epochs": "--update-epochs", "clip_range": "--clip-coef",
+    "entropy_coeff": "--ent-coef", "num_envs_per_env_runner": "--num-envs",
+    "train_batch_size": "--num-steps (per env: the batch is num_steps × num_envs × num_env_runners)",
+    "p_snapshot": "--opponent-mix snapshot=P,rule_based=P,random=P", "p_rule_based": "--opponent-mix",
+    "p_random": "--opponent-mix", "baseline": "--opponent-mix rule_based=1/3", "baseline_seats": "--opponent-mix",
+}
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a field, without the dashes (``learning_rate`` → ``learning-rate``)."""
+    return name.replace("_", "-")
+
+
+def parse_opponent_mix(spec: str) -> dict[str, float]:
+    """``--opponent-mix``: ``"snapshot=0.2,rule_based=0.75,random=0.05"`` → {kind: share} (``"none"``:
+    no opponents); ``ValueError`` naming what is wrong (a kind outside :data:`OPPONENT_KINDS`, a
+    share that is not a probability, a kind given twice, shares summing to more than 1)."""
+    if spec.strip() in ("", "none"):
+        return {}
+    mix: dict[str, float] = {}
+    for part in spec.split(","):
+        kind, equals, share = (text.strip() for text in part.partition("="))
+        if not equals:
+            raise ValueError(f"--opponent-mix: {part.strip()!r} is not KIND=SHARE (e.g. {DEFAULT_MIX})")
+        if kind not in OPPONENT_KINDS:
+            raise ValueError(f"--opponent-mix: {kind!r} is not one of {', '.join(OPPONENT_KINDS)}")
+        if kind in mix:
+            raise ValueError(f"--opponent-mix: {kind} is given twice")
+        try:
+            mix[kind] = float(Fraction(share))
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"--opponent-mix: the share of {kind} must be a number such as 0.2 or 1/3, "
+                             f"got {share!r}") from None
+        if not 0.0 <= mix[kind] <= 1.0:
+            raise ValueError(f"--opponent-mix: the share of {kind} must be between 0 and 1, got {share}")
+    if sum(mix.values()) > 1.0 + 1e-9:
+        raise ValueError(f"--opponent-mix: the shares sum to {sum(mix.values()):g}, more than 1 "
+                         "(the rest, and at least one seat, is the learner's)")
+    return mix
+
+
+def upgrade_saved(data: dict[str, Any]) -> dict[str, Any]:
+    """Saved arguments of release 0.2.0 under today's names: ``lr``, SB3's ``n_steps``,
+    ``batch_size``, ``n_epochs``, ``clip_range`` and the ``p_*`` opponent shares (SB3: the rest
+    was ``rule_based``) become ``learning_rate``, ``num_steps``, ``minibatch_size``,
+    ``update_epochs``, ``clip_coef`` and ``opponent_mix``."""
+    data = dict(data)
+    for old, new in {"lr": "learning_rate", "n_steps": "num_steps", "batch_size": "minibatch_size",
+                     "n_epochs": "update_epochs", "clip_range": "clip_coef"}.items():
+        if old in data:
+            data[new] = data.pop(old)
+    if "p_snapshot" in data:
+        snapshot, random = data.pop("p_snapshot"), data.pop("p_random", 0.0)
+        rule_based = data.pop("p_rule_based", max(0.0, 1.0 - snapshot - random))
+        data["opponent_mix"] = f"snapshot={snapshot:g},rule_based={rule_based:g},random={random:g}"
+    return data
 
 
 @dataclass
@@ -65,24 +135,64 @@ class TrainArgs:
     """what ends a learner's episode: deal or game"""
     total_steps: int = 1_000_000
     """learner decisions to train for"""
-    lr: float = 1e-4
-    """Adam learning rate"""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the actor and of the critic"""
     activation: str = "relu"
     """hidden activation: relu or tanh"""
-    final_eval_deals: int = 500
-    """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based,
-    seed --eval-seed + 1 (0: none)"""
-    eval_seed: int = 2024
-    """seed of the evaluation deals"""
-    eval_workers: int = 1
-    """processes for the final arena"""
+    # PPO, under CleanRL's names (cleanrl/ppo.py); a trainer's Args may change a default
+    learning_rate: float = 1e-4
+    """Adam learning rate"""
+    anneal_lr: bool = False
+    """decay the learning rate linearly to 0 over --total-steps (not rllib)"""
+    num_envs: int = 8
+    """environments (games) stepped side by side: in this process (vector, sb3) or in each runner
+    (ray, rllib)"""
+    num_steps: int = 256
+    """steps of each environment per rollout (rllib: the train batch is --num-steps × --num-envs ×
+    --num-env-runners env steps, shared by the learners)"""
+    minibatch_size: int = 512
+    """samples per minibatch of the PPO update (vector, ray: the rollout is split into minibatches
+    of about this size)"""
+    update_epochs: int = 4
+    """optimisation epochs over each rollout"""
+    gamma: float = 0.995
+    """discount factor (a deal is about 17 learner decisions)"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_coef: float = 0.2
+    """PPO clipping coefficient of the policy ratio"""
+    clip_vloss: bool = False
+    """clip the value loss with --clip-coef as well (not rllib, which clips the value loss at 10)"""
+    ent_coef: float = 0.003
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm (0: no clipping, rllib only)"""
+    # opponents and evaluations
+    opponent_mix: str = DEFAULT_MIX
+    """who plays each seat at the start of a game or episode: KIND=SHARE,... with KIND snapshot (a
+    frozen copy of the learner from the pool), rule_based or random, and SHARE a probability (0.2 or
+    1/3), drawn per seat; the rest, and at least one seat, is the learner's; none: pure self-play
+    (what each trainer supports: docs/trainers.md)"""
     opponents: list[str] = field(default_factory=list)
     """fixed agents in the two non-learner seats of every game, e.g. --opponents ppo (a best response
     to the shipped agent) or --opponents ppo:runs/RUN/agent rule_based: one spec for both seats or
     two (in random order); ppo, ppo:VARIANT[,sample], ppo:PATH[,sample], rule_based or random (vector and ray
-    trainers; replaces the --p-* opponent mix and the snapshot pool)"""
+    trainers; replaces --opponent-mix and the snapshot pool)"""
+    eval_every: int = 100_000
+    """learner decisions between evaluations of the greedy policy against 2 × random and 2 ×
+    rule_based (history.json, the learning curve; 0: only at the end)"""
+    eval_deals: int = 2000
+    """duplicate deals per evaluation, each played with the learner in every seat (vector env, seconds;
+    the same deals in every trainer)"""
+    eval_seed: int = 2024
+    """seed of the evaluation deals"""
+    final_eval_deals: int = 500
+    """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based,
+    seed --eval-seed + 1 (0: none)"""
+    eval_workers: int = 1
+    """processes for the final arena"""
 
     #: whether this trainer plays ``--opponents``
     FIXED_OPPONENTS: ClassVar[bool] = False
@@ -95,22 +205,31 @@ class TrainArgs:
         """The :class:`Rules` to train on (``ValueError`` for a bad variant or option)."""
         return make_rules(self.variant, **self.rule_options())
 
+    def mix(self) -> dict[str, float]:
+        """``--opponent-mix`` as {kind: share} (:func:`parse_opponent_mix`)."""
+        return parse_opponent_mix(self.opponent_mix)
+
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument (subclasses add their own checks)."""
         self.rules()
-        for name, valid in {"history": HISTORIES, "episode": EPISODES, "activation": ACTIVATIONS}.items():
-            if getattr(self, name) not in valid:
-                raise ValueError(f"--{name} must be one of {', '.join(valid)}, got {getattr(self, name)!r}")
+        self.check_choices({"history": HISTORIES, "episode": EPISODES, "activation": ACTIVATIONS})
         if self.total_steps is not None and self.total_steps < 1:
             raise ValueError(f"--total-steps must be at least 1, got {self.total_steps}")
-        if not self.lr > 0:
-            raise ValueError(f"--lr must be positive, got {self.lr}")
         if not self.hidden or min(self.hidden) < 1:
             raise ValueError(f"--hidden needs positive layer sizes, got {self.hidden}")
+        for name in ("learning_rate", "clip_coef"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"--{flag(name)} must be positive, got {getattr(self, name)}")
+        for name in ("gamma", "gae_lambda"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"--{flag(name)} must be between 0 and 1, got {getattr(self, name)}")
+        for name in ("ent_coef", "vf_coef", "max_grad_norm", "eval_every"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"--{flag(name)} must not be negative, got {getattr(self, name)}")
+        self.check_at_least(1, "num_envs", "num_steps", "minibatch_size", "update_epochs", "eval_deals", "eval_workers")
         if self.final_eval_deals is not None and self.final_eval_deals < 0:
             raise ValueError(f"--final-eval-deals must not be negative, got {self.final_eval_deals}")
-        if self.eval_workers < 1:
-            raise ValueError(f"--eval-workers must be at least 1, got {self.eval_workers}")
+        self.mix()
         if self.opponents:
             if not self.FIXED_OPPONENTS:
                 raise ValueError("--opponents: this trainer does not play fixed opponents "
@@ -118,6 +237,18 @@ class TrainArgs:
             from manni_train.opponents import check_opponent_specs  # loads checkpoints: numpy only
 
             check_opponent_specs(self.opponents, self.rules(), self.history)
+
+    def check_choices(self, choices: dict[str, tuple[str, ...]]) -> None:
+        """``ValueError`` unless each named field holds one of its valid values."""
+        for name, valid in choices.items():
+            if getattr(self, name) not in valid:
+                raise ValueError(f"--{flag(name)} must be one of {', '.join(valid)}, got {getattr(self, name)!r}")
+
+    def check_at_least(self, low: int, *names: str) -> None:
+        """``ValueError`` unless each named field is at least ``low``."""
+        for name in names:
+            if getattr(self, name) < low:
+                raise ValueError(f"--{flag(name)} must be at least {low}, got {getattr(self, name)}")
 
     def run_dir(self) -> Path:
         """``runs_dir/run_name``, created, with ``args.json``; names the run if it has no name."""
@@ -130,12 +261,56 @@ class TrainArgs:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]):
-        """An instance from saved arguments (``args.json``, a checkpoint); ``ValueError`` naming
-        any field this trainer does not have."""
+        """An instance from saved arguments (``args.json``, a checkpoint; those of release 0.2.0 through
+        :func:`upgrade_saved`); ``ValueError`` naming any field this trainer does not have."""
+        data = upgrade_saved(data)
         unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
         if unknown:
             raise ValueError(f"saved arguments have fields {cls.__name__} does not know: {', '.join(unknown)}")
         return cls(**data)
+
+
+@dataclass
+class SelfPlayArgs(TrainArgs):
+    """The options of the trainers with an imitation warm start and a pool of frozen snapshots of the
+    learner (vector, ray and sb3)."""
+
+    reward: str = "trick"
+    """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
+    its score) or deal (the deal score at the deal's end)"""
+    snapshot_every: int = 25_000
+    """learner decisions between snapshots added to the pool (the snapshot seats of --opponent-mix)"""
+    pool_size: int = 8
+    """most recent snapshots kept in the pool"""
+    bc_samples: int | None = 100_000
+    """imitation warm start: decisions of --bc-teacher playing every seat, cloned (policy) and fitted
+    (value) before PPO; 0: start from scratch"""
+    bc_teacher: str = "rule_based"
+    """the warm start's teacher: rule_based or random"""
+    bc_epochs: int = 8
+    """passes over the imitation data"""
+    bc_lr: float = 1e-3
+    """Adam learning rate of the imitation phase"""
+    progress_bar: bool = True
+    """show a progress bar while training"""
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the first bad argument."""
+        from manni_env.shaping import REWARDS
+        from manni_train.demonstrations import TEACHERS
+
+        super().check()
+        self.check_choices({"reward": REWARDS, "bc_teacher": TEACHERS})
+        self.check_at_least(1, "snapshot_every", "pool_size")
+        self.check_at_least(0, "bc_epochs")
+        if (self.bc_samples or 0) < 0:
+            raise ValueError(f"--bc-samples must not be negative, got {self.bc_samples}")
+        if not self.max_grad_norm > 0:
+            raise ValueError(f"--max-grad-norm must be positive for this trainer, got {self.max_grad_norm}")
+
+    def warm_start_samples(self) -> int:
+        """``--bc-samples`` (a trainer may derive a default from ``--total-steps``)."""
+        return self.bc_samples or 0
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -187,6 +362,10 @@ def parse_args(cls: type, argv: list[str] | None = None, prog: str | None = None
         "manni train --trainer NAME --help lists that trainer's options.",
     )
     add_arguments(parser, cls)
+    for arg in sys.argv[1:] if argv is None else argv:
+        name = arg.partition("=")[0][2:].replace("-", "_") if arg.startswith("--") else None
+        if name in RENAMED and name not in {f.name for f in dataclasses.fields(cls)}:
+            parser.error(f"--{flag(name)} was renamed: use {RENAMED[name]} (docs/trainers.md)")
     ns = parser.parse_args(argv)
     args = cls(**{f.name: getattr(ns, f.name) for f in dataclasses.fields(cls)})
     try:

@@ -2,25 +2,29 @@
 
     manni train --trainer sb3 --total-steps 300000 --seed 1      # or: python -m manni_train.ppo_sb3 ...
 
-The options every trainer shares come from :class:`manni_train.args.TrainArgs`; this trainer's own are
-the fields of :class:`Args`.
+The options every trainer shares come from :class:`manni_train.args.TrainArgs` (the PPO options under
+CleanRL's names, translated for MaskablePPO by :func:`sb3_options`); this trainer's own are the
+fields of :class:`Args`.
 
 1. Warm start (``--bc-samples``): the policy imitates ``--bc-teacher`` (``rule_based``) playing
    every seat (cross-entropy under the legal mask; the data come from the vector env,
    :mod:`manni_train.demonstrations`) and the critic fits its returns, so PPO starts near the
    baseline's level.
 2. PPO: the learner plays in :class:`manni_env.single_agent.SingleAgentManniEnv` (one deal per
-   episode, shaped ``trick`` reward) against two opponents drawn per episode and per seat from a
-   pool: frozen snapshots of itself (``--p-snapshot``, once one exists), ``random``
-   (``--p-random``) and otherwise ``rule_based``.
+   episode, shaped ``trick`` reward) against two opponents drawn per episode and per seat from
+   ``--opponent-mix`` (:class:`OpponentPool`: frozen snapshots of itself, the first one taken when
+   PPO starts, ``rule_based``, ``random``; the learner has one seat, so the shares must sum to 1).
+3. Every ``--eval-every`` steps and at the end, the greedy policy plays the duplicate deals every
+   trainer evaluates on (:func:`manni_train.reporting.evaluate`: ``--eval-deals``, ``--eval-seed``).
 
 The reported wall time (``history`` and the agent's metadata) counts the warm start and learning,
-not the periodic arena evaluations.
+not the periodic evaluations.
 
 Everything goes to ``runs/<run_name>/``:
 
-- ``args.json``; ``tb/`` (TensorBoard and ``progress.csv``: SB3's losses and ``time/fps``, ``bc/*`` of the
-  warm start, ``arena/*`` scores);
+- ``args.json``; ``history.json`` (the evaluations); ``tb/`` (TensorBoard and ``progress.csv``: SB3's
+  losses and ``time/fps``, ``losses/approx_kl``, ``losses/clipfrac`` and ``losses/explained_variance``
+  under the fast trainer's names, :data:`LOG_NAMES`; ``bc/*`` of the warm start, ``arena/*`` scores);
 - ``pool/`` (snapshots, in the safe ``ppo`` checkpoint format of :mod:`manni_agents.ppo_agent`);
 - ``checkpoints/latest.pt`` (resumable with ``--resume``; plain tensors and JSON-like values, read
   back with ``torch.load(weights_only=True)``);
@@ -45,82 +49,41 @@ import stable_baselines3
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.logger import configure
+from stable_baselines3.common.logger import Logger, make_output_format
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from manni_agents.arena import BASELINES, ArenaResult, against_baselines
+from manni_agents.arena import BASELINES
 from manni_agents.ppo_agent import PPOAgent, policy_metadata, save_checkpoint
 from manni_agents.registry import make_agent
-from manni_env.shaping import REWARDS
+from manni_agents.vector_arena import checkpoint_policy
 from manni_env.single_agent import SingleAgentManniEnv
-from manni_train.args import TrainArgs, parse_args
-from manni_train.demonstrations import TEACHERS, Demonstrations, collect_demonstrations, imitate
-from manni_train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
+from manni_train.args import SelfPlayArgs, parse_args
+from manni_train.demonstrations import Demonstrations, collect_demonstrations, imitate
+from manni_train.reporting import (TrainResult, evaluate, final_arena, plot_learning_curve, report,
+                                   training_metadata, write_history)
 
 TRAIN_FORMAT = "manni-ppo-train/1"
+#: SB3's names of the diagnostics every trainer logs → the names the fast trainer (and CleanRL) uses
+LOG_NAMES = {"train/approx_kl": "losses/approx_kl", "train/clip_fraction": "losses/clipfrac",
+             "train/explained_variance": "losses/explained_variance", "train/learning_rate": "charts/learning_rate"}
 ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}
 
 
 @dataclass
-class Args(TrainArgs):
+class Args(SelfPlayArgs):
     """Self-play MaskablePPO (sb3-contrib) on the single-agent env against an opponent pool."""
 
     TRAINER = "ppo"
 
     total_steps: int = 300_000
-    """learner decisions to train for (in total, when resuming)"""
     final_eval_deals: int = 150
-    """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based,
-    seed --eval-seed + 1 (0: none)"""
-    reward: str = "trick"
-    """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
-    its score) or deal (the deal score at the deal's end)"""
     num_envs: int = 8
-    """parallel environments"""
+    num_steps: int = 256
     subproc: bool = False
     """run the environments in subprocesses (SubprocVecEnv) instead of in this process"""
     torch_threads: int = 1
     """torch CPU threads"""
-    n_steps: int = 256
-    """steps per environment per rollout"""
-    batch_size: int = 512
-    """minibatch size"""
-    n_epochs: int = 4
-    """optimisation epochs per rollout"""
-    gamma: float = 0.995
-    """discount factor (a deal is about 17 learner decisions)"""
-    gae_lambda: float = 0.95
-    """GAE lambda"""
-    clip_range: float = 0.2
-    """PPO clipping coefficient"""
-    ent_coef: float = 0.003
-    """entropy bonus coefficient"""
-    vf_coef: float = 0.5
-    """value loss coefficient"""
-    max_grad_norm: float = 0.5
-    """gradient clipping norm"""
-    bc_samples: int = 100_000
-    """imitation warm start: decisions of --bc-teacher playing every seat, imitated (policy) and fitted
-    (value) before PPO; 0: start from scratch"""
-    bc_teacher: str = "rule_based"
-    """the warm start's teacher: rule_based or random"""
-    bc_epochs: int = 8
-    """passes over the imitation data"""
-    bc_lr: float = 1e-3
-    """Adam learning rate of the imitation phase"""
-    p_snapshot: float = 0.2
-    """probability that an opponent seat is a frozen snapshot of the learner (once one exists)"""
-    p_random: float = 0.05
-    """probability that an opponent seat is the random agent; the rest play rule_based"""
-    snapshot_every: int = 25_000
-    """steps between frozen snapshots added to the opponent pool"""
-    pool_size: int = 8
-    """most recent snapshots kept in the pool"""
-    eval_every: int = 100_000
-    """steps between duplicate-arena evaluations against random and rule_based (0: never)"""
-    eval_deals: int = 30
-    """duplicate deals (x 6 seatings) per periodic evaluation"""
     checkpoint_every: int = 100_000
     """steps between resumable checkpoints"""
     resume: str | None = None
@@ -128,34 +91,35 @@ class Args(TrainArgs):
     --total-steps, --resume and the final evaluation's options come from this command line"""
     export: str | None = None
     """also write the final agent to this path (NAME → NAME.safetensors + NAME.json)"""
-    progress_bar: bool = True
-    """show a progress bar while training"""
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument."""
         super().check()
-        for name, valid in {"reward": REWARDS, "bc_teacher": TEACHERS}.items():
-            if getattr(self, name) not in valid:
-                raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(valid)}, got {getattr(self, name)!r}")
-        for name in ("num_envs", "n_steps", "batch_size", "n_epochs", "torch_threads", "pool_size", "eval_deals"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
-        for name in ("p_snapshot", "p_random"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"--{name.replace('_', '-')} must be a probability, got {getattr(self, name)}")
-        if self.p_snapshot + self.p_random > 1.0:
-            raise ValueError("--p-snapshot + --p-random must not exceed 1")
-        if self.bc_samples < 0:
-            raise ValueError(f"--bc-samples must not be negative, got {self.bc_samples}")
+        self.check_at_least(1, "torch_threads")
+        if abs(sum(self.mix().values()) - 1.0) > 1e-9:
+            raise ValueError(f"--opponent-mix {self.opponent_mix}: the sb3 trainer's learner plays one seat of the "
+                             "single-agent env, so the shares must fill the other two (sum to 1)")
+
+
+def sb3_options(args: Args) -> dict:
+    """The PPO options (CleanRL's names, :class:`~manni_train.args.TrainArgs`) as MaskablePPO's keywords."""
+    rate = args.learning_rate
+    return {"learning_rate": (lambda remaining: rate * remaining) if args.anneal_lr else rate,
+            "n_steps": args.num_steps, "batch_size": args.minibatch_size, "n_epochs": args.update_epochs,
+            "gamma": args.gamma, "gae_lambda": args.gae_lambda, "clip_range": args.clip_coef,
+            "clip_range_vf": args.clip_coef if args.clip_vloss else None, "ent_coef": args.ent_coef,
+            "vf_coef": args.vf_coef, "max_grad_norm": args.max_grad_norm}
 
 
 class OpponentPool:
-    """``pool(rng) -> (Policy, Policy)`` for the env: each seat independently a frozen snapshot
-    from ``pool_dir`` (newest ``pool_size``), ``random`` or ``rule_based``. Snapshots are files,
-    so envs in subprocesses see new ones without any messaging."""
+    """``pool(rng) -> (Policy, Policy)`` for the env: each opponent seat independently drawn from
+    ``mix`` (:meth:`~manni_train.args.TrainArgs.mix`, shares summing to 1): a frozen snapshot from
+    ``pool_dir`` (newest ``pool_size``), ``rule_based`` or ``random``; until the pool has a snapshot
+    the snapshot share goes to the others in proportion. Snapshots are files, so envs in
+    subprocesses see new ones without any messaging."""
 
-    def __init__(self, pool_dir: Path, p_snapshot: float, p_random: float, pool_size: int):
-        self.pool_dir, self.p_snapshot, self.p_random, self.pool_size = Path(pool_dir), p_snapshot, p_random, pool_size
+    def __init__(self, pool_dir: Path, mix: dict[str, float], pool_size: int):
+        self.pool_dir, self.mix, self.pool_size = Path(pool_dir), mix, pool_size
         self._loaded: dict[str, object] = {}  # snapshot path or baseline name -> policy
 
     def snapshots(self) -> list[Path]:
@@ -164,21 +128,36 @@ class OpponentPool:
 
     def __call__(self, rng: np.random.Generator) -> tuple:
         snapshots = self.snapshots()
+        kinds = [(k, p) for k, p in self.mix.items() if p > 0 and (snapshots or k != "snapshot")]
+        total = sum(p for _, p in kinds)
         pair = []
         for _ in range(2):
-            u = rng.random()
-            if snapshots and u < self.p_snapshot:
+            u = rng.random() * total
+            for kind, share in kinds:
+                if u < share:
+                    break
+                u -= share
+            if kind == "snapshot":
                 pair.append(self._policy(str(snapshots[int(rng.integers(len(snapshots)))])))
-            elif u < self.p_snapshot + self.p_random:
-                pair.append(self._policy("random"))
             else:
-                pair.append(self._policy("rule_based"))
+                pair.append(self._policy(kind))
         return tuple(pair)
 
     def _policy(self, key: str):
         if key not in self._loaded:
             self._loaded[key] = make_agent(key) if key in BASELINES else PPOAgent(key)
         return self._loaded[key]
+
+
+class RenamingLogger(Logger):
+    """SB3's logger (TensorBoard and ``progress.csv`` in ``folder``), writing the diagnostics of
+    :data:`LOG_NAMES` under the names the other trainers use."""
+
+    def __init__(self, folder: str):
+        super().__init__(folder, [make_output_format(kind, folder) for kind in ("tensorboard", "csv")])
+
+    def record(self, key: str, value, exclude=None) -> None:
+        super().record(LOG_NAMES.get(key, key), value, exclude)
 
 
 def make_env(args: Args, rank: int, seed: int, pool: OpponentPool):
@@ -211,17 +190,6 @@ def export_agent(model: MaskablePPO, path: Path, args: Args, timesteps: int, wal
     return save_checkpoint(path, actor_layers(model), metadata)
 
 
-def evaluate(agent: str, args: Args) -> dict[str, ArenaResult]:
-    """The periodic evaluation: ``eval_deals`` duplicate deals of ``agent`` against two copies of each baseline."""
-    return against_baselines(agent, args.rules(), args.eval_deals, args.eval_seed)
-
-
-def score_of(result: ArenaResult, spec: str) -> dict:
-    """Mean deal score and 95% CI of ``spec`` in an arena result."""
-    stats = next(a for a in result.agents if a.spec == spec)
-    return dataclasses.asdict(stats.deal_score)
-
-
 def warm_start(model: MaskablePPO, data: Demonstrations, args: Args) -> dict:
     """Behaviour cloning of the teacher (:func:`~manni_train.demonstrations.imitate`) into the
     MaskablePPO policy's actor and critic, so PPO starts from a sensible policy and critic."""
@@ -236,7 +204,7 @@ def warm_start(model: MaskablePPO, data: Demonstrations, args: Args) -> dict:
         return dist.distribution.probs.argmax(-1)
 
     return imitate(evaluate, greedy, list(policy.parameters()), data, epochs=args.bc_epochs, lr=args.bc_lr,
-                   batch_size=args.batch_size, generator=torch.Generator().manual_seed(args.seed))
+                   batch_size=args.minibatch_size, generator=torch.Generator().manual_seed(args.seed))
 
 
 class SelfPlayCallback(BaseCallback):
@@ -274,15 +242,15 @@ class SelfPlayCallback(BaseCallback):
         return True
 
     def evaluate(self) -> None:
+        """The shared periodic evaluation (:func:`manni_train.reporting.evaluate`) of the exported greedy
+        policy, into the history, ``history.json`` and the logs."""
         eval_start = time.time()
         path = export_agent(self.model, self.run_dir / "eval" / "current", self.args, self.num_timesteps, self.wall_time())
-        spec = f"ppo:{path.with_suffix('')}"
-        results = evaluate(spec, self.args)
-        entry = {"timesteps": self.num_timesteps, "wall_time_s": round(self.wall_time(), 1)}
-        for baseline, result in results.items():
-            entry[f"vs_{baseline}"] = score_of(result, spec)
+        entry = evaluate(checkpoint_policy(path, self.args.rules()), self.args, self.num_timesteps, self.wall_time())
+        for baseline in BASELINES:
             self.logger.record(f"arena/vs_{baseline}", entry[f"vs_{baseline}"]["mean"])
         self.history.append(entry)
+        write_history(self.run_dir, self.history)
         self.logger.dump(self.num_timesteps)
         self.eval_seconds += time.time() - eval_start
 
@@ -332,7 +300,7 @@ def train(args: Args) -> TrainResult:
     torch.set_num_threads(args.torch_threads)
     done = checkpoint["num_timesteps"] if checkpoint else 0
     env_seed = args.seed * 100_003 + done  # a resumed run continues on fresh deals
-    pool = OpponentPool(run_dir / "pool", args.p_snapshot, args.p_random, args.pool_size)
+    pool = OpponentPool(run_dir / "pool", args.mix(), args.pool_size)
     thunks = [make_env(args, i, env_seed, pool) for i in range(args.num_envs)]
     envs = SubprocVecEnv(thunks) if args.subproc else DummyVecEnv(thunks)
 
@@ -340,27 +308,18 @@ def train(args: Args) -> TrainResult:
     model = MaskablePPO(
         "MlpPolicy",
         envs,
-        learning_rate=args.lr,
-        n_steps=args.n_steps,
-        batch_size=args.batch_size,
-        n_epochs=args.n_epochs,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        clip_range=args.clip_range,
-        ent_coef=args.ent_coef,
-        vf_coef=args.vf_coef,
-        max_grad_norm=args.max_grad_norm,
+        **sb3_options(args),
         policy_kwargs={"net_arch": list(args.hidden), "activation_fn": ACTIVATIONS[args.activation]},
         seed=args.seed + done,
         device="cpu",
         verbose=0,
     )
-    model.set_logger(configure(str(run_dir / "tb"), ["tensorboard", "csv"]))
+    model.set_logger(RenamingLogger(str(run_dir / "tb")))
     history: list[dict] = []
     wall_before = 0.0
-    if checkpoint is None and args.bc_samples > 0:
+    if checkpoint is None and args.warm_start_samples() > 0:
         bc_start = time.time()
-        data = collect_demonstrations(args.rules(), args.bc_samples, args.seed, args.history, args.reward,
+        data = collect_demonstrations(args.rules(), args.warm_start_samples(), args.seed, args.history, args.reward,
                                       args.bc_teacher)
         for key, value in warm_start(model, data, args).items():
             model.logger.record(key, value)
@@ -373,7 +332,9 @@ def train(args: Args) -> TrainResult:
         history = json.loads(checkpoint["history"])
         wall_before = checkpoint["wall_time_s"]
 
-    # 4. learn
+    # 4. learn (from the first episode on, the snapshot seats have a snapshot to play)
+    if args.mix().get("snapshot") and not pool.snapshots():
+        export_agent(model, run_dir / "pool" / f"snapshot_{done:010d}", args, done, wall_before)
     callback = SelfPlayCallback(args, run_dir, history, wall_before)
     remaining = max(0, args.total_steps - done)
     if remaining:

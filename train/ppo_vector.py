@@ -3,14 +3,15 @@
     manni train --total-steps 2000000 --seed 1          # or: python -m manni_train.ppo_vector ...
 
 CleanRL-style (``cleanrl/ppo.py``): a documented :class:`Args` dataclass (the options every trainer
-shares come from :class:`manni_train.args.TrainArgs`), a linear :func:`train`. It serves every variant
+shares, the PPO ones under CleanRL's names, come from :class:`manni_train.args.TrainArgs`), a linear
+:func:`train`. It serves every variant
 the vector env plays. Like ``train/ppo_sb3.py`` it starts with an imitation warm start
 (``bc_samples`` decisions of ``bc_teacher`` playing every seat, :mod:`manni_train.demonstrations`,
 cloned by the actor with cross-entropy and by the critic with the return to go; counted in the
 reported wall time). ``num_envs`` games run in lockstep in :class:`manni_env.vector.VectorManni`. At the start of every game each seat is given,
-independently, to a frozen snapshot of the learner (``p_snapshot``, once the pool holds one), to
-``rule_based`` (``p_rule_based``) or ``random`` (``p_random``), or else to the learner; at least one
-seat stays with the learner. Every step runs one batched forward pass per network that has a seat
+independently, to a frozen snapshot of the learner (once the pool holds one), to ``rule_based`` or
+``random`` with the shares of ``--opponent-mix``, or else to the learner; at least one seat stays
+with the learner. Every step runs one batched forward pass per network that has a seat
 on turn, and the baselines act in batches too (:class:`manni_agents.rule_based_vector.VectorRuleBased`,
 compiled with numba when installed; ``random`` draws from the masks). Each (game, seat) played by
 the learner is its own trajectory: with ``reward="trick"`` (the default, as in ``ppo_sb3``;
@@ -25,7 +26,7 @@ The rollout (games, seats, rewards, GAE) is :class:`manni_train.vector_rollout.V
 update :class:`PPOLearner`; the Ray trainer (:mod:`manni_train.ray_vector`) runs the same two, its
 rollouts in runner actors.
 
-``--opponents SPEC [SPEC]`` replaces that seat mix with fixed agents (:mod:`manni_train.opponents`);
+``--opponents SPEC [SPEC]`` replaces that mix with fixed agents (:mod:`manni_train.opponents`);
 ``--precision`` runs the networks' hidden layers in bfloat16 (:mod:`manni_train.precision`); the warm
 start and the final arena scale with ``--total-steps``; Ctrl-C keeps the policy, the history and a
 resume state for ``--resume RUN_DIR`` (:mod:`manni_train.resume`); ``--torch-threads 0`` fits torch's
@@ -36,7 +37,7 @@ The reported wall time counts everything but the periodic evaluations (warm star
 Everything goes to ``runs/<run_name>/``: ``args.json``; ``tb/`` (TensorBoard scalars: losses,
 steps/s, evaluation scores); ``history.json`` (every ``eval_every`` learner decisions, the greedy
 policy's mean deal score against 2 × ``random`` and 2 × ``rule_based`` over ``eval_deals`` duplicate
-deals, :func:`manni_agents.vector_arena.duplicate_score`, with the training wall time);
+deals, :func:`manni_train.reporting.evaluate` as in every trainer, with the training wall time);
 ``agent.safetensors`` + ``agent.json`` (the actor in the ``ppo`` agent's checkpoint format:
 ``manni arena ppo:runs/<run>/agent rule_based rule_based``); ``learning_curve.png``; and
 ``arena_final.md`` / ``.json``, the final agent's duplicate arena against both baselines (printed;
@@ -45,7 +46,6 @@ deals, :func:`manni_agents.vector_arena.duplicate_score`, with the training wall
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 import time
@@ -60,16 +60,16 @@ from torch import nn
 
 from manni_agents.arena import BASELINES
 from manni_agents.ppo_agent import policy_metadata, save_checkpoint
-from manni_agents.vector_arena import duplicate_score
+from manni_agents.vector_arena import BatchPolicy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
-from manni_env.shaping import REWARDS
 from manni_env.vector import BACKENDS
 from manni_train import resume
-from manni_train.args import TrainArgs, parse_args
-from manni_train.demonstrations import TEACHERS, Demonstrations, collect_demonstrations, imitate
+from manni_train.args import SelfPlayArgs, parse_args
+from manni_train.demonstrations import Demonstrations, collect_demonstrations, imitate
 from manni_train.precision import PRECISIONS, autocast, compute_dtype, full_precision, run_padded
-from manni_train.reporting import TrainResult, final_arena, plot_learning_curve, report, training_metadata
+from manni_train.reporting import (TrainResult, evaluate, final_arena, plot_learning_curve, report,
+                                   training_metadata, write_history)
 from manni_train.threads import ThreadFitter
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
@@ -77,81 +77,36 @@ ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
 
 @dataclass
-class Args(TrainArgs):
+class Args(SelfPlayArgs):
     """Self-play PPO on the vector env (plain torch): the fast trainer, manni train's default."""
 
     TRAINER = "ppovec"
     FIXED_OPPONENTS = True
 
     total_steps: int = 2_000_000
-    """learner decisions to train for"""
-    lr: float = 3e-4
-    """Adam learning rate (decayed linearly to 0 over total_steps unless --no-anneal-lr)"""
+    learning_rate: float = 3e-4
+    anneal_lr: bool = True
+    num_envs: int = 256
+    num_steps: int = 64
+    eval_every: int = 250_000
     final_eval_deals: int | None = None
     """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based, seed
     --eval-seed + 1 (default: --total-steps / 4,000 between 100 and 500, so a short run has a short
     arena; 0: none)"""
-    reward: str = "trick"
-    """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
-    its score) or deal (the deal score at the deal's end)"""
-    time_limit_s: float = 0.0
-    """stop after this many seconds of wall time (0: no limit)"""
-    num_envs: int = 256
-    """games stepped in lockstep"""
-    backend: str = "auto"
-    """vector env backend: numba, python (the same kernels, slow) or auto (numba when installed)"""
-    num_steps: int = 64
-    """vector steps per rollout (one decision per game per step; trajectories cut by the rollout's
-    end are bootstrapped with the critic)"""
-    anneal_lr: bool = True
-    """decay the learning rate linearly to 0 over total_steps"""
-    gamma: float = 0.995
-    """discount factor"""
-    gae_lambda: float = 0.95
-    """GAE lambda"""
-    reward_scale: float = 1.0
-    """rewards are multiplied by this before training"""
-    minibatch_size: int = 512
-    """samples per minibatch (a rollout's learner decisions are split into minibatches of about this size)"""
-    update_epochs: int = 4
-    """optimisation epochs per rollout"""
-    clip_coef: float = 0.2
-    """PPO clipping coefficient"""
-    clip_vloss: bool = False
-    """clip the value loss with clip_coef as well"""
-    ent_coef: float = 0.003
-    """entropy bonus coefficient"""
-    vf_coef: float = 0.5
-    """value loss coefficient"""
-    max_grad_norm: float = 0.5
-    """gradient clipping norm"""
-    p_snapshot: float = 0.2
-    """probability that a seat is played by a frozen snapshot (once the pool has one)"""
-    p_rule_based: float = 0.75
-    """probability that a seat is played by the rule_based agent (batched on the vector env)"""
-    p_random: float = 0.05
-    """probability that a seat is played by the random agent; the other seats are the learner's, and
-    at least one seat of every game (the defaults, like train/ppo_sb3.py's pool, leave it exactly one)"""
-    snapshot_every: int = 25_000
-    """learner decisions between snapshots added to the pool"""
-    pool_size: int = 8
-    """most recent snapshots kept in the pool"""
     bc_samples: int | None = None
     """imitation warm start: decisions of --bc-teacher playing every seat, cloned before PPO (default:
     30% of --total-steps, at most 600,000, so a short run has a short warm start; 0: start from
     scratch; about 160 bytes each in memory)"""
-    bc_teacher: str = "rule_based"
-    """the warm start's teacher: rule_based or random"""
     bc_epochs: int = 4
-    """passes over the imitation data"""
     bc_lr: float = 2e-3
-    """Adam learning rate of the imitation phase"""
     bc_batch_size: int = 1024
     """minibatch size of the imitation phase"""
-    eval_every: int = 250_000
-    """learner decisions between duplicate-arena evaluations against random and rule_based (0: never)"""
-    eval_deals: int = 2000
-    """duplicate deals per evaluation (each played with the learner in every seat; vector env, seconds)"""
+    time_limit_s: float = 0.0
+    """stop after this many seconds of wall time (0: no limit)"""
+    backend: str = "auto"
+    """vector env backend: numba, python (the same kernels, slow) or auto (numba when installed)"""
+    reward_scale: float = 1.0
+    """rewards are multiplied by this before training"""
     torch_threads: int = 0
     """torch CPU threads (0: fitted to the cores other processes leave free, measured again every 30 s)"""
     precision: str = "auto"
@@ -161,29 +116,14 @@ class Args(TrainArgs):
     resume: str | None = None
     """continue the interrupted run in this directory (RUN_DIR: its args.json, networks, optimizer,
     step count, history and random states; the other options are ignored)"""
-    progress_bar: bool = True
-    """show a progress bar"""
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument."""
         super().check()
-        choices = {"reward": REWARDS, "backend": BACKENDS, "bc_teacher": TEACHERS, "precision": PRECISIONS}
-        for name, valid in choices.items():
-            if getattr(self, name) not in valid:
-                raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(valid)}, got {getattr(self, name)!r}")
-        for name in ("num_envs", "num_steps", "minibatch_size", "update_epochs", "pool_size", "eval_deals",
-                     "snapshot_every", "bc_batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
-        for name in ("p_snapshot", "p_rule_based", "p_random"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"--{name.replace('_', '-')} must be a probability, got {getattr(self, name)}")
-        if self.p_snapshot + self.p_rule_based + self.p_random > 1.0:
-            raise ValueError("--p-snapshot + --p-rule-based + --p-random must not exceed 1 "
-                             "(the rest, and at least one seat of every game, is the learner's)")
-        for name in ("torch_threads", "bc_samples", "bc_epochs", "eval_every"):
-            if (getattr(self, name) or 0) < 0:
-                raise ValueError(f"--{name.replace('_', '-')} must not be negative, got {getattr(self, name)}")
+        self.check_choices({"backend": BACKENDS, "precision": PRECISIONS})
+        self.check_at_least(1, "bc_batch_size")
+        if self.torch_threads < 0:
+            raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
 
     def final_arena_deals(self) -> int:
         """``--final-eval-deals``, by default ``--total-steps`` / 4,000 between 100 and 500."""
@@ -268,17 +208,14 @@ def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, a
     return save_checkpoint(path, actor.layers(), metadata)
 
 
-def evaluate(actor: Actor, args: Args) -> dict:
-    """Mean deal score (95% CI) of the greedy actor against two copies of each baseline over
-    ``eval_deals`` duplicate deals on the vector env (:func:`manni_agents.vector_arena.duplicate_score`)."""
+def greedy_policy(actor: Actor) -> BatchPolicy:
+    """The greedy batched policy of ``actor`` (for :func:`manni_train.reporting.evaluate`)."""
 
     def policy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             return actor(torch.from_numpy(obs), torch.from_numpy(mask)).argmax(1).numpy()
 
-    rules = args.rules()
-    return {f"vs_{b}": dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, b,
-                                                          args.history, args.backend)) for b in BASELINES}
+    return policy
 
 
 class PPOLearner:
@@ -290,7 +227,7 @@ class PPOLearner:
     def __init__(self, actor: Actor, critic: Critic, args: Args, gen: torch.Generator, device: str = "cpu"):
         self.actor, self.critic, self.args, self.gen, self.device = actor, critic, args, gen, torch.device(device)
         self.params = list(actor.parameters()) + list(critic.parameters())
-        self.optimizer = torch.optim.Adam(self.params, lr=args.lr, eps=1e-5)
+        self.optimizer = torch.optim.Adam(self.params, lr=args.learning_rate, eps=1e-5)
         self.dtype = compute_dtype(args.precision, self.device)
         self.precision = autocast(self.dtype, self.device)
 
@@ -396,7 +333,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     def record_eval() -> None:
         nonlocal eval_seconds
         eval_start = time.time()
-        entry = {"timesteps": progress.steps, "wall_time_s": round(wall_time(), 1), **evaluate(actor, args)}
+        entry = evaluate(greedy_policy(actor), args, progress.steps, wall_time(), args.backend)
         history.append(entry)
         for key in (f"vs_{b}" for b in BASELINES):
             writer.add_scalar(f"arena/{key}", entry[key]["mean"], progress.steps)
@@ -422,7 +359,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
                    disable=not args.progress_bar)
 
         while progress.steps < args.total_steps and not (args.time_limit_s and wall_time() > args.time_limit_s):
-            lr = args.lr * max(0.0, 1.0 - progress.steps / args.total_steps) if args.anneal_lr else args.lr
+            lr = args.learning_rate * max(0.0, 1.0 - progress.steps / args.total_steps) if args.anneal_lr else args.learning_rate
             batch = sampler.collect(actor, critic)
 
             # PPO update
@@ -476,13 +413,6 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     writer.close()
     final = final_arena(f"ppo:{agent}", args, run_dir, args.progress_bar)
     return TrainResult(run_dir, agent, final, history, wall, progress.steps)
-
-
-def write_history(run_dir: Path, history: list[dict]) -> None:
-    """``history.json``, replaced in one step (readers never see half a file)."""
-    partial = run_dir / "history.json.partial"
-    partial.write_text(json.dumps(history, indent=1) + "\n")
-    partial.replace(run_dir / "history.json")
 
 
 class ResumeError(ValueError):

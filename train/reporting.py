@@ -1,5 +1,6 @@
-"""What every trainer writes around training: the export's provenance, the learning curve, the final
-arena against the baselines and the closing summary."""
+"""What every trainer writes around training: the export's provenance, the periodic evaluation and
+its ``history.json``, the learning curve, the final arena against the baselines and the closing
+summary."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from manni_agents.arena import BASELINES, ArenaResult, against_baselines
+from manni_agents.vector_arena import BatchPolicy, duplicate_score
 
 from .args import TrainArgs
 
@@ -57,6 +59,25 @@ def training_metadata(args: TrainArgs, algorithm: str, steps: int, wall_time: fl
             **versions,
         },
     }
+
+
+def evaluate(policy: BatchPolicy, args: TrainArgs, steps: int, wall_time: float, backend: str = "auto") -> dict[str, Any]:
+    """Every trainer's periodic evaluation, one ``history.json`` entry: the learner decisions and
+    training wall time so far and, for each baseline, the mean deal score (95% CI) of the greedy
+    batched ``policy`` against two copies of it over ``--eval-deals`` duplicate deals of seed
+    ``--eval-seed`` on the vector env (:func:`manni_agents.vector_arena.duplicate_score`; ``backend``
+    changes the speed, not the numbers)."""
+    rules = args.rules()
+    return {"timesteps": int(steps), "wall_time_s": round(wall_time, 1),
+            **{f"vs_{b}": dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, b,
+                                                             args.history, backend)) for b in BASELINES}}
+
+
+def write_history(run_dir: Path, history: list[dict]) -> None:
+    """``history.json``, replaced in one step (readers never see half a file)."""
+    partial = run_dir / "history.json.partial"
+    partial.write_text(json.dumps(history, indent=1) + "\n")
+    partial.replace(run_dir / "history.json")
 
 
 def final_arena(spec: str, args: TrainArgs, run_dir: Path, progress: bool = False) -> dict[str, ArenaResult]:

@@ -8,7 +8,7 @@ modules per episode.
 
 from __future__ import annotations
 
-import zlib
+import hashlib
 from typing import Any
 
 import gymnasium as gym
@@ -87,17 +87,26 @@ class BaselineRLModule(RLModule):
 
 
 class SeatMapping:
-    """The policy-mapping function: per episode, ``baseline_seats`` seats (0, 1 or 2) play the
-    baseline module and the others the shared ``"main"`` module. Which seats is a rotation
-    drawn from the episode id, so the learner meets the baseline from every position."""
+    """The policy-mapping function: per episode, each seat independently plays the baseline module
+    with probability ``share`` (the baseline's share of ``--opponent-mix``), else the shared
+    ``"main"`` module, which keeps at least one seat, as in the other trainers. The draws are
+    hashes of the episode id, so every call for an episode answers the same."""
 
-    def __init__(self, baseline_seats: int = 0, baseline_module: str = "rule_based"):
-        if baseline_seats not in (0, 1, 2):
-            raise ValueError(f"baseline_seats must be 0, 1 or 2 (main keeps at least one seat), got {baseline_seats!r}")
-        self.baseline_seats = baseline_seats
+    def __init__(self, share: float = 0.0, baseline_module: str = "rule_based"):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"share must be a probability, got {share!r}")
+        self.share = share
         self.baseline_module = baseline_module
 
     def __call__(self, agent_id: str, episode: Any, **kwargs) -> str:
-        shift = zlib.crc32(str(episode.id_).encode()) % 3
-        seat = AGENTS.index(agent_id)
-        return self.baseline_module if (seat + shift) % 3 < self.baseline_seats else MAIN
+        draws = _uniforms(str(episode.id_))
+        baseline = [u < self.share for u in draws[:3]]
+        if all(baseline):
+            baseline[int(draws[3] * 3)] = False  # main keeps a seat
+        return self.baseline_module if baseline[AGENTS.index(agent_id)] else MAIN
+
+
+def _uniforms(key: str) -> list[float]:
+    """Four numbers in [0, 1) drawn from ``key`` (the same for the same key in every process)."""
+    digest = hashlib.blake2b(key.encode(), digest_size=16).digest()
+    return [int.from_bytes(digest[i:i + 4], "little") / 2**32 for i in range(0, 16, 4)]

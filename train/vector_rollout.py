@@ -109,7 +109,8 @@ class VectorRollout:
         self.b_seat = np.zeros((T, n), np.int64)
 
     def assign_seats(self, games: np.ndarray) -> None:
-        """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0; with
+        """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0, each seat
+        drawn from ``--opponent-mix`` (at least one stays the learner's); with
         ``--opponents``, the learner one random seat and fixed opponent i (``FIXED - i``) the others."""
         args, rng, pool = self.args, self.rng, self.pool
         if self.opponents:
@@ -122,11 +123,13 @@ class VectorRollout:
             self.controller[games] = who
             return
         u = rng.random((games.size, 3))
-        p_snap = args.p_snapshot if pool else 0.0
+        mix = args.mix()  # --opponent-mix; until the pool has a snapshot the learner takes that share
+        p_snap = mix.get("snapshot", 0.0) if pool else 0.0
+        p_rule_based, p_random = mix.get("rule_based", 0.0), mix.get("random", 0.0)
         who = np.full((games.size, 3), LEARNER)
         who[u < p_snap] = rng.integers(max(1, len(pool)), size=(games.size, 3))[u < p_snap]
-        who[(u >= p_snap) & (u < p_snap + args.p_rule_based)] = RULE_BASED
-        who[(u >= p_snap + args.p_rule_based) & (u < p_snap + args.p_rule_based + args.p_random)] = RANDOM
+        who[(u >= p_snap) & (u < p_snap + p_rule_based)] = RULE_BASED
+        who[(u >= p_snap + p_rule_based) & (u < p_snap + p_rule_based + p_random)] = RANDOM
         nobody = np.flatnonzero((who != LEARNER).all(1))
         who[nobody, rng.integers(3, size=nobody.size)] = LEARNER  # at least one learner seat
         self.controller[games] = who
