@@ -56,8 +56,9 @@ def measure(args: argparse.Namespace, runners: int, envs: int) -> dict[str, floa
     """Build one algorithm with ``runners`` × ``envs`` and measure it (see the module docstring)."""
     from manni_train.rllib_ppo import Args, build_config
 
-    config = Args(variant=args.variant, num_env_runners=runners, num_envs_per_env_runner=envs,
-                       train_batch_size=args.batch, minibatch_size=min(250, args.batch), num_epochs=args.epochs)
+    config = Args(variant=args.variant, num_env_runners=runners, num_envs=envs,
+                  num_steps=max(1, args.batch // (envs * max(1, runners))),  # a train batch of about --batch env steps
+                  minibatch_size=min(250, args.batch), update_epochs=args.epochs)
     algo = build_config(config).build_algo()
     try:
         group = algo.env_runner_group
@@ -105,7 +106,7 @@ def main() -> None:
                     f"{load:.1f} → {os.getloadavg()[0]:.1f} |")
         print(rows[-1], flush=True)
     ray.shutdown()
-    print(f"\n{args.variant}, rule_based in one seat, train batch {args.batch}, {args.epochs} epochs, "
+    print(f"\n{args.variant}, rule_based in a third of the seats, train batch {args.batch}, {args.epochs} epochs, "
           f"{args.num_cpus} CPUs for Ray\n")
     print("| env runners | envs per runner | sampling env steps/s | per env-runner CPU-second | "
           "training env steps/s | load average |")

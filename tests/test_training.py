@@ -14,10 +14,12 @@ import torch
 from manni_agents.arena import run_arena
 from manni_agents.envs import single_agent_env
 from manni_agents.ppo_agent import CheckpointError, PPOAgent
+from manni_agents.vector_arena import checkpoint_policy
 from manni_env.cli import main
 from manni_env.rules import make_rules
 from manni_train.args import TRAINERS, TrainArgs, parse_args
 from manni_train.ppo_sb3 import Args, actor_layers, load_training_checkpoint, train
+from manni_train.reporting import evaluate
 
 pytestmark = pytest.mark.slow
 
@@ -46,6 +48,11 @@ def test_smoke_run_writes_everything_and_beats_random(smoke_run):
     assert list((run / "pool").glob("snapshot_*.safetensors"))
     assert list((run / "tb").glob("events.out.tfevents.*"))
     assert smoke_run.history and smoke_run.history[-1]["timesteps"] == 1024
+    assert json.loads((run / "history.json").read_text()) == smoke_run.history
+    # evaluated on the duplicate deals every trainer uses: the final entry is the exported agent's score there
+    shared = evaluate(checkpoint_policy(smoke_run.agent, make_rules()), smoke_args(run.parent), 1024, 0.0)
+    assert {k: v for k, v in shared.items() if k.startswith("vs_")} == {
+        k: v for k, v in smoke_run.history[-1].items() if k.startswith("vs_")}
     meta = json.loads((run / "agent.json").read_text())
     assert meta["training"]["args"]["seed"] == 3 and meta["training"]["timesteps"] == 1024
     spec = f"ppo:{smoke_run.agent}"

@@ -279,7 +279,7 @@ class SelfPlayArgs(TrainArgs):
     """training reward: trick (each trick won pays its worth at once; a deal's rewards still sum to
     its score) or deal (the deal score at the deal's end)"""
     snapshot_every: int = 25_000
-    """learner decisions between snapshots added to the pool (the snapshot seats of --opponent-mix)"""
+    """learner decisions between snapshots added to the pool (the snapshot seats of --opponent-mix; 0: none)"""
     pool_size: int = 8
     """most recent snapshots kept in the pool"""
     bc_samples: int | None = 100_000
@@ -301,8 +301,8 @@ class SelfPlayArgs(TrainArgs):
 
         super().check()
         self.check_choices({"reward": REWARDS, "bc_teacher": TEACHERS})
-        self.check_at_least(1, "snapshot_every", "pool_size")
-        self.check_at_least(0, "bc_epochs")
+        self.check_at_least(1, "pool_size")
+        self.check_at_least(0, "snapshot_every", "bc_epochs")
         if (self.bc_samples or 0) < 0:
             raise ValueError(f"--bc-samples must not be negative, got {self.bc_samples}")
         if not self.max_grad_norm > 0:

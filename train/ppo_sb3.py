@@ -340,8 +340,9 @@ def train(args: Args) -> TrainResult:
     if remaining:
         model.learn(remaining, callback=callback, progress_bar=args.progress_bar, reset_num_timesteps=False)
     envs.close()
-    if not history or history[-1]["timesteps"] != model.num_timesteps:
-        callback.evaluate()  # the curve ends at the final model
+    if history and history[-1]["timesteps"] == model.num_timesteps:
+        history.pop()  # taken during the last rollout, before the last update
+    callback.evaluate()  # the curve ends at the final model
     save_training_checkpoint(model, run_dir, args, history, callback.wall_time())
 
     # 5. export the playable agent, evaluate it, plot the curve

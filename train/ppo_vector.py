@@ -381,7 +381,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
             if batch.deal_scores:
                 writer.add_scalar("charts/learner_deal_score", float(np.mean(batch.deal_scores)), steps)
 
-            if steps >= progress.next_snapshot:
+            if args.snapshot_every and steps >= progress.next_snapshot:
                 progress.next_snapshot += args.snapshot_every
                 if not args.opponents:  # fixed opponents take every non-learner seat: no pool
                     sampler.add_snapshot(actor)
