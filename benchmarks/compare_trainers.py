@@ -7,9 +7,9 @@ Plots the mean duplicate deal score against 2 × ``rule_based`` (95% CI bands) o
 time (both trainers count their warm start and not their periodic evaluations) on one chart, every
 point measured the same way, by :func:`manni_agents.vector_arena.duplicate_score` (``--deals`` deals,
 ``--seed``): ``train/ppo_vector.py`` and ``train/ray_vector.py`` runs are read from their
-``history.json`` (the trainers evaluate with it while training, same defaults); for
-``train/ppo_sb3.py`` runs the pool snapshots (every ``--every`` learner decisions) and the final
-agent are evaluated here, with the wall time recorded in each checkpoint's metadata (cached in
+``history.json`` (the trainers evaluate with it while training, same defaults), and so are
+``train/ppo_sb3.py`` runs evaluated on the same deals; for older SB3 runs the pool snapshots
+(every ``--every`` learner decisions) and the final agent are evaluated here, with the wall time recorded in each checkpoint's metadata (cached in
 ``<run>/vector_eval.json``).
 
 The target is the shipped SB3 agent's score: its mean deal score against 2 × ``rule_based`` in
@@ -41,10 +41,15 @@ def fast_history(run_dir: Path) -> list[dict]:
 
 
 def sb3_history(run_dir: Path, every: int, deals: int, seed: int) -> list[dict]:
-    """Vector-env evaluations of a ``train/ppo_sb3.py`` run's snapshots and final agent."""
+    """Vector-env evaluations of a ``train/ppo_sb3.py`` run: its own ``history.json`` when it was
+    evaluated on these deals (every trainer evaluates the same way now), else its snapshots' and
+    final agent's, measured here."""
     from manni_agents.vector_arena import checkpoint_policy, duplicate_score
     from manni_env.rules import make_rules
 
+    saved = json.loads((run_dir / "args.json").read_text()) if (run_dir / "args.json").is_file() else {}
+    if (run_dir / "history.json").is_file() and (saved.get("eval_deals"), saved.get("eval_seed")) == (deals, seed):
+        return json.loads((run_dir / "history.json").read_text())
     cache = run_dir / "vector_eval.json"
     key = {"every": every, "deals": deals, "seed": seed}
     cached = json.loads(cache.read_text()) if cache.is_file() else None

@@ -144,6 +144,25 @@ def test_seat_mapping_draws_each_seat_with_the_baseline_share_and_keeps_a_seat_f
         SeatMapping(1.5)
 
 
+def test_rllib_learner_results_reach_tensorboard_under_the_shared_names():
+    from manni_train.rllib_ppo import log_learner
+
+    class Writer:
+        def __init__(self):
+            self.scalars = {}
+
+        def add_scalar(self, name, value, step):
+            self.scalars[name] = (value, step)
+
+    writer = Writer()
+    result = {"learners": {"main": {"mean_kl_loss": np.float32(0.01), "vf_explained_var": 0.5, "entropy": 1.2,
+                                    "policy_loss": -0.1, "module_train_batch_size_mean": 4000, "note": "text"}}}
+    log_learner(writer, result, 77)
+    assert writer.scalars == {"losses/approx_kl": (pytest.approx(0.01), 77), "losses/explained_variance": (0.5, 77),
+                              "losses/entropy": (1.2, 77), "rllib/policy_loss": (-0.1, 77),
+                              "rllib/module_train_batch_size_mean": (4000.0, 77)}
+
+
 def test_rllib_takes_the_shared_ppo_options_and_refuses_what_it_cannot_do():
     from manni_train.rllib_ppo import Args, rllib_options
 

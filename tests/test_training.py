@@ -49,6 +49,8 @@ def test_smoke_run_writes_everything_and_beats_random(smoke_run):
     assert list((run / "tb").glob("events.out.tfevents.*"))
     assert smoke_run.history and smoke_run.history[-1]["timesteps"] == 1024
     assert json.loads((run / "history.json").read_text()) == smoke_run.history
+    header = (run / "tb" / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"losses/approx_kl", "losses/clipfrac", "losses/explained_variance"} <= set(header)  # the fast trainer's names
     # evaluated on the duplicate deals every trainer uses: the final entry is the exported agent's score there
     shared = evaluate(checkpoint_policy(smoke_run.agent, make_rules()), smoke_args(run.parent), 1024, 0.0)
     assert {k: v for k, v in shared.items() if k.startswith("vs_")} == {
