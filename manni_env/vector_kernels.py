@@ -426,7 +426,10 @@ def _trick_winner(c0, c1, c2, trump, nullo):
 def end_deals(state, rules, out, games):
     """Score the finished deals of ``games`` into their tallies and ``out``; end each game (its
     tallies cleared for the next one) or move to its next deal, dealt here when it needs no random
-    draw. Returns the number of games left for the caller to deal (see :func:`step`)."""
+    draw. Returns the number of games left for the caller to deal (see :func:`step`).
+
+    The rewards and the end flags are the compiled copy of :func:`manni_env.episodes.step_rewards`
+    and :func:`~manni_env.episodes.episode_end` (``"game"`` episodes), tested against them."""
     kind, declarer, tricks_won = state.kind, state.declarer, state.tricks_won
     plus, minus, totals, used, used_order = state.plus, state.minus, state.totals, state.used, state.used_order
     dealer, deal_index, decks, deck_ptr = state.dealer, state.deal_index, state.decks, state.deck_ptr
