@@ -153,7 +153,7 @@ from .episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, TABLE_REWARDS, check_epi
                        episode_end, outcome_rewards)
 from .observation import ObservationEncoder, StateEncoder
 from .rules import ExchangeScheme, make_rules
-from .text import PHASE_NAMES, hand_text
+from .text import PHASE_NAMES, contract_text, hand_text
 from .view import SeatView
 
 AGENTS = ("player_0", "player_1", "player_2")
@@ -334,9 +334,7 @@ class raw_env(AECEnv, EzPickle):
         on_turn = "-" if self._over else AGENTS[g.to_move]
         lines = [f"Manni ({g.rules.variant}) | deal {g.deal_index + 1} | dealer {AGENTS[g.dealer]} | "
                  f"phase: {PHASE_NAMES[v.phase]} | on turn: {on_turn}"]
-        contract = "not announced yet" if v.contract is None else v.contract.describe()
-        if v.contract is not None and v.contract.declarer is not None:
-            contract += f", declarer {AGENTS[v.contract.declarer]}"
+        contract = contract_text(v.contract, AGENTS.__getitem__)
         if v.cut_card is not None:
             contract += f" (cut {card_to_str(v.cut_card)}, dealt to the dealer)"
         lines.append(f"Contract: {contract}")
