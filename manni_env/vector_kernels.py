@@ -250,9 +250,10 @@ def new_step_out(n: int) -> StepOut:
 
 
 def bind(kernel, *args):
-    """``kernel`` compiled for the types of ``args``, callable without numba's type dispatch (which
-    takes about 10 µs per call with the state's tuple of arrays); later calls must pass arguments of
-    exactly these types (C-contiguous arrays of the same dtypes). Without numba: ``kernel``."""
+    """``kernel`` compiled for the types of ``args``, callable without numba's type dispatch (slow
+    with the state's tuple of arrays; the benchmarks' vector results page has its cost); later calls
+    must pass arguments of exactly these types (C-contiguous arrays of the same dtypes). Without
+    numba: ``kernel``."""
     if numba is None:
         return kernel
     return kernel.compile(tuple(numba.typeof(a) for a in args))
@@ -276,8 +277,8 @@ def plain_kernels():
 # ------------------------------------------------------------------------------------ actions
 # Inside their per-game loops the kernels never pass ``state`` to a function: a call (inlined or
 # not) copies the tuple and updates the reference count of every array in it, two atomic
-# operations per array, which cost more than the rules themselves (a 2.5x slower step when each
-# phase had its helper). Helpers take scalars; the loops index the state directly.
+# operations per array, which cost more than the rules themselves (measured: the benchmarks'
+# vector results page). Helpers take scalars; the loops index the state directly.
 @jit
 def step(state, rules, actions, mask, out):
     """Apply ``actions[i]`` for the seat on turn in every game ``i``, if every action is legal under
