@@ -17,8 +17,9 @@ def test_one_version_everywhere():
     assert re.fullmatch(r"\d+\.\d+\.\d+", version)
     assert importlib.metadata.version("manni-env") == version  # pyproject reads manni_env.__version__
     assert f"\nversion: {version}\n" in (ROOT / "CITATION.cff").read_text()
-    first = re.search(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(), flags=re.M).group(1)
-    assert first == version, f"CHANGELOG.md's newest entry is {first}, the package is {version}"
+    headings = re.findall(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(), flags=re.M)
+    first = next(h for h in headings if h != "Unreleased")  # changes since the release go under "Unreleased"
+    assert first == version, f"CHANGELOG.md's newest release is {first}, the package is {version}"
 
 
 def test_env_ids_carry_a_version_listed_in_the_history():
