@@ -34,21 +34,16 @@ from manni_env.view import SeatView
 from .base import legal_actions_of
 from .rule_based import RuleBasedAgent, choose_card
 from .sampler import sample_worlds
-from .spec_options import parse_options, positive_float, positive_int
+from .spec_options import check_choice, check_worlds, one_of, parse_options, positive_float, positive_int
 
 ROLLOUTS = ("rule_based", "random")
 _DELEGATED = (Phase.EXCHANGE, Phase.DISCARD, Phase.PICKUP)
 
 
-def _rollout_name(text: str) -> str:
-    if text not in ROLLOUTS:
-        raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}")
-    return text
-
-
 def make_pimc_agent(arg: str | None) -> PIMCAgent:
     """Registry factory: ``pimc[:worlds=N,rollout=rule_based|random,time_budget=SECONDS]``."""
-    options = parse_options(arg, {"worlds": positive_int, "rollout": _rollout_name, "time_budget": positive_float})
+    options = parse_options(arg, {"worlds": positive_int, "rollout": one_of("rollout", ROLLOUTS),
+                                  "time_budget": positive_float})
     return PIMCAgent(**options)
 
 
@@ -56,10 +51,8 @@ class PIMCAgent:
     """Perfect-Information Monte Carlo search over sampled worlds (see the module docstring)."""
 
     def __init__(self, worlds: int = 16, rollout: str = "rule_based", time_budget: float | None = None) -> None:
-        if not isinstance(worlds, int) or isinstance(worlds, bool) or worlds < 1:
-            raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, got {rollout!r}")
+        check_worlds(worlds)
+        check_choice("rollout", rollout, ROLLOUTS)
         if time_budget is not None and not time_budget > 0:
             raise ValueError(f"time_budget must be a positive number of seconds, got {time_budget!r}")
         self.worlds = worlds

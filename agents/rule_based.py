@@ -52,6 +52,11 @@ own discards) and the voids opponents have shown.
   void), else play the lowest. Void: shed the most dangerous card (the one with the most unseen
   lower cards of its suit, then the highest). Leading: the card with the fewest unseen lower
   cards of its suit (in a suit others still hold), lowest first.
+
+:mod:`manni_agents.rule_based_kernels` is a numba port of these functions for batches of games
+(int64 bitmasks, lookup tables instead of ``int.bit_count``): the lines look alike on purpose, and
+``tests/test_rule_based_vector.py`` holds the two to the same decision in every phase of every
+variant. A change here is made there too.
 """
 
 from __future__ import annotations

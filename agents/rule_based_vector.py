@@ -32,18 +32,8 @@ from states filled from the seat's view alone and from the env's state with thos
 Exchange and discard plans are memoized per game slot (a pure function of hand, pending discards,
 contract or contract options and allowance), so a seat's successive discards compute the plan once.
 
-Speed (measured on one core of a shared 2-core machine, N = 1024 games in rule_based self-play,
-``act`` alone, after compilation; ranges over three runs), against the loop of
-``RuleBasedAgent().act(venv.view(g, s))`` on the same games:
-
-=================  ========================  ===========  ===================
-variant            compiled (decisions/s)    scalar loop  uncompiled (N = 64)
-=================  ========================  ===========  ===================
-Hornafjarðarmanni  3.2–3.3 M                 18–20 k/s    20 k/s
-Basic              7.2–7.6 M                 22–24 k/s    43 k/s
-Trjámann           2.4–2.5 M                 21–22 k/s    7 k/s
-Laugarvatnsmanni   2.3 M                     21 k/s       6 k/s
-=================  ========================  ===========  ===================
+Its speed, against the loop of ``RuleBasedAgent().act(venv.view(g, s))`` on the same games, is
+on the documentation's results page (Time per decision).
 """
 
 from __future__ import annotations

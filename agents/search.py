@@ -41,20 +41,14 @@ from manni_env.view import SeatView
 from .base import legal_actions_of
 from .ppo_agent import PPOAgent, ShippedPPOAgent, make_ppo_agent
 from .sampler import sample_worlds
-from .spec_options import parse_options, positive_int
+from .spec_options import check_choice, check_worlds, one_of, parse_options, positive_int
 
 WEIGHTINGS = ("uniform", "policy")
 
 
-def _weighting(text: str) -> str:
-    if text not in WEIGHTINGS:
-        raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}")
-    return text
-
-
 def make_search_agent(arg: str | None) -> SearchAgent:
     """Registry factory: ``search[:worlds=N,weighting=uniform|policy,model=VARIANT|PATH]``."""
-    options = parse_options(arg, {"worlds": positive_int, "weighting": _weighting, "model": str})
+    options = parse_options(arg, {"worlds": positive_int, "weighting": one_of("weighting", WEIGHTINGS), "model": str})
     model = options.pop("model", None)
     network = make_ppo_agent(model) if model is not None else ShippedPPOAgent()
     return SearchAgent(network, **options)
@@ -65,10 +59,8 @@ class SearchAgent:
 
     def __init__(self, network: PPOAgent | ShippedPPOAgent | None = None, worlds: int = 16,
                  weighting: str = "uniform") -> None:
-        if not isinstance(worlds, int) or isinstance(worlds, bool) or worlds < 1:
-            raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
-        if weighting not in WEIGHTINGS:
-            raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
+        check_worlds(worlds)
+        check_choice("weighting", weighting, WEIGHTINGS)
         self.network = network if network is not None else ShippedPPOAgent()
         self.worlds = worlds
         self.weighting = weighting

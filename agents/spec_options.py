@@ -27,6 +27,24 @@ def parse_options(arg: str | None, types: dict[str, Callable[[str], object]]) ->
     return options
 
 
+def check_worlds(worlds: int) -> None:
+    """``ValueError`` unless ``worlds`` (sampled worlds per decision) is an integer ≥ 1."""
+    if not isinstance(worlds, int) or isinstance(worlds, bool) or worlds < 1:
+        raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
+
+
+def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``, else ``ValueError`` naming them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def one_of(name: str, choices: tuple[str, ...]) -> Callable[[str], str]:
+    """An option converter: the text itself if it is one of ``choices`` (:func:`check_choice`)."""
+    return lambda text: check_choice(name, text, choices)
+
+
 def positive_int(text: str) -> int:
     """An option converter: a whole number ≥ 1."""
     value = int(text)

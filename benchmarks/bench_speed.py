@@ -92,7 +92,7 @@ def manni_aec(variant: str, raw: bool = False) -> Callable[[Chooser], GameRunner
     def make(choose: Chooser) -> GameRunner:
         from manni_env import manni_v0
 
-        return aec_runner((manni_v0.raw_env if raw else manni_v0.env)(variant=variant), choose)
+        return aec_runner((manni_v0.raw_env if raw else manni_v0.env)(variant=variant, episode="game"), choose)
 
     return make
 

@@ -20,20 +20,21 @@ PettingZoo's classic environments. Rules: the project's RULES.md; variants
 | Observation Values | 0/1 one-hots and card sets; counts scaled to [0, 1]; score tallies scaled by the target (see the layout) |
 
 Seat `i` is agent `player_i`; seats sit clockwise and the deal passes to the dealer's left. An
-episode is a whole game by default (`episode="deal"`: one deal). Turns follow the rules, not a
+episode is one deal by default (`episode="game"`: a whole game). Turns follow the rules, not a
 fixed rotation: `agent_selection` is always the seat the rules put on turn.
 
 ### Options
 
-`manni_v0.env(variant="hornafjardar", history="summary", episode="game", reward="deal",
+`manni_v0.env(variant="hornafjardar", history="summary", episode="deal", reward="deal",
 render_mode=None, render_seat=None, **rule_options)`. `rule_options` are the variant's options (`target`,
 `negative`, `max_deals`, `first_dealer`), validated by `manni_env.rules.make_rules`: an unknown
 variant or option raises its `ValueError` naming the valid choices.
 
 - `history`: `"summary"` or `"full"` (adds the ordered plays of the current deal to the observation).
-- `episode`: `"game"` (default) or `"deal"`: the episode ends when a deal ends. Successive `reset()`
-  calls without a seed then play the successive deals of one game (tallies, dealer rotation and
-  Basic's trump rotation carry over); a new game starts when one ends or when `reset` gets a seed.
+- `episode`: `"deal"` (default, as in every adapter: `manni_env.episodes.DEFAULT_EPISODE`): the
+  episode ends when a deal ends. Successive `reset()` calls without a seed then play the successive
+  deals of one game (tallies, dealer rotation and Basic's trump rotation carry over); a new game
+  starts when one ends or when `reset` gets a seed. `"game"`: the episode is a whole game.
 - `reward`: `"deal"` (default) or `"outcome"` (requires `episode="game"`), see Rewards.
 
 ### Observation Space
@@ -98,8 +99,10 @@ to zero except in Basic.
 | two share the win | +½ each      | −1     |
 | three-way tie     | 0            | —      |
 
-A game stopped at the deal cap (`max_deals`) ends with truncation instead of termination; its
-rewards (and, for `"outcome"`, the winners on the totals at the cap) are given the same way.
+A game stopped at the deal cap (`max_deals`) ends a `"game"` episode with truncation instead of
+termination (a `"deal"` episode ends with termination: its deal is complete); its rewards (and,
+for `"outcome"`, the winners on the totals at the cap) are given the same way. These rules are
+`manni_env.episodes`, shared by every adapter.
 
 ### Rendering
 
@@ -127,6 +130,8 @@ variants do not bump it.
 
 * v0: Initial version (manni-env 0.1.0); unchanged in manni-env 0.2.0 (same observation layout,
   rewards and rules).
+  Unreleased: the default `episode` is `"deal"` (it was `"game"`), the default of every adapter;
+  `episode="game"` gives the old episodes. Observations, step rewards and rules are unchanged.
 
 """
 
@@ -144,14 +149,14 @@ from . import fast_wrappers as wrappers
 from .actions import NUM_ACTIONS
 from .cards import card_to_str, mask_of
 from .engine import Deal, GameState, IllegalActionError, Phase
-from .episodes import check_episode, outcome_rewards
+from .episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, TABLE_REWARDS, check_episode, check_reward, engine_rewards,
+                       episode_end, outcome_rewards)
 from .observation import ObservationEncoder, StateEncoder
 from .rules import ExchangeScheme, make_rules
-from .text import PHASE_NAMES, hand_text
+from .text import PHASE_NAMES, contract_text, hand_text
 from .view import SeatView
 
 AGENTS = ("player_0", "player_1", "player_2")
-REWARDS = ("deal", "outcome")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
 
 __all__ = ["AGENTS", "IllegalActionError", "env", "outcome_rewards", "raw_env"]
@@ -180,8 +185,8 @@ class raw_env(AECEnv, EzPickle):
         self,
         variant: str = "hornafjardar",
         history: str = "summary",
-        episode: str = "game",
-        reward: str = "deal",
+        episode: str = DEFAULT_EPISODE,
+        reward: str = DEFAULT_REWARD,
         render_mode: str | None = None,
         render_seat: int | str | None = None,
         **rule_options: Any,
@@ -190,10 +195,7 @@ class raw_env(AECEnv, EzPickle):
         super().__init__()
         self.rules = make_rules(variant, **rule_options)
         check_episode(episode)
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {', '.join(REWARDS)}; got {reward!r}")
-        if reward == "outcome" and episode != "game":
-            raise ValueError("reward='outcome' is paid at the end of a game: it needs episode='game'")
+        check_reward(reward, TABLE_REWARDS, episode)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {', '.join(self.metadata['render_modes'])}; "
                              f"got {render_mode!r}")
@@ -275,19 +277,15 @@ class raw_env(AECEnv, EzPickle):
         game.apply(action)  # raises IllegalActionError, changing nothing, when illegal
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(AGENTS, 0.0)
-        over = game.finished
-        if len(game.rounds) > deals_before:
+        terminated = truncated = False
+        if len(game.rounds) > deals_before:  # rewards are paid and episodes end only when a deal ends
             self._deal_over = True
-            over = over or self.episode == "deal"
-            if self.reward_mode == "deal":
-                points = game.rounds[-1].points
-                self.rewards = {a: float(points[s]) for s, a in enumerate(AGENTS)}
-            elif game.finished:
-                self.rewards = dict(zip(AGENTS, outcome_rewards(game.winners)))
+            self.rewards = dict(zip(AGENTS, engine_rewards(self.reward_mode, game, True)))
             self._accumulate_rewards()  # at the other steps the rewards are all 0: nothing to add
-        if over:
+            terminated, truncated = episode_end(self.episode, True, game.finished, game.truncated)
+        if terminated or truncated:
             self._over = True
-            ends = self.truncations if game.truncated else self.terminations
+            ends = self.truncations if truncated else self.terminations
             for a in AGENTS:
                 ends[a] = True
         else:
@@ -336,9 +334,7 @@ class raw_env(AECEnv, EzPickle):
         on_turn = "-" if self._over else AGENTS[g.to_move]
         lines = [f"Manni ({g.rules.variant}) | deal {g.deal_index + 1} | dealer {AGENTS[g.dealer]} | "
                  f"phase: {PHASE_NAMES[v.phase]} | on turn: {on_turn}"]
-        contract = "not announced yet" if v.contract is None else v.contract.describe()
-        if v.contract is not None and v.contract.declarer is not None:
-            contract += f", declarer {AGENTS[v.contract.declarer]}"
+        contract = contract_text(v.contract, AGENTS.__getitem__)
         if v.cut_card is not None:
             contract += f" (cut {card_to_str(v.cut_card)}, dealt to the dealer)"
         lines.append(f"Contract: {contract}")

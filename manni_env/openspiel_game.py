@@ -10,8 +10,8 @@ tensors and returns, so OpenSpiel's algorithms (ISMCTS, MCTS, CFR family, NFSP, 
 players                     3; player ``i`` is seat ``i``
 parameters                  the variant's options (``target``, ``max_deals``, ``negative`` where the
                             variant has them; ``first_dealer``: -1 = drawn by chance) and
-                            ``episode``: ``"deal"`` (default: one deal, the first of a game) or
-                            ``"game"`` (a whole game)
+                            ``episode``: ``"deal"`` (default, :data:`~manni_env.episodes.DEFAULT_EPISODE`:
+                            one deal, the first of a game) or ``"game"`` (a whole game)
 chance                      the first dealer (3 outcomes, unless ``first_dealer`` fixes it), then each
                             card of every deal, uniform over the pack's cards not dealt yet: the
                             forehand's hand, the middlehand's, the dealer's (Hornafjarðarmanni: its
@@ -22,7 +22,7 @@ actions                     the 63 actions of :mod:`manni_env.actions`; chance o
 returns                     ``"deal"``: each seat's points for the deal (RULES.md; in [-8, 8],
                             Basic [0, 8] or [-4, 8] with ``negative``, announcement variants
                             [-12, 12]); ``"game"``: the zero-sum outcome of
-                            :func:`manni_env.env.outcome_rewards` (winners share +1, the others -1)
+                            :func:`manni_env.episodes.outcome` (winners share +1, the others -1)
 observation tensor          :class:`~manni_env.observation.ObservationEncoder` (``history="summary"``)
                             of the seat's :class:`~manni_env.view.SeatView`
 information state tensor    the same with ``history="full"`` (adds every play of the deal in order)
@@ -49,7 +49,7 @@ import pyspiel
 from .actions import NUM_ACTIONS, action_to_str
 from .cards import card_to_str, cards_of
 from .engine import Deal, GameState, Phase
-from .episodes import check_episode, outcome_rewards
+from .episodes import DEFAULT_EPISODE, check_episode, engine_rewards, episode_over
 from .observation import ObservationEncoder
 from .render import view_text
 from .rules import VARIANTS, Rules, make_rules
@@ -92,7 +92,7 @@ def _game_type(variant: str) -> pyspiel.GameType:
         provides_information_state_tensor=True,
         provides_observation_string=True,
         provides_observation_tensor=True,
-        parameter_specification={**_PARAMETERS[variant], "first_dealer": -1, "episode": "deal"},
+        parameter_specification={**_PARAMETERS[variant], "first_dealer": -1, "episode": DEFAULT_EPISODE},
     )
 
 
@@ -122,7 +122,7 @@ class ManniGame(pyspiel.Game):
     def __init__(self, params: dict | None = None):
         variant = self.VARIANT
         params = dict(params or {})
-        episode = params.pop("episode", "deal")
+        episode = params.pop("episode", DEFAULT_EPISODE)
         check_episode(episode)
         first_dealer = params.pop("first_dealer", -1)
         rules = make_rules(variant, first_dealer=None if first_dealer == -1 else first_dealer, **params)
@@ -239,15 +239,14 @@ class ManniState(pyspiel.State):
         if self._engine is None:
             return False
         game = self._engine.game
-        return game.finished or (self._config.episode == "deal" and len(game.rounds) > self._start)
+        return episode_over(self._config.episode, len(game.rounds) > self._start, game.finished)
 
     def returns(self) -> list[float]:
+        """Terminal returns: the episode's deal points (``"deal"``) or the game's outcome (``"game"``)."""
         if not self.is_terminal():
             return [0.0, 0.0, 0.0]
-        game = self._engine.game
-        if self._config.episode == "game":
-            return list(outcome_rewards(game.winners))
-        return [float(p) for p in game.rounds[self._start].points]
+        reward = "outcome" if self._config.episode == "game" else "deal"
+        return list(engine_rewards(reward, self._engine.game, True))
 
     def _legal_actions(self, player: int) -> list[int]:
         return self._engine.game.legal_actions()

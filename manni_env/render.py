@@ -23,7 +23,7 @@ import numpy as np
 from .actions import action_to_str
 from .cards import card_to_str, cards_of, sort_for_display
 from .engine import Phase
-from .text import PHASE_NAMES, hand_text
+from .text import PHASE_NAMES, contract_text, hand_text
 from .view import SeatView
 
 SUIT_SYMBOLS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
@@ -54,9 +54,7 @@ def view_text(view: SeatView) -> str:
         f"Manni ({view.rules.variant}) | seat {seat} | deal {view.deal_index + 1} | dealer seat {view.dealer} | "
         f"phase: {PHASE_NAMES[view.phase]} | on turn: {on_turn}",
     ]
-    contract = "not announced yet" if view.contract is None else view.contract.describe()
-    if view.contract is not None and view.contract.declarer is not None:
-        contract += f" ({view.contract.name}), declarer seat {view.contract.declarer}"
+    contract = contract_text(view.contract, "seat {}".format, with_name=True)
     if view.cut_card is not None:
         contract += f" | cut {card_to_str(view.cut_card)}"
     lines.append(f"Contract: {contract}")

@@ -1,38 +1,22 @@
-"""The shaped ``trick`` training reward: one definition for the envs and every trainer.
+"""The ``trick`` training reward of the batched :class:`~manni_env.vector.VectorManni`, for the
+trainer and its warm-start data.
 
-``reward="deal"`` pays a seat its deal score when the deal ends. ``reward="trick"`` pays each trick
-a seat wins its *worth* at once and the rest of the deal score when the deal ends, so a deal's
-rewards still sum to its score. A trick's worth is the sign of the contract kind's score in the
-variant table (``rules.spec.scores[kind].sign``: +1 in Trump and Grand, −1 in Nullo); the
-declarer's offsets of the announcement variants move a deal's total, not what one more trick adds.
-
-:func:`trick_worth` serves the single-agent env (one game), :class:`VectorTrickRewards` the
-batched trainer and its warm-start data on :class:`~manni_env.vector.VectorManni`.
+The reward modes themselves (``deal``, ``trick``, and what a trick is worth) are defined once in
+:mod:`manni_env.episodes`; :class:`VectorTrickRewards` keeps what the shaped mode needs to remember
+in each game (the tricks won before the step, what the deal under way has paid) and calls
+:func:`~manni_env.episodes.step_rewards` on whole batches.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .rules import ContractKind, Rules
+from .episodes import LEARNER_REWARDS, check_reward, step_rewards, trick_worth, trick_worths
 
-REWARDS = ("deal", "trick")
+#: The trainers' reward choices.
+REWARDS = LEARNER_REWARDS
 
-
-def check_reward(reward: str) -> None:
-    """``ValueError`` unless ``reward`` is one of :data:`REWARDS`."""
-    if reward not in REWARDS:
-        raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
-
-
-def trick_worth(rules: Rules, kind: ContractKind | int) -> int:
-    """What one more trick adds to a seat's deal score under contract ``kind``: +1 or −1."""
-    return rules.spec.scores[kind].sign
-
-
-def trick_worths(rules: Rules) -> np.ndarray:
-    """``(4,)`` float32 worth of a trick by contract-kind index; index −1 (no contract yet) is 0."""
-    return np.array([trick_worth(rules, kind) for kind in ContractKind] + [0], np.float32)
+__all__ = ["REWARDS", "VectorTrickRewards", "check_reward", "trick_worth", "trick_worths"]
 
 
 class VectorTrickRewards:
@@ -46,7 +30,7 @@ class VectorTrickRewards:
     """
 
     def __init__(self, venv, reward: str):
-        check_reward(reward)
+        check_reward(reward, REWARDS)
         self.venv, self.trick = venv, reward == "trick"
         self.worths = trick_worths(venv.rules)
         self.paid = np.zeros((venv.num_envs, 3), np.float32)  # shaping paid in each deal under way
@@ -60,10 +44,10 @@ class VectorTrickRewards:
         """(N, 3) training rewards of the step just taken (see the class docstring)."""
         if not self.trick:
             return rewards
-        worth = (self.venv.tricks_won - self.won_before).astype(np.float32) * self.worths[self.venv.kind][:, None]
-        worth[deal_over] = 0.0  # a finished deal's tricks are settled with its score
-        out = worth.copy()
-        out[deal_over] = rewards[deal_over] - self.paid[deal_over]
-        self.paid += worth
+        venv = self.venv
+        won = venv.tricks_won - self.won_before
+        out = step_rewards("trick", deal_over, rewards, False, False, won, self.worths[venv.kind], self.paid)
+        out = out.astype(np.float32)
+        self.paid += out
         self.paid[deal_over] = 0.0
         return out

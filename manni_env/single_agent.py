@@ -13,10 +13,10 @@ Observation        ``Box(float32, (encoder.size,))``: :class:`~manni_env.observa
 Action space       ``Discrete(63)`` (:mod:`manni_env.actions`); ``action_space.sample()`` is legal
 Legal actions      ``action_masks()`` (int8 → bool) for ``MaskablePPO``; never all zeros
 Reward             ``reward="deal"``: the learner's deal score when a deal ends, else 0;
-                   ``reward="trick"`` (shaped, same sum, :mod:`manni_env.shaping`): each trick
+                   ``reward="trick"`` (shaped, same sum, :mod:`manni_env.episodes`): each trick
                    the learner wins pays at once what it adds to the deal score (+1, or −1 in
                    Nullo), and the deal's end pays the rest of the deal score
-Episode            ``"deal"``: one deal of an ongoing game (the game continues on the next
+Episode            ``"deal"`` (default): one deal of an ongoing game (the game continues on the next
                    ``reset()`` so scores in the observation look like real games; a new game
                    starts when one ends or when ``reset`` gets a seed); ``"game"``: a whole game
 =================  ==========================================================================
@@ -50,10 +50,10 @@ import numpy as np
 
 from .actions import NUM_ACTIONS, action_to_str
 from .engine import GameState, IllegalActionError
-from .episodes import check_episode
+from .episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, LEARNER_REWARDS, check_episode, check_reward, engine_rewards,
+                       episode_end)
 from .observation import ObservationEncoder
 from .rules import Rules, make_rules
-from .shaping import check_reward, trick_worth
 
 Policy = Any  # a manni_agents.base.Policy: act(view, rng) -> action, reset()
 OpponentFactory = Callable[[np.random.Generator], Sequence[Policy]]
@@ -116,15 +116,15 @@ class SingleAgentManniEnv(gym.Env):
         *,
         opponents: Sequence[Policy] | OpponentFactory,
         history: str = "summary",
-        episode: str = "deal",
+        episode: str = DEFAULT_EPISODE,
         seed: int | None = None,
-        reward: str = "deal",
+        reward: str = DEFAULT_REWARD,
         render_mode: str | None = None,
         illegal_action: str = "penalize",
         **rule_options,
     ):
         check_episode(episode)
-        check_reward(reward)
+        check_reward(reward, LEARNER_REWARDS, episode)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {', '.join(self.metadata['render_modes'])}, "
                              f"got {render_mode!r}")
@@ -154,8 +154,8 @@ class SingleAgentManniEnv(gym.Env):
         self.policies: list = [None, None, None]
         self._rounds_seen = 0  # deals whose score the learner has been given
         self._episode_start = 0  # deals finished before this episode began
-        self._paid = 0.0  # reward "trick": paid so far for the deal under way
-        self._tricks = 0  # reward "trick": the learner's tricks paid for in the deal under way
+        self._paid = np.zeros(3)  # reward "trick": paid so far for the deal under way, by seat
+        self._tricks = np.zeros(3, np.int64)  # reward "trick": tricks paid for in the deal under way
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -182,7 +182,7 @@ class SingleAgentManniEnv(gym.Env):
         if new_game:
             self.state = GameState(self.rules, seed=int(self._rng.integers(2**63)))
         self._rounds_seen = self._episode_start = len(self.state.rounds)
-        self._paid, self._tricks = 0.0, 0
+        self._paid[:], self._tricks[:] = 0.0, 0
         reward = self._play_opponents()
         if self._episode_over():
             # cannot happen: the learner holds cards in every deal; guard against silent empty episodes
@@ -211,11 +211,10 @@ class SingleAgentManniEnv(gym.Env):
             )
         state.apply(action)
         reward = self._collect_rewards() + self._play_opponents()
-        over = self._episode_over()
-        truncated = over and self.episode == "game" and state.truncated
+        terminated, truncated = self._episode_end()
         if self.render_mode == "human":
             self.render()
-        return self._obs(), float(reward), over and not truncated, truncated, self._info()
+        return self._obs(), float(reward), terminated, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner as bools (sb3-contrib's ``MaskablePPO`` hook)."""
@@ -251,29 +250,31 @@ class SingleAgentManniEnv(gym.Env):
         # only what the learner may know: its seat and its own legal actions
         return {"seat": self.seat, "action_mask": self.action_masks()}
 
-    def _episode_over(self) -> bool:
+    def _episode_end(self) -> tuple[bool, bool]:
+        """(terminated, truncated): the episode ends with the game, or with its deal (``"deal"``)."""
         state = self.state
-        if state.finished:
-            return True
-        return self.episode == "deal" and len(state.rounds) > self._episode_start
+        return episode_end(self.episode, len(state.rounds) > self._episode_start, state.finished, state.truncated)
+
+    def _episode_over(self) -> bool:
+        return any(self._episode_end())
 
     def _collect_rewards(self) -> float:
-        """The learner's reward since the last call: the (rest of the) score of every deal completed,
-        and with ``reward="trick"`` the worth of the tricks it won in the deal under way."""
+        """The learner's reward for the action just applied (:func:`~manni_env.episodes.engine_rewards`):
+        the (rest of the) deal points if it ended a deal, and with ``reward="trick"`` the worth of
+        the tricks it won in the deal under way."""
         state = self.state
-        reward = 0.0
-        for result in state.rounds[self._rounds_seen :]:
-            reward += result.points[self.seat] - self._paid
-            self._paid, self._tricks = 0.0, 0
-        self._rounds_seen = len(state.rounds)
-        if self.reward == "trick" and not state.finished:
-            won = state.tricks_won[self.seat]  # the learner's own tricks: public
-            if won > self._tricks:
-                worth = float((won - self._tricks) * trick_worth(self.rules, state.contract.kind))
-                reward += worth
-                self._paid += worth
-                self._tricks = won
-        return reward
+        if len(state.rounds) > self._rounds_seen:
+            self._rounds_seen = len(state.rounds)
+            paid = engine_rewards(self.reward, state, True, paid=self._paid)
+            self._paid[:], self._tricks[:] = 0.0, 0
+        elif self.reward == "trick" and state.tricks_won != tuple(self._tricks):  # tricks won: public
+            won = np.subtract(state.tricks_won, self._tricks)
+            paid = engine_rewards(self.reward, state, False, won=won)
+            self._paid += paid
+            self._tricks += won
+        else:
+            return 0.0
+        return paid[self.seat]
 
     def _play_opponents(self) -> float:
         """Opponents move until the learner is on turn or the episode is over; their rewards to the

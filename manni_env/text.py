@@ -4,6 +4,8 @@ render, the text renderer (:mod:`manni_env.render`), terminal play and the web a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .cards import RANKS, SUITS, card_to_str, cards_of, sort_for_display
 from .engine import Contract, Phase
 from .rules import ContractKind
@@ -29,6 +31,17 @@ def contract_name(contract: Contract) -> str:
     if contract.kind != ContractKind.TRUMP:
         return contract.kind.label.capitalize()
     return f"Trump {SUIT_NAMES[contract.trump]}" + (" (Suit)" if contract.name == "suit" else "")
+
+
+def contract_text(contract: Contract | None, seat_name: Callable[[int], str], with_name: bool = False) -> str:
+    """``"not announced yet"``, or ``contract.describe()`` followed, once a seat declared it, by
+    ``", declarer "`` and ``seat_name(declarer)`` (``with_name``: the announcement's name first)."""
+    if contract is None:
+        return "not announced yet"
+    text = contract.describe()
+    if contract.declarer is not None:
+        text += (f" ({contract.name})" if with_name else "") + f", declarer {seat_name(contract.declarer)}"
+    return text
 
 
 def decision_prompt(view: SeatView, typing: bool) -> str:

@@ -17,11 +17,13 @@ API (all arrays have the batch dimension first)::
   to ``ObservationEncoder(rules, history).encode(state.view(to_move))`` of the scalar engine;
   ``mask[i]`` is that seat's legal-action mask (never all zeros). :meth:`VectorManni.observe`
   encodes any seat (a trainer bootstraps the values of seats not on turn with it).
-- ``rewards`` is ``(N, 3)`` float32 by absolute seat, as the AEC env pays them: each seat's deal
+- ``rewards`` is ``(N, 3)`` float32 by absolute seat, as the AEC env pays them
+  (:func:`manni_env.episodes.step_rewards`; the kernels hold a compiled copy): each seat's deal
   score in the step that ends a deal (``reward="deal"``, the default), or the zero-sum game outcome
-  in the step that ends a game (``reward="outcome"``: winners share +1, the others share −1, see
-  :func:`manni_env.env.outcome_rewards`).
-- ``terminated[i]`` / ``truncated[i]``: game ``i`` ended in this step (truncated: by the deal cap).
+  in the step that ends a game (``reward="outcome"``: winners share +1, the others share −1).
+- ``terminated[i]`` / ``truncated[i]``: game ``i`` ended in this step (truncated: by the deal cap),
+  the flags of a ``"game"`` episode (:func:`manni_env.episodes.episode_end`); a trainer that learns
+  on deals ends its episodes at ``infos["deal_over"]``.
   Finished games reset at once (Gymnasium's "same-step" autoreset): the returned ``obs``, ``mask``
   and ``to_move`` already belong to the next game in that slot. ``infos`` holds arrays:
   ``deal_over`` (N,) bool, ``tricks_won`` / ``points`` / ``plus`` / ``minus`` / ``totals`` (N, 3)
@@ -59,6 +61,7 @@ from . import actions as A
 from . import vector_kernels
 from .cards import cards_of
 from .engine import Deal, GameState
+from .episodes import TABLE_REWARDS, check_reward
 from .observation import ObservationEncoder
 from .rules import Contract, ContractKind, Phase, Rules, make_rules
 from .vector_kernels import DEAL_BLOCK, VectorState, kernel_rules, new_state, new_step_out
@@ -122,8 +125,7 @@ class VectorManni:
 
     def __init__(self, rules: Rules, num_envs: int, reward: str = "deal", history: str = "summary",
                  log_games: bool = False, backend: str = "auto"):
-        if reward not in ("deal", "outcome"):
-            raise ValueError(f"reward must be 'deal' or 'outcome', got {reward!r}")
+        check_reward(reward, TABLE_REWARDS)
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs!r}")
         self.backend = resolve_backend(backend)

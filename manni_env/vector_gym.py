@@ -12,22 +12,28 @@ An illegal action raises ``ValueError`` naming the game, and nothing is applied.
 when its action ended a deal with ``reward="deal"``; its game outcome with ``reward="outcome"``).
 The other two seats are paid in the same step, so ``infos`` carries the full picture:
 ``seat_rewards`` (N, 3) by absolute seat, ``acting_seat`` (N,) (who decided; −1 in a reset step)
-and ``to_move`` (N,) (whose view the new observation is; −1 for a finished game). Self-play
+and ``to_move`` (N,) (whose view the new observation is; −1 for an ended episode). Self-play
 trainers should credit ``seat_rewards`` to each seat's own last decision, as
 ``train/ppo_vector.py`` does.
+
+**Episodes** (``episode``, :mod:`manni_env.episodes`): ``"deal"`` (default) ends a slot's
+episode when a deal ends, and its next episode is the next deal of the same game (a new game
+starts when one ends); ``"game"``: a whole game, truncated at the deal cap.
 
 **Autoreset** (``autoreset_mode``):
 
 - ``NEXT_STEP`` (default, Gymnasium's default, what its vector wrappers expect): the step that ends
-  a game returns that game's final observation (the acting seat's view of the finished game, an
-  all-zero mask) with ``terminated`` / ``truncated``; the next step ignores that game's action and
-  returns the first observation of a new game with reward 0. A finished game must wait one step
-  while the others play, which the lockstep :class:`~manni_env.vector.VectorManni` cannot do, so
-  this mode steps the engine's games one by one (every variant; about as fast as N single envs).
+  an episode returns its final observation (the acting seat's view, an all-zero mask) with
+  ``terminated`` / ``truncated``; the next step ignores that slot's action and returns the first
+  observation of the next episode (the next deal, or a new game) with reward 0. A slot must wait
+  one step while the others play, which the lockstep :class:`~manni_env.vector.VectorManni` cannot
+  do, so this mode steps the engine's games one by one (every variant; about as fast as N single
+  envs).
 - ``SAME_STEP``: the batched :class:`~manni_env.vector.VectorManni` (numba kernels, or the same
-  kernels uncompiled with ``backend="python"``; every variant): a finished game restarts within the step that ends it, the
-  returned observation is already the new game's; ``infos`` also holds VectorManni's arrays
-  (``deal_over``, ``points``, ``totals``, ``new_game``, ...). Much faster for large N.
+  kernels uncompiled with ``backend="python"``; every variant): the next episode starts within the
+  step that ends one, the returned observation is already the next deal's (or new game's);
+  ``infos`` also holds VectorManni's arrays (``deal_over``, ``points``, ``totals``, ``new_game``,
+  ...). Much faster for large N.
 
 Both modes draw each slot's games from ``np.random.SeedSequence(seed).spawn(num_envs + 1)[i]``
 (the last child seeds :meth:`ManniVectorEnv.sample`). ``reset`` accepts no options (a non-empty
@@ -46,7 +52,8 @@ from gymnasium.vector import AutoresetMode
 
 from .actions import NUM_ACTIONS
 from .engine import GameState
-from .episodes import outcome_rewards
+from .episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, TABLE_REWARDS, check_episode, check_reward, engine_rewards,
+                       episode_end)
 from .observation import ObservationEncoder
 from .rules import make_rules
 from .vector import VectorManni, random_legal_actions, resolve_backend
@@ -77,9 +84,9 @@ class ManniVectorEnv(gymnasium.vector.VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"], "render_fps": 1}
 
     def __init__(self, variant: str = "hornafjardar", num_envs: int = 64, history: str = "summary",
-                 reward: str = "deal", backend: str = "auto",
+                 reward: str = DEFAULT_REWARD, backend: str = "auto",
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, render_mode: str | None = None,
-                 **options):
+                 episode: str = DEFAULT_EPISODE, **options):
         try:
             mode = AutoresetMode(autoreset_mode)
         except ValueError:
@@ -89,8 +96,8 @@ class ManniVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"autoreset_mode {mode.value} is not supported; use NextStep or SameStep")
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        if reward not in ("deal", "outcome"):
-            raise ValueError(f"reward must be 'deal' or 'outcome', got {reward!r}")
+        check_episode(episode)
+        check_reward(reward, TABLE_REWARDS, episode)
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         rules = make_rules(variant, **options)
@@ -98,8 +105,9 @@ class ManniVectorEnv(gymnasium.vector.VectorEnv):
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         self.render_mode = render_mode
         self.num_envs = num_envs
-        self.core = (_EngineGames(rules, num_envs, reward, history) if mode == AutoresetMode.NEXT_STEP
-                     else _BatchGames(rules, num_envs, reward, history, backend))
+        self.episode = episode
+        self.core = (_EngineGames(rules, num_envs, reward, history, episode) if mode == AutoresetMode.NEXT_STEP
+                     else _BatchGames(rules, num_envs, reward, history, backend, episode))
         enc = self.core.encoder
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(enc.low, enc.high, dtype=np.float32),
@@ -150,18 +158,21 @@ class ManniVectorEnv(gymnasium.vector.VectorEnv):
 
 
 class _EngineGames:
-    """NEXT_STEP: one engine ``GameState`` per slot, so a finished game can wait for its reset step."""
+    """NEXT_STEP: one engine ``GameState`` per slot, so a slot whose episode ended can wait for its
+    reset step."""
 
-    def __init__(self, rules, num_envs: int, reward: str, history: str):
-        self.rules, self.num_envs, self.reward = rules, num_envs, reward
+    def __init__(self, rules, num_envs: int, reward: str, history: str, episode: str):
+        self.rules, self.num_envs, self.reward, self.episode = rules, num_envs, reward, episode
         self.encoder = ObservationEncoder(rules, history)
         self.games: list[GameState] = []
         self.rngs: list[np.random.Generator] = []
-        self.viewer = np.zeros(num_envs, np.int64)  # seat on turn, or the last to act in a finished game
+        self.viewer = np.zeros(num_envs, np.int64)  # seat on turn, or the last to act in an ended episode
+        self.ended = np.zeros(num_envs, bool)  # the slot's episode ended in the last step
 
     def reset(self, seed, children):
         self.rngs = [np.random.default_rng(c) for c in children]
         self.games = [self._new_game(i) for i in range(self.num_envs)]
+        self.ended[:] = False
         obs, mask = self._observe()
         return obs, mask, self._to_move()
 
@@ -173,7 +184,7 @@ class _EngineGames:
             raise RuntimeError("call reset() before step()")
         n = self.num_envs
         for i, (game, a) in enumerate(zip(self.games, actions.tolist())):
-            if not game.finished and not game.is_legal(a):
+            if not self.ended[i] and not game.is_legal(a):
                 raise ValueError(f"illegal action {a} in game {i} (phase {game.phase.name}, seat {game.to_move}); "
                                  "nothing applied")
         seat_rewards = np.zeros((n, 3), np.float32)
@@ -182,20 +193,18 @@ class _EngineGames:
         deal_over = np.zeros(n, bool)
         for i, a in enumerate(actions.tolist()):
             game = self.games[i]
-            if game.finished:  # the reset step of a game that ended in the previous step
-                self.games[i] = self._new_game(i)
-                continue
+            if self.ended[i]:  # the reset step of an episode that ended in the previous step
+                if game.finished:
+                    self.games[i] = self._new_game(i)
+                continue  # else the game goes on: its next deal is dealt already
             acting[i] = self.viewer[i] = game.to_move
             deals = len(game.rounds)
             game.apply(a)
-            if len(game.rounds) > deals:
+            if len(game.rounds) > deals:  # rewards are paid and episodes end only when a deal ends
                 deal_over[i] = True
-                if self.reward == "deal":
-                    seat_rewards[i] = game.rounds[-1].points
-                elif game.finished:
-                    seat_rewards[i] = outcome_rewards(game.winners)
-            if game.finished:
-                (truncated if game.truncated else terminated)[i] = True
+                seat_rewards[i] = engine_rewards(self.reward, game, True)
+                terminated[i], truncated[i] = episode_end(self.episode, True, game.finished, game.truncated)
+        self.ended = terminated | truncated
         obs, mask = self._observe()
         infos = {"acting_seat": acting, "to_move": self._to_move(), "deal_over": deal_over}
         return obs, mask, seat_rewards, terminated, truncated, infos
@@ -204,15 +213,16 @@ class _EngineGames:
         obs = np.empty((self.num_envs, self.encoder.size), np.float32)
         mask = np.zeros((self.num_envs, NUM_ACTIONS), np.int8)
         for i, game in enumerate(self.games):
-            if not game.finished:
+            if not self.ended[i]:
                 self.viewer[i] = game.to_move
             view = game.view(int(self.viewer[i]))
             self.encoder.encode(view, out=obs[i])
-            mask[i, list(view.legal_actions)] = 1
+            if not self.ended[i]:
+                mask[i, list(view.legal_actions)] = 1
         return obs, mask
 
     def _to_move(self) -> np.ndarray:
-        return np.array([g.to_move for g in self.games], np.int64)
+        return np.where(self.ended, -1, [g.to_move for g in self.games]).astype(np.int64)
 
     def view(self, i: int):
         return self.games[i].view(int(self.viewer[i]))
@@ -221,8 +231,9 @@ class _EngineGames:
 class _BatchGames:
     """SAME_STEP: the lockstep :class:`VectorManni`."""
 
-    def __init__(self, rules, num_envs: int, reward: str, history: str, backend: str):
+    def __init__(self, rules, num_envs: int, reward: str, history: str, backend: str, episode: str):
         self.venv = VectorManni(rules, num_envs, reward=reward, history=history, backend=backend)
+        self.episode = episode
         self.encoder = self.venv.encoder
         self.to_move = np.zeros(num_envs, np.int64)
 
@@ -232,7 +243,8 @@ class _BatchGames:
 
     def step(self, actions: np.ndarray):
         acting = self.to_move
-        obs, mask, self.to_move, seat_rewards, terminated, truncated, infos = self.venv.step(actions)
+        obs, mask, self.to_move, seat_rewards, finished, capped, infos = self.venv.step(actions)
+        terminated, truncated = episode_end(self.episode, infos["deal_over"], finished | capped, capped)
         infos = {**infos, "acting_seat": acting, "to_move": self.to_move}
         return obs, mask.astype(np.int8), seat_rewards, terminated, truncated, infos
 

@@ -250,9 +250,10 @@ def new_step_out(n: int) -> StepOut:
 
 
 def bind(kernel, *args):
-    """``kernel`` compiled for the types of ``args``, callable without numba's type dispatch (which
-    takes about 10 µs per call with the state's tuple of arrays); later calls must pass arguments of
-    exactly these types (C-contiguous arrays of the same dtypes). Without numba: ``kernel``."""
+    """``kernel`` compiled for the types of ``args``, callable without numba's type dispatch (slow
+    with the state's tuple of arrays; the benchmarks' vector results page has its cost); later calls
+    must pass arguments of exactly these types (C-contiguous arrays of the same dtypes). Without
+    numba: ``kernel``."""
     if numba is None:
         return kernel
     return kernel.compile(tuple(numba.typeof(a) for a in args))
@@ -276,8 +277,8 @@ def plain_kernels():
 # ------------------------------------------------------------------------------------ actions
 # Inside their per-game loops the kernels never pass ``state`` to a function: a call (inlined or
 # not) copies the tuple and updates the reference count of every array in it, two atomic
-# operations per array, which cost more than the rules themselves (a 2.5x slower step when each
-# phase had its helper). Helpers take scalars; the loops index the state directly.
+# operations per array, which cost more than the rules themselves (measured: the benchmarks'
+# vector results page). Helpers take scalars; the loops index the state directly.
 @jit
 def step(state, rules, actions, mask, out):
     """Apply ``actions[i]`` for the seat on turn in every game ``i``, if every action is legal under
@@ -426,7 +427,10 @@ def _trick_winner(c0, c1, c2, trump, nullo):
 def end_deals(state, rules, out, games):
     """Score the finished deals of ``games`` into their tallies and ``out``; end each game (its
     tallies cleared for the next one) or move to its next deal, dealt here when it needs no random
-    draw. Returns the number of games left for the caller to deal (see :func:`step`)."""
+    draw. Returns the number of games left for the caller to deal (see :func:`step`).
+
+    The rewards and the end flags are the compiled copy of :func:`manni_env.episodes.step_rewards`
+    and :func:`~manni_env.episodes.episode_end` (``"game"`` episodes), tested against them."""
     kind, declarer, tricks_won = state.kind, state.declarer, state.tricks_won
     plus, minus, totals, used, used_order = state.plus, state.minus, state.totals, state.used, state.used_order
     dealer, deal_index, decks, deck_ptr = state.dealer, state.deal_index, state.decks, state.deck_ptr

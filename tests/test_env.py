@@ -49,8 +49,8 @@ def test_pettingzoo_api(variant):
 
 
 def test_pettingzoo_api_options():
-    api_test(manni_v0.env(variant="hornafjardar", history="full", episode="deal"), num_cycles=100)
-    api_test(manni_v0.env(variant="basic", reward="outcome", target=3), num_cycles=300)
+    api_test(manni_v0.env(variant="hornafjardar", history="full", episode="game"), num_cycles=100)
+    api_test(manni_v0.env(variant="basic", reward="outcome", episode="game", target=3), num_cycles=300)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -98,13 +98,13 @@ def test_same_seed_same_game_despite_global_rngs():
         env.reset(seed=11)
         disturb_global_rngs(disturb + 10)
         first = play(env, np.random.default_rng(1), 400)
-        env.reset()  # no seed: the next game comes from the env's own generator
+        env.reset()  # no seed: the next deal (default one-deal episodes) of the same game
         disturb_global_rngs(disturb + 20)
         return first, play(env, np.random.default_rng(2), 400)
 
     a, b = run(1), run(2)
     assert a == b
-    assert a[0] != a[1]  # the second game is a different game
+    assert a[0] != a[1]  # the second episode is another deal
 
 
 def test_unseeded_resets_differ():
@@ -194,7 +194,7 @@ def test_deal_episode_rewards_are_zero_sum_and_games_continue():
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_deal_rewards_add_up_to_the_game_totals(variant):
-    env = manni_v0.raw_env(variant=variant)
+    env = manni_v0.raw_env(variant=variant, episode="game")
     env.reset(seed=2)
     returns = dict.fromkeys(AGENTS, 0.0)
     rng = np.random.default_rng(3)
@@ -210,7 +210,7 @@ def test_deal_rewards_add_up_to_the_game_totals(variant):
 
 
 def test_outcome_reward_is_zero_sum_at_game_end():
-    env = manni_v0.raw_env(variant="hornafjardar", reward="outcome", target=4)
+    env = manni_v0.raw_env(variant="hornafjardar", reward="outcome", episode="game", target=4)
     rng = np.random.default_rng(5)
     for seed in range(3):
         env.reset(seed=seed)
@@ -231,16 +231,22 @@ def test_outcome_formula():
     assert outcome_rewards((0, 1, 2)) == (0.0, 0.0, 0.0)
 
 
-def test_truncation_at_the_deal_cap():
-    env = manni_v0.raw_env(variant="hornafjardar", target=1000, max_deals=2)
+@pytest.mark.parametrize("episode, truncated", [("game", True), ("deal", False)])
+def test_the_deal_cap_truncates_game_episodes_only(episode, truncated):
+    env = manni_v0.raw_env(variant="hornafjardar", target=1000, max_deals=2, episode=episode)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
-    last = None
-    for agent in env.agent_iter():
-        last = env.last()
-        obs, _, termination, truncation, _ = last
-        env.step(None if termination or truncation else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    assert last[3] is True and last[2] is False
+    while True:
+        last = None
+        for agent in env.agent_iter():
+            last = env.last()
+            obs, _, termination, truncation, _ = last
+            env.step(None if termination or truncation else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if env.game.finished:
+            break
+        assert last[2] is True and last[3] is False  # the first deal's episode
+        env.reset()
+    assert (last[2], last[3]) == (not truncated, truncated)
     assert env.game.truncated and len(env.game.rounds) == 2
 
 

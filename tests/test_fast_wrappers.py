@@ -41,7 +41,7 @@ def trajectory(env, seed: int, illegal_at: int | None = None) -> list[tuple]:
 
 @pytest.mark.parametrize("variant", ["hornafjardar", "basic", "trjamann"])
 def test_same_trajectories_as_pettingzoo_wrappers(variant):
-    options = {"target": 3} if variant != "trjamann" else {}
+    options = {"episode": "game", **({"target": 3} if variant != "trjamann" else {})}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PettingZoo warns about the illegal move
         for seed, illegal_at in ((1, None), (2, 40)):

@@ -108,34 +108,41 @@ def test_gymnasium_vector_env_spaces_and_rewards(variant, mode):
     assert deals > 30
 
 
-def test_next_step_autoreset_follows_gymnasium_protocol():
-    """The step that ends a game returns its final observation (zero mask); the next step ignores
-    that game's action and starts a new game with reward 0. Deal rewards add up to the totals."""
+@pytest.mark.parametrize("episode", ["game", "deal"])
+def test_next_step_autoreset_follows_gymnasium_protocol(episode):
+    """The step that ends an episode returns its final observation (zero mask); the next step
+    ignores that slot's action and starts the next episode (a new game, or the game's next deal)
+    with reward 0. Deal rewards add up to the game totals (game episodes) or the deal's points."""
     n = 4
-    env = ManniVectorEnv("basic", num_envs=n, target=2)
+    env = ManniVectorEnv("basic", num_envs=n, target=2, episode=episode)
     assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     obs, info = env.reset(seed=5)
     paid = np.zeros((n, 3))
     ended = np.zeros(n, bool)
-    games = 0
+    episodes = continued = 0
     for _ in range(600):
         actions = env.sample()
         actions[ended] = 62  # ignored in the reset step, even though illegal
+        games = list(env.core.games)
         obs, rewards, terminated, truncated, info = env.step(actions)
         assert np.all(info["acting_seat"][ended] == -1) and np.all(rewards[ended] == 0)
         assert not (terminated[ended] | truncated[ended]).any() and obs["action_mask"][ended].any(1).all()
+        for i in np.flatnonzero(ended):  # a finished game is replaced; an unfinished one goes on
+            continued += env.core.games[i] is games[i]
+            assert (env.core.games[i] is games[i]) != games[i].finished
         paid[ended] = 0
         paid += info["seat_rewards"]
         done = terminated | truncated
         for i in np.flatnonzero(done):
-            game = env.core.games[i]  # the finished game stays in its slot until the reset step
-            assert game.finished and np.array_equal(paid[i], game.totals)
+            game = env.core.games[i]  # the game stays in its slot until the reset step
+            expected = game.totals if episode == "game" else game.rounds[-1].points
+            assert np.array_equal(paid[i], expected) and (game.finished or episode == "deal")
             view = game.view(int(info["acting_seat"][i]))
             assert np.array_equal(obs["observation"][i], env.core.encoder.encode(view))
             assert not obs["action_mask"][i].any() and info["to_move"][i] == -1
         ended = done
-        games += int(done.sum())
-    assert games >= 8
+        episodes += int(done.sum())
+    assert episodes >= 8 and (continued >= 4 if episode == "deal" else continued == 0)
 
 
 def test_gymnasium_vector_wrappers_run_on_next_step_autoreset():
@@ -150,7 +157,7 @@ def test_gymnasium_vector_wrappers_run_on_next_step_autoreset():
         ends += int((terminated | truncated).sum())
         if "episode" in info:
             episodes += int(info["_episode"].sum())
-            assert (info["episode"]["l"][info["_episode"]] > 30).all()  # a game: at least one deal
+            assert (info["episode"]["l"][info["_episode"]] > 30).all()  # a deal: 36 cards played and more
     assert episodes == ends >= 2
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from manni_env.cli_options import add_variant_options
-from manni_env.episodes import EPISODES
+from manni_env.episodes import DEFAULT_EPISODE, EPISODES
 from manni_env.observation import HISTORIES
 from manni_env.rules import Rules, make_rules
 
@@ -131,7 +131,7 @@ class TrainArgs:
     """rule option: the seat that deals first (default: drawn)"""
     history: str = "summary"
     """observation history: summary (cards played per seat) or full (every play in order)"""
-    episode: str = "deal"
+    episode: str = DEFAULT_EPISODE
     """what ends a learner's episode: deal or game"""
     total_steps: int = 1_000_000
     """learner decisions to train for"""

@@ -46,7 +46,7 @@ from manni_env.records import RecordError
 from manni_env.rules import VARIANTS, make_rules
 
 from .game import MAX_ACTIONS, GameError, WebGame
-from .limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard
+from .limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, finished_record
 from .lineup import Lineup
 from .replay import build_replay, parse_records, summary
 from .store import GameStore, StoreFull
@@ -161,12 +161,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
 
     @app.get("/api/games/{game_id}/replay")
     def game_replay(game_id: str) -> dict:
-        game = game_of(game_id)
-        with game.lock:
-            if not game.state.finished:
-                raise HTTPException(409, "the game is still running; its replay opens when it is over")
-            record = game.record()
-        return build_replay(record)
+        return build_replay(finished_record(game_of(game_id)))
 
     @app.get("/api/records/{index}")
     def record_replay(index: int) -> dict:

@@ -69,6 +69,15 @@ class BodySizeLimit:
         await send({"type": "http.response.body", "body": body})
 
 
+def finished_record(game) -> dict:
+    """The record of a finished game or table (anything with ``lock``, ``state`` and ``record()``);
+    409 while it is still running."""
+    with game.lock:
+        if not game.state.finished:
+            raise HTTPException(409, "the game is still running; its replay opens when it is over")
+        return game.record()
+
+
 class ReplayGuard:
     """Builds replays within the limits of the module docstring (``HTTPException`` 413 or 503)."""
 

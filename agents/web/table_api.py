@@ -38,7 +38,7 @@ from manni_env.rules import VARIANTS, make_rules
 
 from .game import MAX_ACTIONS
 from .lineup import SHIPPED, Lineup
-from .limits import ReplayGuard
+from .limits import ReplayGuard, finished_record
 from .store import StoreFull
 from .tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
 
@@ -207,12 +207,7 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
 
     @app.get("/api/tables/{table_id}/replay")
     def table_replay(table_id: str) -> dict:
-        table = table_of(table_id)
-        with table.lock:
-            if not table.state.finished:
-                raise HTTPException(409, "the game is still running; its replay opens when it is over")
-            record = table.record()
-        return replays.build(record)
+        return replays.build(finished_record(table_of(table_id)))
 
     @app.websocket("/ws/tables/{table_id}")
     async def table_socket(ws: WebSocket, table_id: str) -> None:

@@ -1,9 +1,9 @@
 """One small interface over the two implementations of the rules, so a test body runs on both.
 
 :class:`EnginePath` drives ``GameState`` + ``ObservationEncoder`` (paying rewards as the AEC env
-does); :class:`VectorPath` drives slot 0 of a ``VectorManni`` that plays explicit deals. Both start
-a game from explicit deals, expose the seat on turn, phase, legal actions, its observation and any
-seat's view, and turn each step into a :class:`StepResult`. The vector path also steps an engine
+does, through :mod:`manni_env.episodes`); :class:`VectorPath` drives slot 0 of a ``VectorManni``
+that plays explicit deals. Both start a game from explicit deals, expose the seat on turn, phase,
+legal actions, its observation and any seat's view, and turn each step into a :class:`StepResult`. The vector path also steps an engine
 alongside and asserts after every step that both agree exactly (step result, seat on turn, phase,
 legal actions, observation bytes, every seat's view), so each scripted test on it is an
 equivalence test too.
@@ -18,7 +18,7 @@ import numpy as np
 
 from manni_env.actions import action_to_str
 from manni_env.engine import Deal, GameState, IllegalActionError
-from manni_env.env import outcome_rewards
+from manni_env.episodes import engine_rewards, episode_end
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import Phase, Rules, make_rules
 from manni_env.vector import VectorManni, random_legal_actions
@@ -75,17 +75,14 @@ class EnginePath:
         state = self.state
         deals = len(state.rounds)
         state.apply(action)
-        rewards, deal_end, winners = (0.0, 0.0, 0.0), None, None
-        if len(state.rounds) > deals:
+        deal_over = len(state.rounds) > deals
+        rewards, deal_end = (0.0, 0.0, 0.0), None
+        if deal_over:
             result = state.rounds[-1]
             deal_end = {name: tuple(getattr(result, name)) for name in RESULT_FIELDS}
-            if self.reward == "deal":
-                rewards = tuple(float(p) for p in result.points)
-        if state.finished:
-            winners = state.winners
-            if self.reward == "outcome":
-                rewards = outcome_rewards(winners)
-        return StepResult(rewards, deal_end, state.finished and not state.truncated, state.truncated, winners)
+            rewards = engine_rewards(self.reward, state, True)
+        terminated, truncated = episode_end("game", deal_over, state.finished, state.truncated)
+        return StepResult(rewards, deal_end, terminated, truncated, state.winners if state.finished else None)
 
 
 class VectorPath:
