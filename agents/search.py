@@ -17,7 +17,7 @@ the deal, and choose the card with the best mean outcome (ties: the lowest card)
   the default ``uniform`` weights every world alike. Only card plays enter the weight, not the
   opponents' exchange, pickup or announcement decisions.
 - **Which decisions are searched**: card play. The network alone decides the exchange, the swap,
-  the pickup, the discards and the announcement (measured as good as ``pimc`` there).
+  the pickup, the discards and the announcement (as good as ``pimc`` there: see docs/search.md).
 - **Network**: the shipped ``ppo`` network of the variant being played, or ``model=PATH`` (a
   checkpoint, see :mod:`manni_agents.ppo_agent`).
 
