@@ -36,7 +36,8 @@ The reported wall time counts everything but the periodic evaluations (warm star
 Everything goes to ``runs/<run_name>/``: ``args.json``; ``tb/`` (TensorBoard scalars: losses,
 steps/s, evaluation scores); ``history.json`` (every ``eval_every`` learner decisions, the greedy
 policy's mean deal score against 2 × ``random`` and 2 × ``rule_based`` over ``eval_deals`` duplicate
-deals, :func:`manni_agents.vector_arena.duplicate_score`, with the training wall time);
+deals, :func:`manni_agents.vector_arena.duplicate_score`, with the training wall time; with
+``--opponents`` also against them, ``vs_opponents``);
 ``agent.safetensors`` + ``agent.json`` (the actor in the ``ppo`` agent's checkpoint format:
 ``manni arena ppo:runs/<run>/agent rule_based rule_based``); ``learning_curve.png``; and
 ``arena_final.md`` / ``.json``, the final agent's duplicate arena against both baselines (printed;
@@ -61,6 +62,7 @@ from torch import nn
 from manni_agents.arena import BASELINES
 from manni_agents.ppo_agent import policy_metadata, save_checkpoint
 from manni_agents.vector_arena import duplicate_score
+from manni_agents.vector_policy import NetworkPolicy, make_vector_policy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
 from manni_env.shaping import REWARDS
@@ -269,16 +271,22 @@ def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, a
 
 
 def evaluate(actor: Actor, args: Args) -> dict:
-    """Mean deal score (95% CI) of the greedy actor against two copies of each baseline over
-    ``eval_deals`` duplicate deals on the vector env (:func:`manni_agents.vector_arena.duplicate_score`)."""
+    """Mean deal score (95% CI) of the greedy actor over ``eval_deals`` duplicate deals on the vector
+    env (:func:`manni_agents.vector_arena.duplicate_score`) against two copies of each baseline
+    (``vs_random``, ``vs_rule_based``) and, with ``--opponents``, against them (``vs_opponents``:
+    a best response's gain)."""
 
-    def policy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def logits(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            return actor(torch.from_numpy(obs), torch.from_numpy(mask)).argmax(1).numpy()
+            return actor(torch.from_numpy(obs), torch.from_numpy(mask)).numpy()
 
-    rules = args.rules()
-    return {f"vs_{b}": dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, b,
-                                                          args.history, args.backend)) for b in BASELINES}
+    policy, rules = NetworkPolicy(logits, "learner"), args.rules()
+    opponents = {f"vs_{b}": b for b in BASELINES}
+    if args.opponents:
+        fixed = [make_vector_policy(spec, rules, args.history, args.backend) for spec in args.opponents]
+        opponents["vs_opponents"] = fixed[0] if len(fixed) == 1 else tuple(fixed)
+    return {key: dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, opponent,
+                                                    args.history, args.backend)) for key, opponent in opponents.items()}
 
 
 class PPOLearner:
@@ -398,7 +406,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
         eval_start = time.time()
         entry = {"timesteps": progress.steps, "wall_time_s": round(wall_time(), 1), **evaluate(actor, args)}
         history.append(entry)
-        for key in (f"vs_{b}" for b in BASELINES):
+        for key in (k for k in entry if k.startswith("vs_")):
             writer.add_scalar(f"arena/{key}", entry[key]["mean"], progress.steps)
         write_history(run_dir, history)
         eval_seconds += time.time() - eval_start

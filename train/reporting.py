@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from manni_agents.arena import BASELINES, ArenaResult, against_baselines
+from manni_agents.arena import ArenaResult, against_baselines
 
 from .args import TrainArgs
 
@@ -77,7 +77,8 @@ def arena_tables(results: dict[str, ArenaResult]) -> str:
 
 
 def plot_learning_curve(history: list[dict], path: Path, title: str) -> None:
-    """Evaluation score (95% CI band) against learner decisions and against wall time, one line per baseline."""
+    """Evaluation score (95% CI band) against learner decisions and against wall time, one line per
+    baseline (and one against the fixed ``--opponents`` where the history has it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -86,9 +87,10 @@ def plot_learning_curve(history: list[dict], path: Path, title: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax, key, label in ((axes[0], "timesteps", "learner decisions"), (axes[1], "wall_time_s", "wall time (s)")):
         xs = [h[key] for h in history]
-        for baseline in BASELINES:
-            scores = [h[f"vs_{baseline}"] for h in history]
-            ax.plot(xs, [s["mean"] for s in scores], marker="o", label=f"vs 2 × {baseline}")
+        for key in (k for k in history[0] if k.startswith("vs_")):
+            scores = [h[key] for h in history]
+            label = "vs the --opponents" if key == "vs_opponents" else f"vs 2 × {key[3:]}"
+            ax.plot(xs, [s["mean"] for s in scores], marker="o", label=label)
             if all(s["low"] is not None for s in scores):
                 ax.fill_between(xs, [s["low"] for s in scores], [s["high"] for s in scores], alpha=0.2)
         ax.axhline(0.0, color="grey", linewidth=0.8)
