@@ -1,8 +1,9 @@
 """The batched-policy interface of the vector env's lockstep loops, its agents and the seat dispatch.
 
 Every seat controller of a :class:`~manni_env.vector.VectorManni` loop acts through one method,
-:meth:`VectorPolicy.act`: given the games whose seat on turn it plays, with those seats'
-observations and legal masks, it returns their actions. The agents that act so:
+:meth:`VectorPolicy.act`: given the games whose seat on turn it plays and the observations and
+legal masks of every game's seat on turn, it returns those games' actions (the rows are not
+copied out for it: ``rule_based`` reads the env's state and needs none). The agents that act so:
 
 - :class:`RandomPolicy` (``random``: uniform over the legal actions, from the caller's generator);
 - :class:`~manni_agents.rule_based_vector.VectorRuleBased` (``rule_based``, from the env's state);
@@ -45,8 +46,9 @@ class VectorPolicy(Protocol):
 
     def act(self, venv: VectorManni, games: np.ndarray, obs: np.ndarray, mask: np.ndarray,
             rng: np.random.Generator) -> np.ndarray:
-        """Actions (int64) for ``games``, whose seats on turn see ``obs`` with legal ``mask``; any
-        randomness is drawn from ``rng``."""
+        """Actions (int64) for ``games``, whose seats on turn see ``obs[games]`` with legal
+        ``mask[games]`` (``obs``, ``mask``: one row per game of ``venv``); any randomness is drawn
+        from ``rng``."""
         ...
 
 
@@ -56,7 +58,7 @@ class RandomPolicy:
     name = "random"
 
     def act(self, venv, games, obs, mask, rng) -> np.ndarray:
-        return random_legal_actions(mask, rng)
+        return random_legal_actions(mask[games], rng)
 
 
 class NetworkPolicy:
@@ -67,6 +69,7 @@ class NetworkPolicy:
         self.logits, self.name, self.sample = logits, name, sample
 
     def act(self, venv, games, obs, mask, rng) -> np.ndarray:
+        obs, mask = obs[games], mask[games]
         logits = np.where(mask, self.logits(obs, mask), -np.inf)
         if self.sample:
             logits = logits - np.log(-np.log(rng.random(logits.shape).clip(1e-12, 1.0)))
@@ -102,4 +105,4 @@ def act_seats(policies: Mapping[int, VectorPolicy], who: np.ndarray, venv: Vecto
     for code, policy in policies.items():
         games = np.flatnonzero(who == code)
         if games.size:
-            out[games] = policy.act(venv, games, obs[games], mask[games], rng)
+            out[games] = policy.act(venv, games, obs, mask, rng)

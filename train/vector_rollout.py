@@ -51,7 +51,7 @@ class SnapshotPolicy:
         self.actor, self.dtype, self.gen = actor, dtype, gen
 
     def act(self, venv, games, obs, mask, rng) -> np.ndarray:
-        logits = run_padded(self.actor, self.dtype, torch.from_numpy(obs), torch.from_numpy(mask))
+        logits = run_padded(self.actor, self.dtype, torch.from_numpy(obs[games]), torch.from_numpy(mask[games]))
         return sample(logits, self.gen).numpy()
 
 
