@@ -89,8 +89,8 @@ def plot_learning_curve(history: list[dict], path: Path, title: str) -> None:
         xs = [h[key] for h in history]
         for key in (k for k in history[0] if k.startswith("vs_")):
             scores = [h[key] for h in history]
-            label = "vs the --opponents" if key == "vs_opponents" else f"vs 2 × {key[3:]}"
-            ax.plot(xs, [s["mean"] for s in scores], marker="o", label=label)
+            line = "vs the --opponents" if key == "vs_opponents" else f"vs 2 × {key[3:]}"
+            ax.plot(xs, [s["mean"] for s in scores], marker="o", label=line)
             if all(s["low"] is not None for s in scores):
                 ax.fill_between(xs, [s["low"] for s in scores], [s["high"] for s in scores], alpha=0.2)
         ax.axhline(0.0, color="grey", linewidth=0.8)
