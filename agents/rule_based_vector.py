@@ -1,10 +1,11 @@
 """The ``rule_based`` policy for every game of a :class:`~manni_env.vector.VectorManni` at once.
 
-``VectorRuleBased().act(venv, games)`` returns, for each game ``g`` of ``games`` (default: all),
-the action :class:`manni_agents.rule_based.RuleBasedAgent` chooses on ``venv.view(g, venv.to_move[g])``
-— the same action in every state, in all four variants (tests play thousands of decisions of
-each against the scalar agent). One loop over the games computes it from the env's state
-structure ``venv.state`` (:func:`manni_agents.rule_based_kernels.act_kernel`), compiled by numba
+``VectorRuleBased().act(venv, games)`` (a :class:`~manni_agents.vector_policy.VectorPolicy`) returns,
+for each game ``g`` of ``games`` (default: all), the action :class:`manni_agents.rule_based.RuleBasedAgent`
+chooses on ``venv.view(g, venv.to_move[g])`` — the same action in every state, in all four
+variants (tests play thousands of decisions of each against the scalar agent). One loop over the
+games computes it from the env's state structure ``venv.state``
+(:func:`manni_agents.rule_based_kernels.act_kernel`), compiled by numba
 (``backend="numba"``, what ``"auto"`` picks when numba imports) or run by Python
 (``backend="python"``: the same functions uncompiled, slow).
 
@@ -55,8 +56,11 @@ class VectorRuleBased:
         self._spec: VariantSpec | None = None  # the variant of the memo and table
         self._memo = self._table = None
 
-    def act(self, venv: VectorManni, games: np.ndarray | None = None) -> np.ndarray:
-        """Actions (int64) of the seats on turn (``venv.to_move``) in ``games`` (default: all)."""
+    def act(self, venv: VectorManni, games: np.ndarray | None = None, obs: np.ndarray | None = None,
+            mask: np.ndarray | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
+        """Actions (int64) of the seats on turn (``venv.to_move``) in ``games`` (default: all). The
+        signature is :class:`~manni_agents.vector_policy.VectorPolicy`'s; ``obs``, ``mask`` and
+        ``rng`` are not needed (the state is read, and the choice is deterministic)."""
         games = np.arange(venv.num_envs) if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
         if games.size and (games.min() < 0 or games.max() >= venv.num_envs):
             raise ValueError(f"games must be indices in 0..{venv.num_envs - 1}")

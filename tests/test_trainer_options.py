@@ -18,6 +18,7 @@ from manni_agents.ppo_agent import CheckpointError, policy_metadata, save_checkp
 from manni_agents.registry import make_agent  # noqa: E402
 from manni_agents.rule_based_vector import VectorRuleBased  # noqa: E402
 from manni_agents.vector_arena import checkpoint_policy  # noqa: E402
+from manni_agents.vector_policy import make_vector_policy  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.observation import HISTORIES  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
@@ -25,7 +26,6 @@ from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import ppo_sb3, resume  # noqa: E402
 from manni_train.args import parse_args  # noqa: E402
 from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
-from manni_train.opponents import make_opponent  # noqa: E402
 from manni_train.ppo_vector import Actor, Args, Critic, greedy_policy, resumed, train  # noqa: E402
 from manni_train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, run_padded  # noqa: E402
 from manni_train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
@@ -124,13 +124,13 @@ def test_bf16_batches_are_padded_to_few_shapes_and_only_the_real_rows_come_back(
 # ---- --opponents ----
 
 def test_opponent_specs_are_checked():
-    rules = make_rules("hornafjardar")
-    with pytest.raises(ValueError, match="does not act in batches on the vector env"):
-        make_opponent("pimc", rules, "summary")
+    with pytest.raises(ValueError, match="--opponents: 'pimc' does not act in batches on the vector env"):
+        Args(opponents=["pimc"]).check()
     with pytest.raises(ValueError, match="one or two agent specs"):
         Args(opponents=["random"] * 3).check()
-    with pytest.raises(CheckpointError, match="history='summary' observations, the run uses --history full"):
-        make_opponent("ppo", rules, "full")
+    with pytest.raises(CheckpointError, match="--opponents ppo: .* reads history='summary' observations, the games "
+                                              "are seen with history='full'"):
+        Args(opponents=["ppo"], history="full").check()
     with pytest.raises(ValueError, match="trainer does not play fixed opponents"):
         ppo_sb3.Args(opponents=["random"]).check()
     assert parse_args(Args, ["--opponents", "ppo", "rule_based"]).opponents == ["ppo", "rule_based"]
@@ -142,14 +142,14 @@ def test_network_and_rule_based_opponents_play_as_their_agents():
     obs, mask, _ = venv.reset(seed=8)
     rng = np.random.default_rng(0)
     games = np.arange(12)
-    network, rule_based = make_opponent("ppo", rules, "summary"), make_opponent("rule_based", rules, "summary")
+    network, rule_based = make_vector_policy("ppo", rules), make_vector_policy("rule_based", rules)
     shipped = checkpoint_policy(shipped_model("hornafjardar"), rules)  # plays as ppo:PATH does
     for _ in range(60):
         actions = network.act(venv, games, obs, mask, rng)
-        assert np.array_equal(actions, shipped(obs, mask))
+        assert np.array_equal(actions, shipped.act(venv, games, obs, mask, rng))
         assert np.array_equal(rule_based.act(venv, games, obs, mask, rng), VectorRuleBased().act(venv, games))
         obs, mask, *_ = venv.step(actions)
-    sampled = make_opponent("ppo:hornafjardar,sample", rules, "summary").act(venv, games, obs, mask, rng)
+    sampled = make_vector_policy("ppo:hornafjardar,sample", rules).act(venv, games, obs, mask, rng)
     assert mask[games, sampled].all()
 
 

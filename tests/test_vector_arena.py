@@ -9,6 +9,7 @@ from manni_agents import vector_arena
 from manni_agents.ppo_agent import DEFAULT_MODEL, CheckpointError, PPOAgent
 from manni_agents.rule_based import RuleBasedAgent
 from manni_agents.vector_arena import checkpoint_policy, duplicate_score, duplicate_scores
+from manni_agents.vector_policy import NetworkPolicy, RandomPolicy, VectorPolicy, act_seats, make_vector_policy
 from manni_env.engine import GameState
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import VARIANTS, make_rules
@@ -56,8 +57,7 @@ def test_vector_arena_plays_the_engines_moves_and_scores(variant, monkeypatch):
     encoder = ObservationEncoder(rules)
     weights = np.random.default_rng(3).normal(size=(encoder.size, 63))
 
-    def policy(obs, mask):
-        return np.where(mask, obs @ weights, -np.inf).argmax(1)
+    policy = NetworkPolicy(lambda obs, mask: obs @ weights, "linear")
 
     monkeypatch.setattr(vector_arena, "VectorManni", _Recording)
     monkeypatch.setattr(_Recording, "made", [])
@@ -68,7 +68,8 @@ def test_vector_arena_plays_the_engines_moves_and_scores(variant, monkeypatch):
     for seat, venv in enumerate(_Recording.made):
         for i in range(deals):
             moves, points = _engine_deal(rules, slots.deal(i), int(slots.dealer[i]), seat,
-                                         lambda view: int(policy(encoder.encode(view)[None], _mask(view))[0]))
+                                         lambda view: int(np.where(_mask(view), encoder.encode(view) @ weights,
+                                                                   -np.inf).argmax()))
             assert venv.moves[i] == moves, (seat, i)
             assert scores[seat, i] == points, (seat, i)
 
@@ -95,7 +96,7 @@ def test_scores_are_the_engines_with_the_ppo_checkpoint():
 @pytest.mark.parametrize("variant", ["basic", "laugarvatn"])
 def test_the_interval_is_the_mean_over_seatings_per_deal(variant):
     rules = make_rules(variant)
-    first_legal = lambda obs, mask: mask.argmax(1)  # noqa: E731
+    first_legal = NetworkPolicy(lambda obs, mask: np.zeros(mask.shape), "first legal")
     scores = duplicate_scores(first_legal, rules, 40, 3, baseline="random")
     result = duplicate_score(first_legal, rules, 40, 3, baseline="random")
     assert result.mean == pytest.approx(scores.mean())
@@ -104,7 +105,66 @@ def test_the_interval_is_the_mean_over_seatings_per_deal(variant):
 
 def test_bad_arguments_are_named():
     rules = make_rules("hornafjardar")
-    with pytest.raises(ValueError, match="baseline must be one of"):
-        duplicate_score(lambda o, m: m.argmax(1), rules, 4, 0, baseline="pimc")
+    with pytest.raises(ValueError, match="'pimc' does not act in batches on the vector env"):
+        duplicate_score(RandomPolicy(), rules, 4, 0, baseline="pimc")
+    with pytest.raises(ValueError, match="deals must be at least 1"):
+        duplicate_score(RandomPolicy(), rules, 0, 0)
     with pytest.raises(CheckpointError, match="variant"):
         checkpoint_policy(DEFAULT_MODEL, make_rules("basic"))
+
+
+class _Seats:
+    """A controller that plays ``inner``'s moves and records, per env, the seats it was asked to play."""
+
+    def __init__(self, inner: VectorPolicy):
+        self.inner, self.name, self.seats = inner, inner.name, {}
+
+    def act(self, venv, games, obs, mask, rng):
+        self.seats.setdefault(venv, set()).update(venv.to_move[games].tolist())  # keeps venv: no id reuse
+        return self.inner.act(venv, games, obs, mask, rng)
+
+
+def test_two_different_opponents_sit_both_ways_round_the_policy():
+    rules = make_rules("trjamann")
+    policy, after, before = (_Seats(make_vector_policy(s, rules)) for s in ("ppo", "rule_based", "random"))
+    scores = duplicate_scores(policy.inner, rules, 10, 5, (after.inner, before.inner))
+    assert scores.shape == (6, 10)
+    recorded = duplicate_scores(policy, rules, 10, 5, (after, before))
+    assert np.array_equal(recorded, scores)  # the recorders play their agents' moves
+    envs = list(policy.seats)  # one env per seating, in order
+    for i, env in enumerate(envs):
+        seat, swapped = divmod(i, 2)
+        first, second = (before, after) if swapped else (after, before)
+        assert policy.seats[env] == {seat}
+        assert first.seats[env] == {(seat + 1) % 3} and second.seats[env] == {(seat + 2) % 3}
+
+
+def test_an_opponent_spec_is_the_same_as_its_controller():
+    rules = make_rules("basic")
+    policy = RandomPolicy()
+    by_spec = duplicate_scores(policy, rules, 12, 4, "ppo")
+    by_controller = duplicate_scores(policy, rules, 12, 4, make_vector_policy("ppo", rules))
+    assert by_spec.shape == (3, 12) and np.array_equal(by_spec, by_controller)
+
+
+def test_act_seats_asks_each_controller_once_for_exactly_its_games_in_order():
+    rules = make_rules("hornafjardar")
+    venv = VectorManni(rules, 9)
+    obs, mask, _ = venv.reset(seed=2)
+    calls = []
+
+    class Constant:
+        def __init__(self, code):
+            self.name, self.code = f"c{code}", code
+
+        def act(self, venv, games, obs_, mask_, rng):
+            calls.append((self.code, games.tolist()))
+            assert obs_ is obs and mask_ is mask  # every game's rows, not copied
+            return np.full(games.size, 10 + self.code)
+
+    who = np.array([2, 0, 5, 2, 1, 0, 5, 2, 1])
+    out = np.full(9, -1)
+    act_seats({2: Constant(2), 0: Constant(0), 7: Constant(7), 1: Constant(1)}, who, venv, obs, mask,
+              np.random.default_rng(0), out)
+    assert calls == [(2, [0, 3, 7]), (0, [1, 5]), (1, [4, 8])]  # the mapping's order; no call without games
+    assert out.tolist() == [12, 10, -1, 12, 11, 10, -1, 12, 11]  # code 5 has no controller: untouched

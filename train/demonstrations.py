@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from manni_agents.rule_based_vector import VectorRuleBased
+from manni_agents.vector_policy import make_vector_policy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import Rules
 from manni_env.shaping import VectorTrickRewards
-from manni_env.vector import VectorManni, random_legal_actions
+from manni_env.vector import VectorManni
 
 #: teachers that act for a whole batch of vector games
 TEACHERS = ("rule_based", "random")
@@ -108,7 +108,7 @@ def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str =
     steps = -(-samples // n)
     venv = VectorManni(rules, n, history=history, backend=backend)
     codec = ObservationCodec(rules, history)
-    act = _teacher(teacher, np.random.default_rng(seed))
+    policy, rng, games = make_vector_policy(teacher, rules, history, backend), np.random.default_rng(seed), np.arange(n)
     shaping = VectorTrickRewards(venv, reward)
     obs, mask, to_move = venv.reset(seed=seed)
     b_bits = np.zeros((steps, n, -(-codec.flags // 8)), np.uint8)
@@ -121,7 +121,7 @@ def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str =
     closed = np.zeros(n, bool)  # the deal under way at the last recorded step is over
     t = 0
     while t < steps or not closed.all():
-        actions = act(venv, mask)
+        actions = policy.act(venv, games, obs, mask, rng)  # the teacher plays every seat
         if t < steps:
             b_bits[t], b_numbers[t] = codec.encode(obs)
             b_mask[t], b_act[t], b_seat[t] = np.packbits(mask, axis=1), actions, to_move
@@ -135,7 +135,6 @@ def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str =
     # return to go of each decision: its seat's rewards from that step to the end of the deal
     togo = np.zeros((n, 3), np.float32)
     returns = np.zeros((steps, n), np.float32)
-    games = np.arange(n)
     for t in reversed(range(len(step_rewards))):
         togo[deal_end[t]] = 0.0
         togo += step_rewards[t]
@@ -146,14 +145,6 @@ def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str =
         return a.reshape(steps * n, *a.shape[2:])[:samples]
 
     return Demonstrations(codec, rows(b_bits), rows(b_numbers), rows(b_mask), rows(b_act), rows(returns))
-
-
-def _teacher(name: str, rng: np.random.Generator):
-    """``act(venv, mask) -> actions`` of all games."""
-    if name == "random":
-        return lambda venv, mask: random_legal_actions(mask, rng)
-    rule_based = VectorRuleBased()
-    return lambda venv, mask: rule_based.act(venv)
 
 
 def imitate(

@@ -37,7 +37,8 @@ The reported wall time counts everything but the periodic evaluations (warm star
 Everything goes to ``runs/<run_name>/``: ``args.json``; ``tb/`` (TensorBoard scalars: losses,
 steps/s, evaluation scores); ``history.json`` (every ``eval_every`` learner decisions, the greedy
 policy's mean deal score against 2 × ``random`` and 2 × ``rule_based`` over ``eval_deals`` duplicate
-deals, :func:`manni_train.reporting.evaluate` as in every trainer, with the training wall time);
+deals, :func:`manni_train.reporting.evaluate` as in every trainer, with the training wall time;
+with ``--opponents`` also against them, ``vs_opponents``);
 ``agent.safetensors`` + ``agent.json`` (the actor in the ``ppo`` agent's checkpoint format:
 ``manni arena ppo:runs/<run>/agent rule_based rule_based``); ``learning_curve.png``; and
 ``arena_final.md`` / ``.json``, the final agent's duplicate arena against both baselines (printed;
@@ -58,9 +59,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from manni_agents.arena import BASELINES
 from manni_agents.ppo_agent import policy_metadata, save_checkpoint
-from manni_agents.vector_arena import BatchPolicy
+from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
 from manni_env.vector import BACKENDS
@@ -208,14 +208,14 @@ def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, a
     return save_checkpoint(path, actor.layers(), metadata)
 
 
-def greedy_policy(actor: Actor) -> BatchPolicy:
+def greedy_policy(actor: Actor) -> VectorPolicy:
     """The greedy batched policy of ``actor`` (for :func:`manni_train.reporting.evaluate`)."""
 
-    def policy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def logits(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            return actor(torch.from_numpy(obs), torch.from_numpy(mask)).argmax(1).numpy()
+            return actor(torch.from_numpy(obs), torch.from_numpy(mask)).numpy()
 
-    return policy
+    return NetworkPolicy(logits, "learner")
 
 
 class PPOLearner:
@@ -335,7 +335,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
         eval_start = time.time()
         entry = evaluate(greedy_policy(actor), args, progress.steps, wall_time(), args.backend)
         history.append(entry)
-        for key in (f"vs_{b}" for b in BASELINES):
+        for key in (k for k in entry if k.startswith("vs_")):
             writer.add_scalar(f"arena/{key}", entry[key]["mean"], progress.steps)
         write_history(run_dir, history)
         eval_seconds += time.time() - eval_start

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from manni_agents.arena import BASELINES, ArenaResult, against_baselines
-from manni_agents.vector_arena import BatchPolicy, duplicate_score
+from manni_agents.vector_arena import duplicate_score
+from manni_agents.vector_policy import VectorPolicy, make_vector_policy
 
 from .args import TrainArgs
 
@@ -61,16 +62,21 @@ def training_metadata(args: TrainArgs, algorithm: str, steps: int, wall_time: fl
     }
 
 
-def evaluate(policy: BatchPolicy, args: TrainArgs, steps: int, wall_time: float, backend: str = "auto") -> dict[str, Any]:
+def evaluate(policy: VectorPolicy, args: TrainArgs, steps: int, wall_time: float, backend: str = "auto") -> dict[str, Any]:
     """Every trainer's periodic evaluation, one ``history.json`` entry: the learner decisions and
     training wall time so far and, for each baseline, the mean deal score (95% CI) of the greedy
     batched ``policy`` against two copies of it over ``--eval-deals`` duplicate deals of seed
     ``--eval-seed`` on the vector env (:func:`manni_agents.vector_arena.duplicate_score`; ``backend``
-    changes the speed, not the numbers)."""
+    changes the speed, not the numbers); with ``--opponents``, also against them (``vs_opponents``:
+    a best response's score)."""
     rules = args.rules()
+    opponents: dict[str, Any] = {f"vs_{b}": b for b in BASELINES}
+    if args.opponents:
+        fixed = [make_vector_policy(spec, rules, args.history, backend) for spec in args.opponents]
+        opponents["vs_opponents"] = fixed[0] if len(fixed) == 1 else tuple(fixed)
     return {"timesteps": int(steps), "wall_time_s": round(wall_time, 1),
-            **{f"vs_{b}": dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, b,
-                                                             args.history, backend)) for b in BASELINES}}
+            **{key: dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, opponent,
+                                                       args.history, backend)) for key, opponent in opponents.items()}}
 
 
 def write_history(run_dir: Path, history: list[dict]) -> None:
@@ -98,7 +104,8 @@ def arena_tables(results: dict[str, ArenaResult]) -> str:
 
 
 def plot_learning_curve(history: list[dict], path: Path, title: str) -> None:
-    """Evaluation score (95% CI band) against learner decisions and against wall time, one line per baseline."""
+    """Evaluation score (95% CI band) against learner decisions and against wall time, one line per
+    baseline (and one against the fixed ``--opponents`` where the history has it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -107,9 +114,10 @@ def plot_learning_curve(history: list[dict], path: Path, title: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax, key, label in ((axes[0], "timesteps", "learner decisions"), (axes[1], "wall_time_s", "wall time (s)")):
         xs = [h[key] for h in history]
-        for baseline in BASELINES:
-            scores = [h[f"vs_{baseline}"] for h in history]
-            ax.plot(xs, [s["mean"] for s in scores], marker="o", label=f"vs 2 × {baseline}")
+        for key in (k for k in history[0] if k.startswith("vs_")):
+            scores = [h[key] for h in history]
+            line = "vs the --opponents" if key == "vs_opponents" else f"vs 2 × {key[3:]}"
+            ax.plot(xs, [s["mean"] for s in scores], marker="o", label=line)
             if all(s["low"] is not None for s in scores):
                 ax.fill_between(xs, [s["low"] for s in scores], [s["high"] for s in scores], alpha=0.2)
         ax.axhline(0.0, color="grey", linewidth=0.8)

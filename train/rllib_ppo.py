@@ -38,10 +38,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from manni_agents.arena import BASELINES
-from manni_agents.vector_arena import BatchPolicy
+from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_train.args import TrainArgs, parse_args
 from manni_train.reporting import TrainResult, evaluate, final_arena, plot_learning_curve, report, write_history
 
@@ -230,12 +229,12 @@ def train(args: Args) -> TrainResult:
     return TrainResult(run_dir, run_dir, final, history, wall_time, learner_steps)
 
 
-def exported_policy(run_dir: Path) -> BatchPolicy:
+def exported_policy(run_dir: Path) -> VectorPolicy:
     """The greedy batched policy of the export in ``run_dir`` (as ``rllib:RUN_DIR`` plays)."""
     from manni_agents.rllib_agent import RLlibAgent
 
     agent = RLlibAgent(run_dir)
-    return lambda obs, mask: np.where(mask, agent.logits(obs), -np.inf).argmax(1)
+    return NetworkPolicy(lambda obs, mask: agent.logits(obs), f"rllib:{run_dir}")
 
 
 def log_learner(writer, result: dict, steps: int) -> None:

@@ -24,10 +24,10 @@ import torch
 from torch import nn
 
 from manni_agents.rule_based_vector import VectorRuleBased
+from manni_agents.vector_policy import RandomPolicy, VectorPolicy, act_seats, make_vector_policy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.shaping import VectorTrickRewards
-from manni_env.vector import VectorManni, random_legal_actions
-from manni_train.opponents import make_opponent
+from manni_env.vector import VectorManni
 from manni_train.precision import autocast, compute_dtype, run_padded
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
@@ -39,6 +39,20 @@ def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Draw one action per row from masked logits (Gumbel-max, with the run's own generator)."""
     u = torch.rand(logits.shape, generator=generator).clamp_(1e-12, 1.0)
     return (logits - torch.log(-torch.log(u))).argmax(1)
+
+
+class SnapshotPolicy:
+    """A frozen snapshot of the learner as a :class:`~manni_agents.vector_policy.VectorPolicy`: its
+    actions drawn from the masked softmax with the run's torch generator, at the rollout's precision."""
+
+    name = "snapshot"
+
+    def __init__(self, actor: nn.Module, dtype: torch.dtype, gen: torch.Generator):
+        self.actor, self.dtype, self.gen = actor, dtype, gen
+
+    def act(self, venv, games, obs, mask, rng) -> np.ndarray:
+        logits = run_padded(self.actor, self.dtype, torch.from_numpy(obs[games]), torch.from_numpy(mask[games]))
+        return sample(logits, self.gen).numpy()
 
 
 @dataclass
@@ -91,7 +105,7 @@ class VectorRollout:
         self.obs, self.mask, self.to_move = self.venv.reset(seed=seed)
         self.pool: list[nn.Module] = []
         self.rule_based = VectorRuleBased()
-        self.opponents = [make_opponent(spec, args.rules(), args.history, args.backend) for spec in args.opponents]
+        self.opponents = [make_vector_policy(spec, args.rules(), args.history, args.backend) for spec in args.opponents]
         self.dtype = compute_dtype(args.precision)
         self.precision = autocast(self.dtype)
         self.shaping = VectorTrickRewards(self.venv, args.reward)
@@ -144,6 +158,13 @@ class VectorRollout:
             self.controller[self.controller == 0] = LEARNER
             self.controller[self.controller > 0] -= 1
 
+    def others(self) -> dict[int, VectorPolicy]:
+        """The controllers of the non-learner seats by code, in the order they act each step (the
+        order of their draws from the run's generators)."""
+        snapshots = {k: SnapshotPolicy(frozen, self.dtype, self.gen) for k, frozen in enumerate(self.pool)}
+        fixed = {FIXED - i: opponent for i, opponent in enumerate(self.opponents)}
+        return {**snapshots, **fixed, RULE_BASED: self.rule_based, RANDOM: RandomPolicy()}
+
     @torch.no_grad()
     def collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
         """Play ``num_steps`` vector steps, the learner's seats with ``actor`` (sampled) and ``critic``;
@@ -165,6 +186,7 @@ class VectorRollout:
         b_valid[:] = False
         b_rew[:] = 0.0
         b_done[:] = False
+        others = self.others()
         for t in range(T):
             ctrl = controller[np.arange(n), to_move]
             learner = ctrl == LEARNER
@@ -176,19 +198,7 @@ class VectorRollout:
             a = sample(logits, gen)
             actions[rows] = a
             b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
-            for k in np.unique(ctrl[ctrl >= 0]).tolist():
-                r = torch.from_numpy(np.flatnonzero(ctrl == k))
-                actions[r] = sample(run_padded(self.pool[k], self.dtype, obs_t[r], mask_t[r]), gen)
-            for i, opponent in enumerate(self.opponents):
-                rows = np.flatnonzero(ctrl == FIXED - i)
-                if rows.size:
-                    actions[rows] = torch.from_numpy(opponent.act(venv, rows, obs[rows], mask[rows], rng))
-            rows = np.flatnonzero(ctrl == RULE_BASED)
-            if rows.size:
-                actions[rows] = torch.from_numpy(self.rule_based.act(venv, rows))
-            rows = np.flatnonzero(ctrl == RANDOM)
-            if rows.size:
-                actions[rows] = torch.from_numpy(random_legal_actions(mask[rows], rng))
+            act_seats(others, ctrl, venv, obs, mask, rng, actions.numpy())
             b_obs[t] = obs_t
             b_mask[t] = mask_t
             b_act[t] = actions
