@@ -3,9 +3,8 @@
 :func:`duplicate_score` measures what ``manni arena POLICY B B`` measures in deals mode (the
 policy's mean deal score over the first deal of fresh games, every deal played with the policy in
 each seat), in every variant, but steps all deals at once in :class:`~manni_env.vector.VectorManni`
-(in the announcement variants a first deal is one forehand contract choice). The policy (or a
-plain ``policy(obs, mask)`` function) and the opponents are
-:class:`~manni_agents.vector_policy.VectorPolicy` controllers, each acting for
+(in the announcement variants a first deal is one forehand contract choice). The policy and the
+opponents are :class:`~manni_agents.vector_policy.VectorPolicy` controllers, each acting for
 every seat on turn that is its own in one batched call (:func:`~manni_agents.vector_policy.act_seats`):
 ``random``, ``rule_based`` (:class:`~manni_agents.rule_based_vector.VectorRuleBased`), a ``ppo``
 checkpoint or a trainer's network. With two copies of one deterministic opponent the six seatings
@@ -27,8 +26,7 @@ import numpy as np
 
 from manni_agents.arena import Interval
 from manni_agents.ppo_agent import PPOAgent
-from manni_agents.vector_policy import (BatchPolicy, NetworkPolicy, VectorPolicy, act_seats, as_vector_policy,
-                                        make_vector_policy)
+from manni_agents.vector_policy import NetworkPolicy, VectorPolicy, act_seats, make_vector_policy
 from manni_env.rules import Rules
 from manni_env.vector import VectorManni
 
@@ -37,21 +35,20 @@ from manni_env.vector import VectorManni
 Opponents = str | VectorPolicy | tuple[VectorPolicy, VectorPolicy]
 
 
-def duplicate_score(policy: VectorPolicy | BatchPolicy, rules: Rules, deals: int, seed: int,
-                    baseline: Opponents = "rule_based", history: str = "summary", backend: str = "auto") -> Interval:
+def duplicate_score(policy: VectorPolicy, rules: Rules, deals: int, seed: int, baseline: Opponents = "rule_based",
+                    history: str = "summary", backend: str = "auto") -> Interval:
     """Mean deal score (95% CI over deals) of ``policy`` against two copies of ``baseline``."""
     return Interval.of(duplicate_scores(policy, rules, deals, seed, baseline, history, backend).mean(0).tolist())
 
 
-def duplicate_scores(policy: VectorPolicy | BatchPolicy, rules: Rules, deals: int, seed: int,
-                     baseline: Opponents = "rule_based", history: str = "summary", backend: str = "auto") -> np.ndarray:
+def duplicate_scores(policy: VectorPolicy, rules: Rules, deals: int, seed: int, baseline: Opponents = "rule_based",
+                     history: str = "summary", backend: str = "auto") -> np.ndarray:
     """(seatings, deals) deal scores of ``policy`` in the first deal of game slot ``i`` of
     ``VectorManni(rules, deals).reset(seed)``: seating ``s`` (of 3) puts it in seat ``s`` and
     ``baseline`` in the other two; with two opponents ``(a, b)``, seating ``2 s`` puts ``a`` in
     the seat after it and ``b`` in the one before, seating ``2 s + 1`` the other way round."""
     if deals < 1:
         raise ValueError(f"deals must be at least 1, got {deals}")
-    policy = as_vector_policy(policy)
     if isinstance(baseline, str):
         baseline = make_vector_policy(baseline, rules, history, backend)
     orders = [baseline, baseline[::-1]] if isinstance(baseline, tuple) else [(baseline, baseline)]

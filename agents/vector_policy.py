@@ -9,8 +9,6 @@ copied out for it: ``rule_based`` reads the env's state and needs none). The age
 - :class:`~manni_agents.rule_based_vector.VectorRuleBased` (``rule_based``, from the env's state);
 - :class:`NetworkPolicy` (a network's masked argmax, or a draw from its masked softmax): ``ppo``
   checkpoints, and the trainers' networks;
-- :class:`FunctionPolicy`: a plain ``policy(obs, mask) -> actions`` function of the rows it is
-  given (:func:`as_vector_policy` wraps one where a controller is expected);
 
 :func:`make_vector_policy` builds one from an agent spec of ``manni arena``; :func:`act_seats`
 asks several controllers, each once, for the actions of the games whose mover they control.
@@ -77,25 +75,6 @@ class NetworkPolicy:
         if self.sample:
             logits = logits - np.log(-np.log(rng.random(logits.shape).clip(1e-12, 1.0)))
         return logits.argmax(1)
-
-
-#: a plain batched policy: ``policy(obs, mask) -> actions`` for the (k, obs_size) and (k, 63) rows given
-BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
-
-
-class FunctionPolicy:
-    """A plain :data:`BatchPolicy` as a controller: it is given only its games' rows."""
-
-    def __init__(self, policy: BatchPolicy, name: str = "policy"):
-        self.policy, self.name = policy, name
-
-    def act(self, venv, games, obs, mask, rng) -> np.ndarray:
-        return self.policy(obs[games], mask[games])
-
-
-def as_vector_policy(policy: VectorPolicy | BatchPolicy) -> VectorPolicy:
-    """``policy`` if it is a controller (it has ``act``), else the plain function wrapped."""
-    return policy if hasattr(policy, "act") else FunctionPolicy(policy)
 
 
 def make_vector_policy(spec: str, rules: Rules, history: str = "summary", backend: str = "auto") -> VectorPolicy:
