@@ -92,9 +92,19 @@ def update_row(precision: str, minibatch: int, batch: RolloutBatch, epochs: int,
     return seconds, gflops_of(seconds, 3 * forward * epochs)
 
 
+def trainer_command(src: Path) -> list[str]:
+    """How to start the fast trainer of the checkout ``src``: its own ``.venv``'s Python where it has
+    one (else this one), and the module under the import name that checkout uses (``manni_train``,
+    or ``train`` before the package was renamed)."""
+    python = src / ".venv" / "bin" / "python"
+    renamed = "manni_train" in (src / "pyproject.toml").read_text()
+    return [str(python) if python.is_file() else sys.executable, "-m",
+            "manni_train.ppo_vector" if renamed else "train.ppo_vector"]
+
+
 def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path, name: str) -> float:
     """Learner decisions per second of one ``manni train`` run of the code in ``src``."""
-    argv = [sys.executable, "-m", "manni_train.ppo_vector", "--total-steps", str(steps), "--bc-samples", "0",
+    argv = [*trainer_command(src), "--total-steps", str(steps), "--bc-samples", "0",
             "--eval-every", "0", "--final-eval-deals", "0", "--eval-deals", "10", "--no-progress-bar",
             "--torch-threads", str(threads), "--runs-dir", str(workdir), "--run-name", name, *extra]
     env = {**os.environ, "PYTHONPATH": str(src)}
@@ -113,6 +123,9 @@ def main() -> None:
     parser.add_argument("--e2e-steps", type=int, default=0, help="learner decisions per end-to-end run (0: none)")
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
     parser.add_argument("--baseline-src", type=Path, help="a checkout of the code to compare with (end to end)")
+    parser.add_argument("--train-args", nargs="+", default=[""], metavar="ARGS",
+                        help="end to end: one row of this code per string of extra manni train options, e.g. "
+                             "'--minibatch-size 512' (default: the defaults only)")
     parser.add_argument("--json", type=Path, help="write the results here")
     ns = parser.parse_args()
     torch.set_num_threads(ns.threads)
@@ -138,7 +151,8 @@ def main() -> None:
             print(f"| {precision} | {minibatch} | {seconds:.3f} | {achieved:.0f} | {achieved / peak['bf16']:.0%} |")
 
     if ns.e2e_steps:
-        rows = [(f"this code, {p}", ROOT, ["--precision", p]) for p in ns.precisions]
+        rows = [(f"this code, {p}" + (f" {extra}" if extra else ""), ROOT, ["--precision", p, *extra.split()])
+                for extra in ns.train_args for p in ns.precisions]
         if ns.baseline_src:
             rows.insert(0, (f"baseline {ns.baseline_src.name}", ns.baseline_src.resolve(), []))
         rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}

@@ -49,6 +49,13 @@ def full_precision(x: torch.Tensor) -> torch.autocast:
     return torch.autocast(x.device.type, enabled=False)
 
 
+def padded_rows(rows: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Row indices ``rows``; under bf16 followed by copies of the first to a multiple of
+    :data:`PAD_ROWS` (a gather with them pads the batch without a second copy, as :func:`run_padded` does)."""
+    pad = (-rows.numel()) % PAD_ROWS if dtype == torch.bfloat16 and rows.numel() else 0
+    return torch.cat([rows, rows[:1].expand(pad)]) if pad else rows
+
+
 def run_padded(fn, dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor:
     """``fn(*tensors)`` (tensors of equal row counts); under bf16 with the rows padded by copies of
     the first row to a multiple of :data:`PAD_ROWS`, and only the real rows of the result kept."""
