@@ -169,8 +169,8 @@ class VectorRollout:
             actions = torch.zeros(n, dtype=torch.long)
             rows = torch.from_numpy(np.flatnonzero(learner))
             padded = padded_rows(rows, self.dtype)  # one gather (padded under bf16) for both networks
-            learner_obs = obs_t[padded]
-            logits = actor(learner_obs, mask_t[padded])[:rows.numel()]
+            learner_obs = obs_t.index_select(0, padded)  # (index_select: faster than obs_t[padded])
+            logits = actor(learner_obs, mask_t.index_select(0, padded))[:rows.numel()]
             b_val[t, rows] = critic(learner_obs)[:rows.numel()]
             a = sample(logits, gen)
             actions[rows] = a
