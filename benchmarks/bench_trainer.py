@@ -15,7 +15,10 @@ Run ``python benchmarks/bench_trainer.py`` (``--help`` for the options). It prin
    ``--precisions`` and, with ``--baseline-src DIR`` (a checkout of another commit), that code too;
    learner decisions per second of training wall time from the exported agent's metadata. After
    one short warm-up run of each (numba's compile cache), the runs take turns (``--repeats``
-   rounds), so a shared machine's load falls on all alike; the table gives the median and the range.
+   rounds), so a shared machine's load falls on all alike; the table gives the median and the range,
+   and the learner decisions per CPU-second (the run's CPU time beyond its warm-up run's, so that
+   start-up cancels; with one thread this moves less with the machine's load than wall time).
+   ``--baseline-src`` runs with that checkout's own ``.venv`` where it has one.
 
 Numbers and how they were measured: ``docs/training.md``.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -102,15 +106,19 @@ def trainer_command(src: Path) -> list[str]:
             "manni_train.ppo_vector" if renamed else "train.ppo_vector"]
 
 
-def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path, name: str) -> float:
-    """Learner decisions per second of one ``manni train`` run of the code in ``src``."""
+def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path, name: str) -> tuple[float, float]:
+    """Learner decisions per second of training wall time of one ``manni train`` run of the code in
+    ``src``, and the CPU-seconds the whole process used (start-up included)."""
     argv = [*trainer_command(src), "--total-steps", str(steps), "--bc-samples", "0",
             "--eval-every", "0", "--final-eval-deals", "0", "--eval-deals", "10", "--no-progress-bar",
             "--torch-threads", str(threads), "--runs-dir", str(workdir), "--run-name", name, *extra]
     env = {**os.environ, "PYTHONPATH": str(src)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(argv, cwd=src, env=env, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     meta = json.loads((workdir / name / "agent.json").read_text())["training"]
-    return meta["timesteps"] / meta["wall_time_s"]
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return meta["timesteps"] / meta["wall_time_s"], cpu
 
 
 def main() -> None:
@@ -156,18 +164,25 @@ def main() -> None:
         if ns.baseline_src:
             rows.insert(0, (f"baseline {ns.baseline_src.name}", ns.baseline_src.resolve(), []))
         rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
+        per_cpu: dict[str, list[float]] = {label: [] for label, _, _ in rows}
+        warm_steps, start_cpu = 2000, {}
         with tempfile.TemporaryDirectory() as tmp:
-            for i, (_, src, extra) in enumerate(rows):  # warm-up: numba's compile cache, file caches
-                e2e_run(src, extra, 2000, ns.threads, Path(tmp), f"warmup_{i}")
+            for i, (label, src, extra) in enumerate(rows):  # warm-up: numba's compile cache, file caches
+                start_cpu[label] = e2e_run(src, extra, warm_steps, ns.threads, Path(tmp), f"warmup_{i}")[1]
             for round_ in range(ns.repeats):
                 for i, (label, src, extra) in enumerate(rows):
-                    rates[label].append(e2e_run(src, extra, ns.e2e_steps, ns.threads, Path(tmp), f"r{round_}_{i}"))
+                    rate, cpu = e2e_run(src, extra, ns.e2e_steps, ns.threads, Path(tmp), f"r{round_}_{i}")
+                    rates[label].append(rate)
+                    # the CPU time of the extra decisions over the warm-up run (start-up costs cancel)
+                    per_cpu[label].append((ns.e2e_steps - warm_steps) / max(cpu - start_cpu[label], 1e-9))
         results["e2e"] = rates
+        results["e2e_decisions_per_cpu_second"] = per_cpu
         print(f"\n## end to end: manni train, {ns.e2e_steps} learner decisions, no warm start or evaluations, "
               f"{ns.threads} thread(s), {ns.repeats} interleaved rounds\n")
-        print("| code | decisions/s (median) | range |\n|---|---|---|")
+        print("| code | decisions/s (median) | range | decisions per CPU-second (median) |\n|---|---|---|---|")
         for label, values in rates.items():
-            print(f"| {label} | {statistics.median(values):,.0f} | {min(values):,.0f}–{max(values):,.0f} |")
+            print(f"| {label} | {statistics.median(values):,.0f} | {min(values):,.0f}–{max(values):,.0f} "
+                  f"| {statistics.median(per_cpu[label]):,.0f} |")
     if ns.json:
         ns.json.write_text(json.dumps(results, indent=1) + "\n")
 
