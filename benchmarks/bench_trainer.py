@@ -17,7 +17,8 @@ Run ``python benchmarks/bench_trainer.py`` (``--help`` for the options). It prin
    one short warm-up run of each (numba's compile cache), the runs take turns (``--repeats``
    rounds), so a shared machine's load falls on all alike; the table gives the median and the range,
    and the learner decisions per CPU-second (the run's CPU time beyond its warm-up run's, so that
-   start-up cancels; with one thread this moves less with the machine's load than wall time).
+   start-up cancels; with one thread this moves less with the machine's load than wall time), and
+   where the training time went (rollouts, updates, the rest; from each run's TensorBoard scalars).
    ``--baseline-src`` runs with that checkout's own ``.venv`` where it has one.
 
 Numbers and how they were measured: ``docs/training.md``.
@@ -106,9 +107,20 @@ def trainer_command(src: Path) -> list[str]:
             "manni_train.ppo_vector" if renamed else "train.ppo_vector"]
 
 
-def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path, name: str) -> tuple[float, float]:
+def time_split(tb_dir: Path) -> dict[str, float]:
+    """Seconds of a run spent in rollouts and in updates (summed from its TensorBoard scalars)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(tb_dir), size_guidance={"scalars": 0})
+    events.Reload()
+    return {part: sum(e.value for e in events.Scalars(f"charts/{part}_seconds")) for part in ("rollout", "update")}
+
+
+def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path,
+            name: str) -> tuple[float, float, dict[str, float]]:
     """Learner decisions per second of training wall time of one ``manni train`` run of the code in
-    ``src``, and the CPU-seconds the whole process used (start-up included)."""
+    ``src``, the CPU-seconds the whole process used (start-up included) and the seconds per 1,000
+    learner decisions in rollouts, updates and the rest of the training loop."""
     argv = [*trainer_command(src), "--total-steps", str(steps), "--bc-samples", "0",
             "--eval-every", "0", "--final-eval-deals", "0", "--eval-deals", "10", "--no-progress-bar",
             "--torch-threads", str(threads), "--runs-dir", str(workdir), "--run-name", name, *extra]
@@ -118,7 +130,9 @@ def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     meta = json.loads((workdir / name / "agent.json").read_text())["training"]
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return meta["timesteps"] / meta["wall_time_s"], cpu
+    split = {**time_split(workdir / name / "tb"), "wall": meta["wall_time_s"]}
+    split["rest"] = split["wall"] - split["rollout"] - split["update"]
+    return meta["timesteps"] / meta["wall_time_s"], cpu, {k: 1000 * v / meta["timesteps"] for k, v in split.items()}
 
 
 def main() -> None:
@@ -165,24 +179,32 @@ def main() -> None:
             rows.insert(0, (f"baseline {ns.baseline_src.name}", ns.baseline_src.resolve(), []))
         rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
         per_cpu: dict[str, list[float]] = {label: [] for label, _, _ in rows}
+        splits: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in rows}
         warm_steps, start_cpu = 2000, {}
         with tempfile.TemporaryDirectory() as tmp:
             for i, (label, src, extra) in enumerate(rows):  # warm-up: numba's compile cache, file caches
                 start_cpu[label] = e2e_run(src, extra, warm_steps, ns.threads, Path(tmp), f"warmup_{i}")[1]
             for round_ in range(ns.repeats):
                 for i, (label, src, extra) in enumerate(rows):
-                    rate, cpu = e2e_run(src, extra, ns.e2e_steps, ns.threads, Path(tmp), f"r{round_}_{i}")
+                    rate, cpu, split = e2e_run(src, extra, ns.e2e_steps, ns.threads, Path(tmp), f"r{round_}_{i}")
                     rates[label].append(rate)
+                    splits[label].append(split)
                     # the CPU time of the extra decisions over the warm-up run (start-up costs cancel)
                     per_cpu[label].append((ns.e2e_steps - warm_steps) / max(cpu - start_cpu[label], 1e-9))
         results["e2e"] = rates
         results["e2e_decisions_per_cpu_second"] = per_cpu
+        results["e2e_seconds_per_1000_decisions"] = splits
         print(f"\n## end to end: manni train, {ns.e2e_steps} learner decisions, no warm start or evaluations, "
               f"{ns.threads} thread(s), {ns.repeats} interleaved rounds\n")
         print("| code | decisions/s (median) | range | decisions per CPU-second (median) |\n|---|---|---|---|")
         for label, values in rates.items():
             print(f"| {label} | {statistics.median(values):,.0f} | {min(values):,.0f}–{max(values):,.0f} "
                   f"| {statistics.median(per_cpu[label]):,.0f} |")
+        print("\nWhere the training wall time goes: seconds per 1,000 learner decisions (median of the rounds)\n")
+        print("| code | rollouts | updates | rest | total |\n|---|---|---|---|---|")
+        for label, runs in splits.items():
+            parts = [statistics.median(run[k] for run in runs) for k in ("rollout", "update", "rest", "wall")]
+            print(f"| {label} | " + " | ".join(f"{p:.3f}" for p in parts) + " |")
     if ns.json:
         ns.json.write_text(json.dumps(results, indent=1) + "\n")
 
