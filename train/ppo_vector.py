@@ -111,7 +111,7 @@ class Args(TrainArgs):
     """GAE lambda"""
     reward_scale: float = 1.0
     """rewards are multiplied by this before training"""
-    minibatch_size: int = 2048
+    minibatch_size: int = 512
     """samples per minibatch (a rollout's learner decisions are split into minibatches of about this size)"""
     update_epochs: int = 4
     """optimisation epochs per rollout"""
