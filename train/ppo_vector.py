@@ -301,7 +301,7 @@ class PPOLearner:
         fraction and the explained variance of the rollout's values."""
         args = self.args
         self.optimizer.param_groups[0]["lr"] = lr
-        # the observations (0/1 flags and small integers, exact in bfloat16) are cast once, not per minibatch
+        # the observations only feed the first layers, which autocast runs in the compute dtype: cast them once
         f_obs = batch.obs.to(self.device, self.dtype)
         f_mask, f_act, f_logp, f_val, f_adv, f_ret = (
             t.to(self.device) for t in (batch.mask, batch.actions, batch.logp, batch.values, batch.advantages,
