@@ -9,13 +9,17 @@ Run ``python benchmarks/bench_trainer.py`` (``--help`` for the options). It prin
    616→256→256, ``--update-epochs`` epochs) on a synthetic batch of ``--batch`` learner
    decisions (about one default rollout), for each precision and minibatch size: seconds, and the
    achieved GFLOP/s (forward + backward, 3 × the forward's multiply-adds × 2) as a share of the
-   bf16 matmul peak.
+   bf16 matmul peak measured between the update's timings (best of ``--repeats`` each).
 3. **end to end** (``--e2e-steps`` > 0): ``manni train`` on its defaults but without the warm start
    and the evaluations (``--bc-samples 0 --eval-every 0 --final-eval-deals 0``), for each
    ``--precisions`` and, with ``--baseline-src DIR`` (a checkout of another commit), that code too;
    learner decisions per second of training wall time from the exported agent's metadata. After
    one short warm-up run of each (numba's compile cache), the runs take turns (``--repeats``
-   rounds), so a shared machine's load falls on all alike; the table gives the median and the range.
+   rounds), so a shared machine's load falls on all alike; the table gives the median and the range,
+   and the learner decisions per CPU-second (the run's CPU time beyond its warm-up run's, so that
+   start-up cancels; with one thread this moves less with the machine's load than wall time), and
+   where the training time went (rollouts, updates, the rest; from each run's TensorBoard scalars).
+   ``--baseline-src`` runs with that checkout's own ``.venv`` where it has one.
 
 Numbers and how they were measured: ``docs/training.md``.
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -47,26 +52,30 @@ def gflops_of(seconds: float, flop: float) -> float:
     return flop / seconds / 1e9
 
 
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = CLOCKS["wall"]  # --clock
+
+
 def timed(fn, repeats: int) -> float:
-    """Best of ``repeats`` timings of ``fn()`` (after one warm-up call), in seconds."""
+    """Best of ``repeats`` timings of ``fn()`` (after one warm-up call), in seconds of ``--clock``."""
     fn()
     best = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return best
 
 
-def matmul_peak(rows: int, dtype: torch.dtype) -> float:
-    """GFLOP/s of ``(rows, 616) @ (616, 256)`` in ``dtype`` (20 products a call)."""
+def matmul_peak(rows: int, dtype: torch.dtype, repeats: int = 5) -> float:
+    """GFLOP/s of ``(rows, 616) @ (616, 256)`` in ``dtype`` (20 products a call, best of ``repeats``)."""
     a, b = torch.rand(rows, OBS).to(dtype), torch.rand(OBS, HIDDEN[0]).to(dtype)
 
     def run() -> None:
         for _ in range(20):
             torch.mm(a, b)
 
-    return gflops_of(timed(run, 5), 20 * 2 * rows * OBS * HIDDEN[0])
+    return gflops_of(timed(run, repeats), 20 * 2 * rows * OBS * HIDDEN[0])
 
 
 def synthetic_batch(size: int, gen: torch.Generator) -> RolloutBatch:
@@ -80,27 +89,59 @@ def synthetic_batch(size: int, gen: torch.Generator) -> RolloutBatch:
                         advantages=advantages, returns=values + advantages)
 
 
-def update_row(precision: str, minibatch: int, batch: RolloutBatch, epochs: int, repeats: int) -> tuple[float, float]:
-    """(seconds, GFLOP/s) of one PPO update."""
+def update_row(precision: str, minibatch: int, batch: RolloutBatch, epochs: int,
+               repeats: int) -> tuple[float, float, float]:
+    """(seconds, GFLOP/s) of one PPO update, and the bf16 matmul peak measured between its timings
+    (best of ``repeats`` each, taking turns, so that both see the same load)."""
     args = Args(precision=precision, minibatch_size=minibatch, update_epochs=epochs, hidden=HIDDEN)
     gen = torch.Generator().manual_seed(0)
     learner = PPOLearner(Actor(OBS, HIDDEN, "relu"), Critic(OBS, HIDDEN, "relu"), args, gen)
-    seconds = timed(lambda: learner.update(batch, 1e-4), repeats)
+    seconds, peak = float("inf"), 0.0
+    for _ in range(repeats):
+        peak = max(peak, matmul_peak(2048, torch.bfloat16, 1))
+        seconds = min(seconds, timed(lambda: learner.update(batch, 1e-4), 1))
     sizes = [OBS, *HIDDEN]
     macs = sum(a * b for a, b in zip(sizes, sizes[1:]))
     forward = 2 * batch.steps * (2 * macs + HIDDEN[-1] * (ACTIONS + 1))  # actor + critic, per epoch
-    return seconds, gflops_of(seconds, 3 * forward * epochs)
+    return seconds, gflops_of(seconds, 3 * forward * epochs), peak
 
 
-def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path, name: str) -> float:
-    """Learner decisions per second of one ``manni train`` run of the code in ``src``."""
-    argv = [sys.executable, "-m", "manni_train.ppo_vector", "--total-steps", str(steps), "--bc-samples", "0",
+def trainer_command(src: Path) -> list[str]:
+    """How to start the fast trainer of the checkout ``src``: its own ``.venv``'s Python where it has
+    one (else this one), and the module under the import name that checkout uses (``manni_train``,
+    or ``train`` before the package was renamed)."""
+    python = src / ".venv" / "bin" / "python"
+    renamed = "manni_train" in (src / "pyproject.toml").read_text()
+    return [str(python) if python.is_file() else sys.executable, "-m",
+            "manni_train.ppo_vector" if renamed else "train.ppo_vector"]
+
+
+def time_split(tb_dir: Path) -> dict[str, float]:
+    """Seconds of a run spent in rollouts and in updates (summed from its TensorBoard scalars)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(tb_dir), size_guidance={"scalars": 0})
+    events.Reload()
+    return {part: sum(e.value for e in events.Scalars(f"charts/{part}_seconds")) for part in ("rollout", "update")}
+
+
+def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path,
+            name: str) -> tuple[float, float, dict[str, float]]:
+    """Learner decisions per second of training wall time of one ``manni train`` run of the code in
+    ``src``, the CPU-seconds the whole process used (start-up included) and the seconds per 1,000
+    learner decisions in rollouts, updates and the rest of the training loop."""
+    argv = [*trainer_command(src), "--total-steps", str(steps), "--bc-samples", "0",
             "--eval-every", "0", "--final-eval-deals", "0", "--eval-deals", "10", "--no-progress-bar",
             "--torch-threads", str(threads), "--runs-dir", str(workdir), "--run-name", name, *extra]
     env = {**os.environ, "PYTHONPATH": str(src)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(argv, cwd=src, env=env, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     meta = json.loads((workdir / name / "agent.json").read_text())["training"]
-    return meta["timesteps"] / meta["wall_time_s"]
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    split = {**time_split(workdir / name / "tb"), "wall": meta["wall_time_s"]}
+    split["rest"] = split["wall"] - split["rollout"] - split["update"]
+    return meta["timesteps"] / meta["wall_time_s"], cpu, {k: 1000 * v / meta["timesteps"] for k, v in split.items()}
 
 
 def main() -> None:
@@ -113,10 +154,18 @@ def main() -> None:
     parser.add_argument("--e2e-steps", type=int, default=0, help="learner decisions per end-to-end run (0: none)")
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
     parser.add_argument("--baseline-src", type=Path, help="a checkout of the code to compare with (end to end)")
+    parser.add_argument("--train-args", nargs="+", default=[""], metavar="ARGS",
+                        help="end to end: one row of this code per string of extra manni train options, e.g. "
+                             "'--minibatch-size 512' (default: the defaults only)")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--clock", choices=CLOCKS, default="wall",
+                        help="time the matmuls and updates in wall seconds (default) or in this process's CPU "
+                             "seconds (with --threads 1 on a busy machine: the time it actually ran)")
     ns = parser.parse_args()
+    global clock
+    clock = CLOCKS[ns.clock]
     torch.set_num_threads(ns.threads)
-    results: dict = {"threads": ns.threads, "cpu": torch.backends.cpu.get_cpu_capability(),
+    results: dict = {"threads": ns.threads, "clock": ns.clock, "cpu": torch.backends.cpu.get_cpu_capability(),
                      "torch": torch.__version__}
 
     peak = {name: matmul_peak(2048, dtype) for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16))}
@@ -128,32 +177,51 @@ def main() -> None:
 
     batch = synthetic_batch(ns.batch, torch.Generator().manual_seed(1))
     print(f"\n## PPO update: {ns.batch} decisions × {ns.update_epochs} epochs, {ns.threads} thread(s)\n")
-    print("| precision | minibatch | seconds | GFLOP/s | share of the bf16 peak |\n|---|---|---|---|---|")
+    print("| precision | minibatch | seconds | GFLOP/s | bf16 peak meanwhile, GFLOP/s | share of that peak |\n"
+          "|---|---|---|---|---|---|")
     results["update"] = []
     for minibatch in ns.minibatches:
         for precision in ns.precisions:
-            seconds, achieved = update_row(precision, minibatch, batch, ns.update_epochs, ns.repeats)
+            seconds, achieved, row_peak = update_row(precision, minibatch, batch, ns.update_epochs, ns.repeats)
             results["update"].append({"precision": precision, "minibatch": minibatch, "seconds": seconds,
-                                      "gflops": achieved, "share_of_bf16_peak": achieved / peak["bf16"]})
-            print(f"| {precision} | {minibatch} | {seconds:.3f} | {achieved:.0f} | {achieved / peak['bf16']:.0%} |")
+                                      "gflops": achieved, "bf16_peak_gflops": row_peak,
+                                      "share_of_bf16_peak": achieved / row_peak})
+            print(f"| {precision} | {minibatch} | {seconds:.3f} | {achieved:.0f} | {row_peak:.0f} "
+                  f"| {achieved / row_peak:.0%} |")
 
     if ns.e2e_steps:
-        rows = [(f"this code, {p}", ROOT, ["--precision", p]) for p in ns.precisions]
+        rows = [(f"this code, {p}" + (f" {extra}" if extra else ""), ROOT, ["--precision", p, *extra.split()])
+                for extra in ns.train_args for p in ns.precisions]
         if ns.baseline_src:
             rows.insert(0, (f"baseline {ns.baseline_src.name}", ns.baseline_src.resolve(), []))
         rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
+        per_cpu: dict[str, list[float]] = {label: [] for label, _, _ in rows}
+        splits: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in rows}
+        warm_steps, start_cpu = 2000, {}
         with tempfile.TemporaryDirectory() as tmp:
-            for i, (_, src, extra) in enumerate(rows):  # warm-up: numba's compile cache, file caches
-                e2e_run(src, extra, 2000, ns.threads, Path(tmp), f"warmup_{i}")
+            for i, (label, src, extra) in enumerate(rows):  # warm-up: numba's compile cache, file caches
+                start_cpu[label] = e2e_run(src, extra, warm_steps, ns.threads, Path(tmp), f"warmup_{i}")[1]
             for round_ in range(ns.repeats):
                 for i, (label, src, extra) in enumerate(rows):
-                    rates[label].append(e2e_run(src, extra, ns.e2e_steps, ns.threads, Path(tmp), f"r{round_}_{i}"))
+                    rate, cpu, split = e2e_run(src, extra, ns.e2e_steps, ns.threads, Path(tmp), f"r{round_}_{i}")
+                    rates[label].append(rate)
+                    splits[label].append(split)
+                    # the CPU time of the extra decisions over the warm-up run (start-up costs cancel)
+                    per_cpu[label].append((ns.e2e_steps - warm_steps) / max(cpu - start_cpu[label], 1e-9))
         results["e2e"] = rates
+        results["e2e_decisions_per_cpu_second"] = per_cpu
+        results["e2e_seconds_per_1000_decisions"] = splits
         print(f"\n## end to end: manni train, {ns.e2e_steps} learner decisions, no warm start or evaluations, "
               f"{ns.threads} thread(s), {ns.repeats} interleaved rounds\n")
-        print("| code | decisions/s (median) | range |\n|---|---|---|")
+        print("| code | decisions/s (median) | range | decisions per CPU-second (median) |\n|---|---|---|---|")
         for label, values in rates.items():
-            print(f"| {label} | {statistics.median(values):,.0f} | {min(values):,.0f}–{max(values):,.0f} |")
+            print(f"| {label} | {statistics.median(values):,.0f} | {min(values):,.0f}–{max(values):,.0f} "
+                  f"| {statistics.median(per_cpu[label]):,.0f} |")
+        print("\nWhere the training wall time goes: seconds per 1,000 learner decisions (median of the rounds)\n")
+        print("| code | rollouts | updates | rest | total |\n|---|---|---|---|---|")
+        for label, runs in splits.items():
+            parts = [statistics.median(run[k] for run in runs) for k in ("rollout", "update", "rest", "wall")]
+            print(f"| {label} | " + " | ".join(f"{p:.3f}" for p in parts) + " |")
     if ns.json:
         ns.json.write_text(json.dumps(results, indent=1) + "\n")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()

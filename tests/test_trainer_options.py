@@ -27,7 +27,7 @@ from manni_train import ppo_sb3, resume  # noqa: E402
 from manni_train.args import parse_args  # noqa: E402
 from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
 from manni_train.ppo_vector import Actor, Args, Critic, greedy_policy, resumed, train  # noqa: E402
-from manni_train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, run_padded  # noqa: E402
+from manni_train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, padded_rows, run_padded  # noqa: E402
 from manni_train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
 from manni_train.reporting import evaluate  # noqa: E402
 from manni_train.vector_rollout import FIXED, LEARNER, RANDOM, RULE_BASED, VectorRollout  # noqa: E402
@@ -119,6 +119,15 @@ def test_bf16_batches_are_padded_to_few_shapes_and_only_the_real_rows_come_back(
     shapes.clear()
     assert torch.equal(run_padded(actor, torch.float32, obs, mask), actor(obs, mask))  # fp32: as it is
     assert run_padded(actor, torch.bfloat16, obs[:0], mask[:0]).shape == (0, 63)
+
+
+def test_padded_row_indices_repeat_the_first_row_under_bf16_only():
+    rows = torch.tensor([5, 2, 9])
+    padded = padded_rows(rows, torch.bfloat16)
+    assert padded.numel() == PAD_ROWS and torch.equal(padded[:3], rows) and (padded[3:] == 5).all()
+    assert torch.equal(padded_rows(rows, torch.float32), rows)
+    assert padded_rows(torch.arange(2 * PAD_ROWS), torch.bfloat16).numel() == 2 * PAD_ROWS  # already a multiple
+    assert padded_rows(rows[:0], torch.bfloat16).numel() == 0
 
 
 # ---- --opponents ----

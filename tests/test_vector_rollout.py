@@ -22,6 +22,7 @@ from manni_env.actions import NUM_ACTIONS
 from manni_env.engine import Deal, GameState
 from manni_env.rules import make_rules
 from manni_train.ppo_vector import Actor, Args, Critic, PPOLearner
+from manni_train.precision import autocast
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
 BOOTSTRAP_VALUE = 0.375  # the constant critic: distinct from every deal score
@@ -105,3 +106,23 @@ def test_the_update_reports_approximate_kl_clip_fraction_and_explained_variance(
     stats = PPOLearner(actor, critic, args, gen).update(batch, 1e-2)
     assert stats["losses/explained_variance"] == pytest.approx(1 - (returns - values).var().item() / returns.var().item())
     assert 0.0 <= stats["losses/approx_kl"] < 1.0 and 0.0 <= stats["losses/clipfrac"] <= 1.0
+
+
+def test_the_update_uses_fused_adam_and_its_losses_cover_only_the_real_rows_of_a_padded_minibatch():
+    """Under bf16 a minibatch of 37 rows runs padded to 64; the losses are those of the 37."""
+    args = Args(num_envs=1, hidden=[16], precision="bf16", update_epochs=1, vf_coef=0.0, ent_coef=0.0)
+    gen = torch.Generator().manual_seed(0)
+    actor, critic = Actor(616, [16], "relu"), Critic(616, [16], "relu")
+    n = 37
+    obs = (torch.rand(n, 616, generator=gen) < 0.2).float()
+    mask = torch.ones(n, NUM_ACTIONS, dtype=torch.bool)
+    actions = torch.randint(NUM_ACTIONS, (n,), generator=gen)
+    values, returns = torch.zeros(n), torch.arange(n, dtype=torch.float32)  # row 0 (the padding's copy) fits best
+    batch = RolloutBatch(obs=obs, mask=mask, actions=actions, logp=torch.zeros(n), values=values,
+                         advantages=returns - values, returns=returns)
+    with torch.no_grad(), autocast(torch.bfloat16):
+        expected = 0.5 * ((critic(obs) - returns) ** 2).mean().item()
+    learner = PPOLearner(actor, critic, args, gen)
+    assert learner.optimizer.defaults["fused"]
+    stats = learner.update(batch, 1e-3, minibatches=1)
+    assert stats["losses/value"] == pytest.approx(expected, rel=1e-2)

@@ -15,7 +15,7 @@ import torch
 
 PRECISIONS = ("auto", "fp32", "bf16")
 #: under bf16 a batch's rows are padded to a multiple of this: oneDNN compiles kernels for every new
-#: batch shape (about 10 ms each, several times the product itself), and rollout and minibatch
+#: batch shape (each compile costs several times the product itself), and rollout and minibatch
 #: sizes vary from call to call
 PAD_ROWS = 32
 
@@ -47,6 +47,13 @@ def autocast(dtype: torch.dtype, device: torch.device | str = "cpu") -> torch.au
 def full_precision(x: torch.Tensor) -> torch.autocast:
     """A block computed in float32 even inside :func:`autocast` (the heads, the losses)."""
     return torch.autocast(x.device.type, enabled=False)
+
+
+def padded_rows(rows: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Row indices ``rows``; under bf16 followed by copies of the first to a multiple of
+    :data:`PAD_ROWS` (a gather with them pads the batch without a second copy, as :func:`run_padded` does)."""
+    pad = (-rows.numel()) % PAD_ROWS if dtype == torch.bfloat16 and rows.numel() else 0
+    return torch.cat([rows, rows[:1].expand(pad)]) if pad else rows
 
 
 def run_padded(fn, dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor:

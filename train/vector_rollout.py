@@ -28,7 +28,7 @@ from manni_agents.vector_policy import RandomPolicy, VectorPolicy, act_seats, ma
 from manni_env.actions import NUM_ACTIONS
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni
-from manni_train.precision import autocast, compute_dtype, run_padded
+from manni_train.precision import autocast, compute_dtype, padded_rows, run_padded
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 FIXED = -4  # FIXED - i: fixed opponent i of --opponents
@@ -193,8 +193,10 @@ class VectorRollout:
             obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
             actions = torch.zeros(n, dtype=torch.long)
             rows = torch.from_numpy(np.flatnonzero(learner))
-            logits = run_padded(actor, self.dtype, obs_t[rows], mask_t[rows])
-            b_val[t, rows] = run_padded(critic, self.dtype, obs_t[rows])
+            padded = padded_rows(rows, self.dtype)  # one gather (padded under bf16) for both networks
+            learner_obs = obs_t.index_select(0, padded)  # (index_select: faster than obs_t[padded])
+            logits = actor(learner_obs, mask_t.index_select(0, padded))[:rows.numel()]
+            b_val[t, rows] = critic(learner_obs)[:rows.numel()]
             a = sample(logits, gen)
             actions[rows] = a
             b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
