@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import ppo_sb3, resume  # noqa: E402
 from manni_train.args import parse_args  # noqa: E402
 from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
-from manni_train.ppo_vector import Actor, Args, Critic, greedy_policy, resumed, train  # noqa: E402
+from manni_train.ppo_vector import Actor, Args, Critic, greedy_policy, load_actor, resumed, train, warm_start  # noqa: E402
 from manni_train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, padded_rows, run_padded  # noqa: E402
 from manni_train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
 from manni_train.reporting import evaluate  # noqa: E402
@@ -189,6 +190,26 @@ def test_training_against_fixed_opponents_in_bf16_exports_a_float32_agent(tmp_pa
     state = GameState(make_rules("hornafjardar"), seed=3)
     view = state.view(state.to_move)
     assert agent.act(view, np.random.default_rng(0)) in view.legal_actions
+
+
+def test_init_from_starts_the_actor_as_the_checkpoint_and_the_warm_start_trains_only_the_critic(tmp_path):
+    first = train(Args(runs_dir=str(tmp_path), run_name="first", total_steps=200, **TINY))
+    start = make_agent(f"ppo:{first.agent}").layers
+    args = Args(runs_dir=str(tmp_path), run_name="second", init_from=f"ppo:{first.agent}", **TINY)
+    actor, critic = Actor(616, [32], "relu"), Critic(616, [32], "relu")
+    load_actor(actor, args.init_from, args)
+    assert all(np.array_equal(w, v) and np.array_equal(b, c) for (w, b), (v, c) in zip(actor.layers(), start))
+    values = [p.detach().clone() for p in critic.parameters()]
+    data = collect_demonstrations(args.rules(), 400, seed=5)
+    warm_start(actor, critic, data, args, torch.Generator().manual_seed(0))
+    assert all(np.array_equal(w, v) for (w, _), (v, _) in zip(actor.layers(), start))  # the actor kept its weights
+    assert any(not torch.equal(p, q) for p, q in zip(critic.parameters(), values))  # the critic learned
+
+
+@pytest.mark.parametrize("spec, problem", [("rule_based", "takes a ppo checkpoint"), ("ppo", "net_arch=[256, 256]")])
+def test_init_from_names_what_does_not_fit_the_run(tmp_path, spec, problem):
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        train(Args(runs_dir=str(tmp_path), run_name="bad", init_from=spec, total_steps=200, **TINY))
 
 
 # ---- quick warm start ----

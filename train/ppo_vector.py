@@ -59,7 +59,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from manni_agents.ppo_agent import policy_metadata, save_checkpoint
+from manni_agents.ppo_agent import CheckpointError, ShippedPPOAgent, policy_metadata, save_checkpoint
+from manni_agents.registry import make_agent
 from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
@@ -113,6 +114,10 @@ class Args(SelfPlayArgs):
     """arithmetic of the networks' hidden layers in the warm start, the rollouts and the update: fp32,
     bf16 (autocast; weights and checkpoints stay float32) or auto (bf16 where the CPU or GPU runs it
     natively)"""
+    init_from: str | None = None
+    """start the actor from this ppo checkpoint instead of from scratch: ppo (the variant's shipped
+    agent), ppo:VARIANT or ppo:PATH (same observations, --hidden and --activation); the warm start,
+    if any, then trains only the critic (e.g. a best response that starts as the agent it exploits)"""
     resume: str | None = None
     """continue the interrupted run in this directory (RUN_DIR: its args.json, networks, optimizer,
     step count, history and random states; the other options are ignored)"""
@@ -183,20 +188,43 @@ class Critic(nn.Module):
             return self.value(hidden.float()).squeeze(-1)
 
 
+def load_actor(actor: Actor, spec: str, args: Args) -> None:
+    """Copy the weights of the ``ppo`` checkpoint ``spec`` (``ppo``, ``ppo:VARIANT``, ``ppo:PATH``) into
+    ``actor``; ``ValueError`` (:class:`~manni_agents.ppo_agent.CheckpointError` for a checkpoint)
+    naming what does not match the run."""
+    if spec.strip().partition(":")[0] != "ppo":
+        raise ValueError(f"--init-from takes a ppo checkpoint (ppo, ppo:VARIANT, ppo:PATH), got {spec!r}")
+    agent = make_agent(spec, args.rules())  # checks that the checkpoint plays the run's rules
+    network = agent.agent_for(args.rules()) if isinstance(agent, ShippedPPOAgent) else agent
+    wanted = {"history": args.history, "activation": args.activation, "net_arch": list(args.hidden)}
+    for key, value in wanted.items():
+        if network.meta[key] != value:
+            raise CheckpointError(f"--init-from {spec}: {network.path} has {key}={network.meta[key]!r}, "
+                                  f"the run has {value!r}")
+    linears = [m for m in actor.pi if isinstance(m, nn.Linear)] + [actor.action]
+    with torch.no_grad():
+        for module, (weight, bias) in zip(linears, network.layers, strict=True):
+            module.weight.copy_(torch.from_numpy(weight))
+            module.bias.copy_(torch.from_numpy(bias))
+
+
 def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
     """Behaviour cloning of the teacher (:func:`~manni_train.demonstrations.imitate`) under
-    ``--precision``, the critic's targets scaled by ``reward_scale``."""
+    ``--precision``, the critic's targets scaled by ``reward_scale``; with ``--init-from`` only the
+    critic learns (the actor keeps the checkpoint's weights)."""
 
     def evaluate(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         logits = actor(batch["obs"], batch["masks"])
         log_prob = torch.log_softmax(logits.float(), 1).gather(1, batch["actions"][:, None]).squeeze(1)
         return log_prob, critic(batch["obs"])
 
+    learning = ([] if args.init_from else list(actor.parameters())) + list(critic.parameters())
+    what = "the critic, values of" if args.init_from else "imitating"
     return imitate(evaluate, lambda batch: actor(batch["obs"], batch["masks"]).argmax(1),
-                   list(actor.parameters()) + list(critic.parameters()), data, epochs=args.bc_epochs, lr=args.bc_lr,
+                   learning, data, epochs=args.bc_epochs, lr=args.bc_lr,
                    batch_size=args.bc_batch_size, generator=gen, value_scale=args.reward_scale,
                    precision=autocast(compute_dtype(args.precision)),
-                   desc=f"warm start (imitating {args.bc_teacher})", progress_bar=args.progress_bar)
+                   desc=f"warm start ({what} {args.bc_teacher})", progress_bar=args.progress_bar)
 
 
 def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, algorithm: str) -> Path:
@@ -336,6 +364,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     if args.resume and resume.saved(run_dir):
         progress, optimizer_state = resume.load(run_dir, actor, critic, gen, rng)
         history = json.loads((run_dir / "history.json").read_text()) if (run_dir / "history.json").is_file() else []
+    elif args.init_from:
+        load_actor(actor, args.init_from, args)
     start = time.time() - progress.wall_time_s
     eval_seconds = 0.0  # the training wall time counts the warm start but not the evaluations
 
