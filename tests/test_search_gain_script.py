@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "search_gain.py"
+from helpers.scripts import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def search_gain():
-    spec = importlib.util.spec_from_file_location("search_gain", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("search_gain")
 
 
 def test_groupings_and_table(search_gain, capsys):

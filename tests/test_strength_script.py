@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from helpers.scripts import load_benchmark
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "strength.py"
 
 
 @pytest.fixture(scope="module")
 def strength():
-    spec = importlib.util.spec_from_file_location("strength", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("strength")
 
 
 def run(strength, out: Path, *extra: str) -> int:
