@@ -206,6 +206,22 @@ def test_init_from_starts_the_actor_as_the_checkpoint_and_the_warm_start_trains_
     assert any(not torch.equal(p, q) for p, q in zip(critic.parameters(), values))  # the critic learned
 
 
+def test_init_from_is_recorded_in_the_exported_metadata_down_the_chain(tmp_path):
+    first = train(Args(runs_dir=str(tmp_path), run_name="first", total_steps=200, **TINY))
+    second = train(Args(runs_dir=str(tmp_path), run_name="second", init_from=f"ppo:{first.agent}", total_steps=200,
+                        **TINY))
+    third = train(Args(runs_dir=str(tmp_path), run_name="third", init_from=f"ppo:{second.agent}", total_steps=200,
+                       **TINY))
+    meta = [make_agent(f"ppo:{run.agent}").meta for run in (first, second, third)]
+    assert "init_from" not in meta[0]["training"]
+    recorded = meta[2]["training"]["init_from"]
+    assert recorded["spec"] == f"ppo:{second.agent}"
+    assert recorded["weights_sha256"] == meta[1]["weights_sha256"]
+    assert recorded["timesteps"] == meta[1]["training"]["timesteps"] == second.steps
+    assert recorded["init_from"] == meta[1]["training"]["init_from"]
+    assert recorded["init_from"]["weights_sha256"] == meta[0]["weights_sha256"]
+
+
 @pytest.mark.parametrize("spec, problem", [("rule_based", "takes a ppo checkpoint"), ("ppo", "net_arch=[256, 256]")])
 def test_init_from_names_what_does_not_fit_the_run(tmp_path, spec, problem):
     with pytest.raises(ValueError, match=re.escape(problem)):

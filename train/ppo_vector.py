@@ -188,10 +188,10 @@ class Critic(nn.Module):
             return self.value(hidden.float()).squeeze(-1)
 
 
-def load_actor(actor: Actor, spec: str, args: Args) -> None:
-    """Copy the weights of the ``ppo`` checkpoint ``spec`` (``ppo``, ``ppo:VARIANT``, ``ppo:PATH``) into
-    ``actor``; ``ValueError`` (:class:`~manni_agents.ppo_agent.CheckpointError` for a checkpoint)
-    naming what does not match the run."""
+def init_network(spec: str, args: Args):
+    """The ``ppo`` network that ``--init-from`` ``spec`` (``ppo``, ``ppo:VARIANT``, ``ppo:PATH``) names,
+    checked against the run: ``ValueError`` (:class:`~manni_agents.ppo_agent.CheckpointError` for a
+    checkpoint) naming what does not match."""
     if spec.strip().partition(":")[0] != "ppo":
         raise ValueError(f"--init-from takes a ppo checkpoint (ppo, ppo:VARIANT, ppo:PATH), got {spec!r}")
     agent = make_agent(spec, args.rules())  # checks that the checkpoint plays the run's rules
@@ -201,11 +201,29 @@ def load_actor(actor: Actor, spec: str, args: Args) -> None:
         if network.meta[key] != value:
             raise CheckpointError(f"--init-from {spec}: {network.path} has {key}={network.meta[key]!r}, "
                                   f"the run has {value!r}")
+    return network
+
+
+def load_actor(actor: Actor, spec: str, args: Args) -> None:
+    """Copy the weights of the ``--init-from`` checkpoint ``spec`` (:func:`init_network`) into ``actor``."""
     linears = [m for m in actor.pi if isinstance(m, nn.Linear)] + [actor.action]
     with torch.no_grad():
-        for module, (weight, bias) in zip(linears, network.layers, strict=True):
+        for module, (weight, bias) in zip(linears, init_network(spec, args).layers, strict=True):
             module.weight.copy_(torch.from_numpy(weight))
             module.bias.copy_(torch.from_numpy(bias))
+
+
+def init_provenance(spec: str, args: Args) -> dict:
+    """What an exported agent records of its ``--init-from`` checkpoint: the spec, its weights' SHA-256,
+    its learner decisions and wall time, and its own ``init_from`` where it has one (so a chain of
+    fine-tunings adds up to the whole training budget)."""
+    network = init_network(spec, args)
+    training = network.meta.get("training", {})
+    entry = {"spec": spec, "weights_sha256": network.meta["weights_sha256"],
+             "timesteps": training.get("timesteps"), "wall_time_s": training.get("wall_time_s")}
+    if "init_from" in training:
+        entry["init_from"] = training["init_from"]
+    return entry
 
 
 def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
@@ -228,11 +246,14 @@ def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, g
 
 
 def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, algorithm: str) -> Path:
-    """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON); ``algorithm`` names the trainer."""
+    """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON); ``algorithm`` names the trainer;
+    with ``--init-from``, the metadata's ``training.init_from`` is :func:`init_provenance`."""
     metadata = {
         **policy_metadata(args.rules(), args.history, args.activation),
         **training_metadata(args, algorithm, steps, wall_time),
     }
+    if args.init_from:
+        metadata["training"]["init_from"] = init_provenance(args.init_from, args)
     return save_checkpoint(path, actor.layers(), metadata)
 
 
