@@ -15,18 +15,24 @@ the deal, and choose the card with the best mean outcome (ties: the lowest card)
   network's masked softmax policy, of the cards the opponents actually played this deal, each
   decided in that world (the world's hands before the play, replayed from the start of trick play);
   the default ``uniform`` weights every world alike. Only card plays enter the weight, not the
-  opponents' exchange, pickup or announcement decisions.
+  opponents' exchange, pickup or announcement decisions. The network's softmax is sharp, so the
+  weights are **tempered**: each play's log-probability is divided by ``temperature`` (the weight
+  is the likelihood to the power 1/``temperature``; 1 is the plain likelihood, larger is flatter;
+  default :data:`DEFAULT_TEMPERATURE`, chosen by the effective number of worlds,
+  :func:`effective_worlds`, in docs/search.md).
 - **Which decisions are searched**: card play. The network alone decides the exchange, the swap,
   the pickup, the discards and the announcement (as good as ``pimc`` there: see docs/search.md).
 - **Network**: the shipped ``ppo`` network of the variant being played, or ``model=PATH`` (a
   checkpoint, see :mod:`manni_agents.ppo_agent`).
 
-Spec: ``search``, ``search:worlds=64``, ``search:worlds=16,weighting=policy,model=runs/x/agent``.
+Spec: ``search``, ``search:worlds=64``, ``search:worlds=16,weighting=policy,temperature=2,model=runs/x/agent``
+(``temperature`` only with ``weighting=policy``).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -41,14 +47,18 @@ from manni_env.view import SeatView
 from .base import legal_actions_of
 from .ppo_agent import PPOAgent, ShippedPPOAgent, make_ppo_agent
 from .sampler import sample_worlds
-from .spec_options import check_choice, check_worlds, one_of, parse_options, positive_int
+from .spec_options import check_choice, check_worlds, one_of, parse_options, positive_float, positive_int
 
 WEIGHTINGS = ("uniform", "policy")
+DEFAULT_TEMPERATURE = 12.0
+"""``temperature`` of ``weighting=policy`` when none is given: the smallest measured one keeping the
+median effective worlds at half the worlds or more in every variant (docs/search.md)."""
 
 
 def make_search_agent(arg: str | None) -> SearchAgent:
-    """Registry factory: ``search[:worlds=N,weighting=uniform|policy,model=VARIANT|PATH]``."""
-    options = parse_options(arg, {"worlds": positive_int, "weighting": one_of("weighting", WEIGHTINGS), "model": str})
+    """Registry factory: ``search[:worlds=N,weighting=uniform|policy,temperature=T,model=VARIANT|PATH]``."""
+    options = parse_options(arg, {"worlds": positive_int, "weighting": one_of("weighting", WEIGHTINGS),
+                                  "temperature": positive_float, "model": str})
     model = options.pop("model", None)
     network = make_ppo_agent(model) if model is not None else ShippedPPOAgent()
     return SearchAgent(network, **options)
@@ -58,12 +68,13 @@ class SearchAgent:
     """Card-play search over sampled worlds with network rollouts (see the module docstring)."""
 
     def __init__(self, network: PPOAgent | ShippedPPOAgent | None = None, worlds: int = 16,
-                 weighting: str = "uniform") -> None:
+                 weighting: str = "uniform", temperature: float | None = None) -> None:
         check_worlds(worlds)
         check_choice("weighting", weighting, WEIGHTINGS)
         self.network = network if network is not None else ShippedPPOAgent()
         self.worlds = worlds
         self.weighting = weighting
+        self.temperature = _check_temperature(temperature, weighting)
         self.name = "search"
         self._rollouts: dict[Rules, _Rollouts] = {}
 
@@ -93,8 +104,7 @@ class SearchAgent:
         # one BLAS thread: a multithreaded BLAS on batches this small only waits on busy cores
         with _blas().limit(limits=1, user_api="blas"):
             if self.weighting == "policy":
-                weights = rollouts.likelihoods(view, template)
-                weights /= weights.sum()
+                weights = tempered_weights(rollouts.log_likelihoods(view, template), self.temperature)
             else:
                 weights = np.full(self.worlds, 1 / self.worlds)
             outcomes = rollouts.play_out(template, legal, view.seat).reshape(self.worlds, legal.size)
@@ -102,11 +112,51 @@ class SearchAgent:
         best = int(legal[int(np.argmax(means))])  # argmax: the first (lowest) card among equals
         return best, {int(a): float(m) for a, m in zip(legal, means)}, weights
 
+    def log_likelihoods(self, view: SeatView, rng: np.random.Generator) -> np.ndarray:
+        """Per world that :meth:`evaluate` samples from the same ``rng`` state, the log-probability
+        under the network's policy of the opponents' card plays this deal (untempered; no rollouts)."""
+        rollouts = self._rollouts_for(view.rules)
+        template = rollouts.load(view, sample_worlds(view, rng, self.worlds))
+        with _blas().limit(limits=1, user_api="blas"):
+            return rollouts.log_likelihoods(view, template)
+
     def _rollouts_for(self, rules: Rules) -> _Rollouts:
         if rules not in self._rollouts:
             network = self.network.agent_for(rules) if isinstance(self.network, ShippedPPOAgent) else self.network
             self._rollouts[rules] = _Rollouts(rules, network)
         return self._rollouts[rules]
+
+
+def _check_temperature(temperature: float | None, weighting: str) -> float | None:
+    """The temperature to use: ``None`` for ``uniform`` weighting, :data:`DEFAULT_TEMPERATURE` for
+    ``policy`` when none is given; ``ValueError`` for a number not > 0 or one given with ``uniform``
+    (it would be silently ignored)."""
+    if weighting != "policy":
+        if temperature is not None:
+            raise ValueError(f"temperature applies to weighting=policy only, got it with weighting={weighting}")
+        return None
+    if temperature is None:
+        return DEFAULT_TEMPERATURE
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 < temperature < math.inf:
+        raise ValueError(f"temperature must be a positive finite number, got {temperature!r}")
+    return float(temperature)
+
+
+def tempered_weights(log_likelihoods: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    """Normalised world weights proportional to ``exp(log_likelihoods / temperature)``, i.e. the
+    likelihoods to the power 1/``temperature``, computed in log space (no underflow to all zeros)."""
+    scaled = np.asarray(log_likelihoods, np.float64) / temperature
+    weights = np.exp(scaled - scaled.max())
+    return weights / weights.sum()
+
+
+def effective_worlds(weights: np.ndarray) -> float:
+    """Kish's effective number of worlds, ``(Σw)² / Σw²``: the number of worlds for uniform weights,
+    1 when one world holds all the weight."""
+    weights = np.asarray(weights, np.float64)
+    if weights.ndim != 1 or weights.size == 0 or (weights < 0).any() or not weights.sum() > 0:
+        raise ValueError("weights must be a non-empty row of non-negative numbers with a positive sum")
+    return float(weights.sum() ** 2 / np.square(weights).sum())
 
 
 @functools.cache
@@ -211,9 +261,9 @@ class _Rollouts:
         points = out.points.astype(np.float64)
         return points[:, seat] - (points.sum(1) - points[:, seat]) / 2
 
-    def likelihoods(self, view: SeatView, template: VectorState) -> np.ndarray:
-        """Per world, the network policy's probability of the opponents' card plays of this deal,
-        replayed from the start of trick play in that world."""
+    def log_likelihoods(self, view: SeatView, template: VectorState) -> np.ndarray:
+        """Per world, the log-probability under the network's masked softmax policy of the
+        opponents' card plays of this deal, replayed from the start of trick play in that world."""
         state = VectorState(*(a.copy() for a in template))
         n = len(state.phase)
         for s in range(3):
@@ -230,7 +280,8 @@ class _Rollouts:
                 top = logits.max(1)
                 log_p += logits[:, card] - top - np.log(np.exp(logits - top[:, None]).sum(1))
             self._step(state, np.full(n, card, np.int64), mask)
-        return np.exp(log_p - log_p.max())
+        return log_p
 
 
-__all__ = ["WEIGHTINGS", "SearchAgent", "make_search_agent"]
+__all__ = ["DEFAULT_TEMPERATURE", "WEIGHTINGS", "SearchAgent", "effective_worlds", "make_search_agent",
+           "tempered_weights"]
