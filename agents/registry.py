@@ -12,7 +12,7 @@ spec            agent
                 ``pimc:worlds=16,rollout=rule_based,time_budget=0.5``
 ``ppo``         a trained network: ``ppo`` (shipped model), ``ppo:PATH`` (:mod:`manni_agents.ppo_agent`)
 ``search``      card-play search with the network as rollout policy (:mod:`manni_agents.search`); options
-                ``search:worlds=16,weighting=uniform,model=PATH``
+                ``search:worlds=16,weighting=uniform,model=PATH``, ``search:weighting=policy,temperature=12``
 ``rllib``       an RLlib-trained policy: ``rllib:CHECKPOINT_DIR`` (:mod:`manni_agents.rllib_agent`)
 ``ismcts``      OpenSpiel's Information Set MCTS (:mod:`manni_agents.ismcts`, needs the ``openspiel``
                 extra); options ``ismcts:iterations=100,uct_c=2,rollouts=1``
