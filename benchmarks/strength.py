@@ -12,8 +12,8 @@ that cell, ``--force`` plays kept cells again, ``--table-only`` rebuilds the tab
 
 It writes ``OUT/VARIANT.md``: the matrix (row X, column Y ×2: X's mean deal score [95% CI], X − Y
 [95% CI], deals), each agent's ms/move over all its cells and, for ``ppo`` checkpoints, the
-training wall time and learner decisions from their metadata, and the ``manni arena`` command of
-every cell. The numbers depend only on the settings, not on ``--workers``; ms/move is wall time.
+training wall time and learner decisions from their metadata (summed over the ``--init-from``
+checkpoints a fine-tuned network started from), and the ``manni arena`` command of every cell. The numbers depend only on the settings, not on ``--workers``; ms/move is wall time.
 """
 
 from __future__ import annotations
@@ -137,8 +137,9 @@ def write_table(out: Path, agents: list[str], rules: Rules) -> str:
         moves = sum(a["moves"] for a in timed)
         ms = f"{sum(a['ms_per_move'] * a['moves'] for a in timed) / moves:.3f}" if moves else "–"
         training = _training(spec, rules)
-        wall = f"{training['wall_time_s'] / 60:.1f} min" if "wall_time_s" in training else "–"
-        steps = f"{training['timesteps']:,}" if "timesteps" in training else "–"
+        wall, steps = whole_training(training, "wall_time_s"), whole_training(training, "timesteps")
+        wall = "–" if wall is None else f"{wall / 60:.1f} min"
+        steps = "–" if steps is None else f"{steps:,}"
         lines.append(f"| `{spec}` | {ms} | {moves:,} | {wall} | {steps} |")
     lines += ["", *command_lines(out, rules, results, out)]
     text = "\n".join(lines) + "\n"
@@ -153,6 +154,18 @@ def _training(spec: str, rules: Rules) -> dict:
     if isinstance(agent, ShippedPPOAgent):
         agent = agent.agent_for(rules)
     return agent.meta.get("training", {}) if isinstance(agent, PPOAgent) else {}
+
+
+def whole_training(training: dict, key: str) -> float | None:
+    """``key`` (``timesteps``, ``wall_time_s``) of a checkpoint's ``training`` metadata summed with that of
+    the ``--init-from`` checkpoints it was fine-tuned from; ``None`` where one of them lacks it."""
+    total, entry = 0, training
+    while entry:
+        if entry.get(key) is None:
+            return None
+        total += entry[key]
+        entry = entry.get("init_from")
+    return total if training else None
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -96,3 +96,14 @@ def test_deal_caps_paths_and_training_columns(strength, tmp_path, capsys):
     meta = json.loads((SCRIPT.parents[1] / "agents" / "models" / "hornafjardar_ppo.json").read_text())["training"]
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| `ppo` | – | 0 | "))
     assert f"| {meta['wall_time_s'] / 60:.1f} min | {meta['timesteps']:,} |" in row
+
+
+def test_whole_training_adds_up_the_init_from_chain(strength):
+    first = {"timesteps": 3_000_000, "wall_time_s": 1800.0}
+    fine_tuned = {"timesteps": 8_000_000, "wall_time_s": 2400.0, "init_from": {**first, "spec": "ppo"}}
+    assert strength.whole_training(fine_tuned, "timesteps") == 11_000_000
+    assert strength.whole_training(fine_tuned, "wall_time_s") == 4200.0
+    assert strength.whole_training(first, "timesteps") == 3_000_000
+    assert strength.whole_training({}, "timesteps") is None  # not a trained agent
+    unknown = {**fine_tuned, "init_from": {"spec": "ppo", "timesteps": None}}
+    assert strength.whole_training(unknown, "timesteps") is None  # part of the budget unknown: no total
