@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 from manni_env.engine import GameState, Phase
+from manni_env.episodes import relative_points
 from manni_env.view import SeatView
 
 from .base import legal_actions_of
@@ -119,7 +120,7 @@ class PIMCAgent:
             state.apply(card)
         # the last trick is forced: each seat still to play holds exactly one card
         points = state.last_trick_points()
-        return points[seat] - (sum(points) - points[seat]) / 2
+        return float(relative_points(points)[seat])
 
 
 def _random_action(legal, rng: np.random.Generator) -> int:

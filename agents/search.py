@@ -39,6 +39,7 @@ from threadpoolctl import ThreadpoolController
 
 from manni_env import vector_kernels
 from manni_env.actions import NUM_ACTIONS
+from manni_env.episodes import relative_points
 from manni_env.rules import Phase, Rules
 from manni_env.vector import resolve_backend
 from manni_env.vector_kernels import DEAL_BLOCK, VectorState, kernel_rules, new_state, new_step_out
@@ -258,8 +259,7 @@ class _Rollouts:
                 break
             obs, mask = self._observe(state, state.to_move)
             actions = self._greedy(obs, mask)
-        points = out.points.astype(np.float64)
-        return points[:, seat] - (points.sum(1) - points[:, seat]) / 2
+        return relative_points(out.points)[:, seat]
 
     def log_likelihoods(self, view: SeatView, template: VectorState) -> np.ndarray:
         """Per world, the log-probability under the network's masked softmax policy of the

@@ -15,6 +15,10 @@ deal episode never is (its deal ended by the rules).
   of the contract kind's score in the variant table: +1 in Trump and Grand, −1 in Nullo), and
   the deal's end pays the rest of the deal points, so a deal's rewards still sum to its points.
 
+**Reward bases** (:data:`REWARD_BASES`, the vector trainers' ``--reward-of``): a learner's
+``"deal"`` or ``"trick"`` rewards count its ``"own"`` points, or, ``"relative"``, each step's
+rewards become :func:`relative_points` of the three seats' (own minus the mean of the others').
+
 :func:`step_rewards` and :func:`episode_end` take one game's values (the engine adapters) or
 numpy arrays with leading batch dimensions (the batched trick rewards of
 :mod:`manni_env.shaping`). The compiled kernels (:func:`manni_env.vector_kernels.end_deals`) keep
@@ -42,6 +46,18 @@ DEFAULT_REWARD = "deal"
 TABLE_REWARDS = ("deal", "outcome")
 #: What a learner's env and the trainers offer (single-agent env, ``manni train``).
 LEARNER_REWARDS = ("deal", "trick")
+#: Whose points a training reward counts: the seat's own, or its own minus the mean of the two
+#: others' (:func:`relative_points`).
+REWARD_BASES = ("own", "relative")
+
+
+def relative_points(points: np.ndarray) -> np.ndarray:
+    """Each seat's points minus the mean of the two others' (the last axis holds the 3 seats): what
+    ``pimc`` and ``search`` maximise and what the arena's head-to-head differences measure. In a
+    zero-sum deal it is 1.5 × the points; in Basic Manni (``max(0, t − 4)``) it also counts what the
+    others score."""
+    points = np.asarray(points, dtype=np.float64)
+    return points - (points.sum(-1, keepdims=True) - points) / 2
 
 
 def check_episode(episode: str) -> None:

@@ -12,7 +12,7 @@ import pytest
 from manni_agents.envs import single_agent_env
 from manni_env.env import raw_env
 from manni_env.episodes import (DEFAULT_EPISODE, EPISODES, TABLE_REWARDS, check_reward, episode_end, outcome,
-                                outcome_rewards, step_rewards, trick_worth, winner_mask)
+                                outcome_rewards, relative_points, step_rewards, trick_worth, winner_mask)
 from manni_env.rules import VARIANTS, ContractKind, make_rules
 from manni_env.single_agent import SingleAgentManniEnv
 from manni_env.vector import VectorManni
@@ -204,3 +204,15 @@ def test_single_agent_trick_rewards_pay_each_trick_and_sum_to_the_deal():
             total += reward
         assert total == state.rounds[-1].points[seat]
     assert tricked >= 10
+
+
+@pytest.mark.parametrize("points, expected", [
+    ((2, 0, -2), (3.0, 0.0, -3.0)),  # zero-sum: 1.5 x the points
+    ((3, 0, 0), (3.0, -1.5, -1.5)),  # Basic: one seat scored
+    ((0, 0, 0), (0.0, 0.0, 0.0)),
+    ((4, -8, 4), (6.0, -12.0, 6.0)),
+])
+def test_relative_points_are_own_minus_the_mean_of_the_others(points, expected):
+    assert relative_points(points).tolist() == list(expected)
+    batch = relative_points(np.array([points, points[::-1]]))
+    assert batch.shape == (2, 3) and batch[1].tolist() == list(expected)[::-1]

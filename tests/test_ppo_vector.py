@@ -66,6 +66,41 @@ def test_trick_rewards_pay_each_trick_at_once_and_sum_to_the_deal_score(variant)
     assert deals > 20
 
 
+@pytest.mark.parametrize("variant", ["basic", "trjamann"])
+def test_relative_rewards_are_own_minus_the_others_mean_and_sum_to_the_relative_deal_score(variant):
+    """Basic's deal scores are never negative, so a deal's relative rewards differ from its own there; in
+    a zero-sum variant they sum to 1.5 x the deal score."""
+    venv = vector_env(variant, 8)
+    own, relative = VectorTrickRewards(venv, "trick"), VectorTrickRewards(venv, "trick", reward_of="relative")
+    _, mask, _ = venv.reset(seed=4)
+    rng = np.random.default_rng(2)
+    paid, differs = np.zeros((8, 3)), False
+    for _ in range(500):
+        own.before_step()
+        relative.before_step()
+        _, mask, _, rewards, _, _, infos = venv.step((rng.random(mask.shape) * mask).argmax(1))
+        mine, rel = own.after_step(rewards, infos["deal_over"]), relative.after_step(rewards, infos["deal_over"])
+        assert np.allclose(rel, mine - (mine.sum(1, keepdims=True) - mine) / 2)
+        paid += rel
+        over = infos["deal_over"]
+        points = infos["points"][over]
+        assert np.allclose(paid[over], points - (points.sum(1, keepdims=True) - points) / 2)
+        differs |= not np.allclose(paid[over], 1.5 * points)
+        paid[over] = 0.0
+    assert differs == (variant == "basic")
+    with pytest.raises(ValueError, match="reward_of must be one of own, relative; got 'others'"):
+        VectorTrickRewards(venv, "trick", reward_of="others")
+
+
+def test_relative_reward_trains_and_is_recorded(tmp_path):
+    result = train(Args(variant="basic", reward_of="relative", total_steps=300, num_envs=8, num_steps=16, hidden=[16],
+                        eval_every=0, eval_deals=4, bc_samples=300, bc_epochs=1, final_eval_deals=0, torch_threads=1,
+                        progress_bar=False, runs_dir=str(tmp_path), run_name="relative"))
+    assert make_agent(f"ppo:{result.agent}").meta["training"]["args"]["reward_of"] == "relative"
+    with pytest.raises(ValueError, match="--reward-of must be one of own, relative, got .theirs."):
+        train(Args(reward_of="theirs", total_steps=100, runs_dir=str(tmp_path), run_name="bad"))
+
+
 def test_deal_rewards_are_the_vector_envs_deal_scores():
     venv = VectorManni(make_rules("hornafjardar"), 4)
     shaping = VectorTrickRewards(venv, "deal")

@@ -91,10 +91,10 @@ class Demonstrations:
 
 
 def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str = "summary", reward: str = "trick",
-                           teacher: str = "rule_based", backend: str = "auto") -> Demonstrations:
+                           teacher: str = "rule_based", backend: str = "auto", reward_of: str = "own") -> Demonstrations:
     """``samples`` decisions of ``teacher`` playing every seat of vector games: their observations,
-    legal masks, actions and returns to go under the training ``reward`` (its seat's rewards from
-    that decision to the end of the deal; :mod:`manni_env.shaping`), as :class:`Demonstrations`.
+    legal masks, actions and returns to go under the training ``reward`` and ``reward_of`` (its seat's
+    rewards from that decision to the end of the deal; :mod:`manni_env.shaping`), as :class:`Demonstrations`.
 
     ``min(1024, samples // 200)`` games (at least one) play side by side, each about 200
     decisions or more, so the data cover every phase of several deals; the games play on until
@@ -109,7 +109,7 @@ def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str =
     venv = VectorManni(rules, n, history=history, backend=backend)
     codec = ObservationCodec(rules, history)
     policy, rng, games = make_vector_policy(teacher, rules, history, backend), np.random.default_rng(seed), np.arange(n)
-    shaping = VectorTrickRewards(venv, reward)
+    shaping = VectorTrickRewards(venv, reward, reward_of)
     obs, mask, to_move = venv.reset(seed=seed)
     b_bits = np.zeros((steps, n, -(-codec.flags // 8)), np.uint8)
     b_numbers = np.zeros((steps, n, codec.numbers.stop - codec.numbers.start), np.float32)

@@ -64,6 +64,7 @@ from manni_agents.registry import make_agent
 from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
+from manni_env.shaping import REWARD_BASES
 from manni_env.vector import BACKENDS
 from manni_train import resume
 from manni_train.args import SelfPlayArgs, parse_args
@@ -108,6 +109,10 @@ class Args(SelfPlayArgs):
     """vector env backend: numba, python (the same kernels, slow) or auto (numba when installed)"""
     reward_scale: float = 1.0
     """rewards are multiplied by this before training"""
+    reward_of: str = "own"
+    """whose points the reward counts: own, or relative (own minus the mean of the two others': what
+    pimc and search maximise and the arena's differences measure; 1.5 x own in the zero-sum
+    variants, different in Basic Manni, whose deal scores are never negative)"""
     torch_threads: int = 0
     """torch CPU threads (0: fitted to the cores other processes leave free, measured again every 30 s)"""
     precision: str = "auto"
@@ -125,7 +130,7 @@ class Args(SelfPlayArgs):
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument."""
         super().check()
-        self.check_choices({"backend": BACKENDS, "precision": PRECISIONS})
+        self.check_choices({"backend": BACKENDS, "precision": PRECISIONS, "reward_of": REWARD_BASES})
         self.check_at_least(1, "bc_batch_size")
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
@@ -408,7 +413,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
         if progress.phase == "warm start":
             if args.warm_start_samples():
                 data = collect_demonstrations(args.rules(), args.warm_start_samples(), args.seed + 1_000_003,
-                                              args.history, args.reward, args.bc_teacher, args.backend)
+                                              args.history, args.reward, args.bc_teacher, args.backend,
+                                              args.reward_of)
                 for name, value in warm_start(actor, critic, data, args, gen).items():
                     writer.add_scalar(name, value, 0)
                 del data

@@ -108,7 +108,7 @@ class VectorRollout:
         self.opponents = [make_vector_policy(spec, args.rules(), args.history, args.backend) for spec in args.opponents]
         self.dtype = compute_dtype(args.precision)
         self.precision = autocast(self.dtype)
-        self.shaping = VectorTrickRewards(self.venv, args.reward)
+        self.shaping = VectorTrickRewards(self.venv, args.reward, args.reward_of)
         self.controller = np.full((n, 3), LEARNER, np.int64)
         self.assign_seats(np.arange(n))
         # rollout buffers, one row per vector step and game; ``valid`` marks learner decisions
