@@ -33,12 +33,15 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterator
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
+from tqdm import tqdm
 
 from manni_env import vector_kernels
 from manni_env.actions import NUM_ACTIONS
+from manni_env.engine import GameState
 from manni_env.episodes import relative_points
 from manni_env.rules import Phase, Rules
 from manni_env.vector import resolve_backend
@@ -283,5 +286,24 @@ class _Rollouts:
         return log_p
 
 
-__all__ = ["DEFAULT_TEMPERATURE", "WEIGHTINGS", "SearchAgent", "effective_worlds", "make_search_agent",
+def network_card_decisions(rules: Rules, deals: int, seed: int, progress: bool = True,
+                           network: PPOAgent | ShippedPPOAgent | None = None,
+                           ) -> Iterator[tuple[SeatView, int, np.random.Generator]]:
+    """Every card-play decision with more than one legal card in ``deals`` seeded deals (``seed``,
+    ``seed + 1``, ...) of ``network`` (default: the shipped ``ppo``) playing every seat: the seat's
+    view, the network's card and the deal's generator, which the caller may draw from before the
+    card is played (the benchmarks that study the search on the network's own games)."""
+    network = network or ShippedPPOAgent()
+    for deal in tqdm(range(deals), desc=f"{rules.variant} deals", disable=not progress):
+        state = GameState(rules, seed=seed + deal)
+        rng = np.random.default_rng([seed, deal])
+        while not state.rounds:
+            view = state.view(state.to_move)
+            card = network.act(view, rng)
+            if view.phase == Phase.PLAY and len(view.legal_actions) > 1:
+                yield view, card, rng
+            state.apply(card)
+
+
+__all__ = ["DEFAULT_TEMPERATURE", "WEIGHTINGS", "SearchAgent", "network_card_decisions", "effective_worlds", "make_search_agent",
            "tempered_weights"]

@@ -19,11 +19,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from tqdm import tqdm
 
-from manni_agents.registry import make_agent
-from manni_agents.search import SearchAgent, effective_worlds, tempered_weights
-from manni_env import GameState, Phase, make_rules
+from manni_agents.search import SearchAgent, effective_worlds, network_card_decisions, tempered_weights
+from manni_env import make_rules
 from manni_env.rules import VARIANTS
 
 
@@ -32,22 +30,14 @@ def measure(variant: str, deals: int, worlds: int, temperatures: list[float], se
     """The effective worlds of every measured decision at every temperature (decisions ×
     temperatures) and whether each decision lies in the second half of the deal's tricks."""
     rules = make_rules(variant)
-    network = make_agent("ppo")
     search = SearchAgent(worlds=worlds, weighting="policy")
     ess: list[list[float]] = []
     late: list[bool] = []
-    for deal in tqdm(range(deals), desc=f"{variant} deals", disable=not progress):
-        state = GameState(rules, seed=seed + deal)
-        rng = np.random.default_rng([seed, deal])
-        while not state.rounds:
-            view = state.view(state.to_move)
-            card = network.act(view, rng)
-            if (view.phase == Phase.PLAY and len(view.legal_actions) > 1
-                    and any(s != view.seat for s, _ in view.plays)):
-                log_likelihoods = search.log_likelihoods(view, rng)
-                ess.append([effective_worlds(tempered_weights(log_likelihoods, t)) for t in temperatures])
-                late.append(len(view.plays) // 3 >= rules.tricks_per_deal / 2)
-            state.apply(card)
+    for view, _, rng in network_card_decisions(rules, deals, seed, progress):
+        if any(s != view.seat for s, _ in view.plays):
+            log_likelihoods = search.log_likelihoods(view, rng)
+            ess.append([effective_worlds(tempered_weights(log_likelihoods, t)) for t in temperatures])
+            late.append(len(view.plays) // 3 >= rules.tricks_per_deal / 2)
     return np.array(ess).reshape(-1, len(temperatures)), np.array(late, bool)
 
 

@@ -22,11 +22,9 @@ import re
 from collections import defaultdict
 
 import numpy as np
-from tqdm import tqdm
 
-from manni_agents.registry import make_agent
-from manni_agents.search import SearchAgent
-from manni_env import GameState, Phase, make_rules
+from manni_agents.search import SearchAgent, network_card_decisions
+from manni_env import make_rules
 from manni_env.rules import VARIANTS
 from manni_env.view import SeatView
 
@@ -51,23 +49,15 @@ def role(view: SeatView) -> str:
 def measure(variant: str, deals: int, worlds: int, seed: int, progress: bool = True) -> dict[str, dict[str, list[float]]]:
     """Per grouping (``stage``, ``role``, ``seat in trick``, ``all``) and group: (disagreed, gain) per decision."""
     rules = make_rules(variant)
-    network = make_agent("ppo")
     search = SearchAgent(worlds=worlds)
     rows: dict[str, dict[str, list[tuple[bool, float]]]] = defaultdict(lambda: defaultdict(list))
-    for deal in tqdm(range(deals), desc=f"{variant} deals", disable=not progress):
-        state = GameState(rules, seed=seed + deal)
-        rng = np.random.default_rng([seed, deal])
-        while not state.rounds:
-            view = state.view(state.to_move)
-            card = network.act(view, rng)
-            if view.phase == Phase.PLAY and len(view.legal_actions) > 1:
-                best = search.evaluate(view, rng)[0]
-                values = search.evaluate(view, rng)[1]
-                row = (best != card, values[best] - values[card])
-                for grouping, group in (("stage", stage(view)), ("role", role(view)),
-                                        ("seat in trick", f"{len(view.trick) + 1}."), ("all", "all")):
-                    rows[grouping][group].append(row)
-            state.apply(card)
+    for view, card, rng in network_card_decisions(rules, deals, seed, progress):
+        best = search.evaluate(view, rng)[0]
+        values = search.evaluate(view, rng)[1]
+        row = (best != card, values[best] - values[card])
+        for grouping, group in (("stage", stage(view)), ("role", role(view)),
+                                ("seat in trick", f"{len(view.trick) + 1}."), ("all", "all")):
+            rows[grouping][group].append(row)
     return rows
 
 
