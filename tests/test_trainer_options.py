@@ -222,6 +222,20 @@ def test_init_from_is_recorded_in_the_exported_metadata_down_the_chain(tmp_path)
     assert recorded["init_from"]["weights_sha256"] == meta[0]["weights_sha256"]
 
 
+def test_the_init_from_record_is_taken_when_the_actor_loads_and_kept_for_resume(tmp_path):
+    first = train(Args(runs_dir=str(tmp_path), run_name="first", total_steps=200, **TINY))
+    args = Args(runs_dir=str(tmp_path), run_name="second", init_from=f"ppo:{first.agent}", **TINY)
+    actor, critic = Actor(616, [32], "relu"), Critic(616, [32], "relu")
+    record = load_actor(actor, args.init_from, args)
+    sha256 = make_agent(f"ppo:{first.agent}").meta["weights_sha256"]
+    assert record == {"spec": f"ppo:{first.agent}", "weights_sha256": sha256, "timesteps": first.steps,
+                      "wall_time_s": round(first.wall_time_s, 1)}
+    resume.save(tmp_path, resume.Progress(phase="ppo", init_from=record), actor, critic, None, torch.Generator(),
+                np.random.default_rng(0))
+    progress, _ = resume.load(tmp_path, actor, critic, torch.Generator(), np.random.default_rng(1))
+    assert progress.init_from == record
+
+
 @pytest.mark.parametrize("spec, problem", [("rule_based", "takes a ppo checkpoint"), ("ppo", "net_arch=[256, 256]")])
 def test_init_from_names_what_does_not_fit_the_run(tmp_path, spec, problem):
     with pytest.raises(ValueError, match=re.escape(problem)):

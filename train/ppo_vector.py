@@ -209,26 +209,23 @@ def init_network(spec: str, args: Args):
     return network
 
 
-def load_actor(actor: Actor, spec: str, args: Args) -> None:
-    """Copy the weights of the ``--init-from`` checkpoint ``spec`` (:func:`init_network`) into ``actor``."""
+def load_actor(actor: Actor, spec: str, args: Args) -> dict:
+    """Copy the weights of the ``--init-from`` checkpoint ``spec`` (:func:`init_network`) into ``actor``;
+    what the exported agent records of that checkpoint (``training.init_from``): the spec, its weights'
+    SHA-256, its learner decisions and wall time, and its own ``init_from`` where it has one (so a chain
+    of fine-tunings adds up to the whole training budget)."""
+    network = init_network(spec, args)
     linears = [m for m in actor.pi if isinstance(m, nn.Linear)] + [actor.action]
     with torch.no_grad():
-        for module, (weight, bias) in zip(linears, init_network(spec, args).layers, strict=True):
+        for module, (weight, bias) in zip(linears, network.layers, strict=True):
             module.weight.copy_(torch.from_numpy(weight))
             module.bias.copy_(torch.from_numpy(bias))
-
-
-def init_provenance(spec: str, args: Args) -> dict:
-    """What an exported agent records of its ``--init-from`` checkpoint: the spec, its weights' SHA-256,
-    its learner decisions and wall time, and its own ``init_from`` where it has one (so a chain of
-    fine-tunings adds up to the whole training budget)."""
-    network = init_network(spec, args)
     training = network.meta.get("training", {})
-    entry = {"spec": spec, "weights_sha256": network.meta["weights_sha256"],
-             "timesteps": training.get("timesteps"), "wall_time_s": training.get("wall_time_s")}
+    provenance = {"spec": spec, "weights_sha256": network.meta["weights_sha256"],
+                  "timesteps": training.get("timesteps"), "wall_time_s": training.get("wall_time_s")}
     if "init_from" in training:
-        entry["init_from"] = training["init_from"]
-    return entry
+        provenance["init_from"] = training["init_from"]
+    return provenance
 
 
 def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
@@ -250,15 +247,16 @@ def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, g
                    desc=f"warm start ({what} {args.bc_teacher})", progress_bar=args.progress_bar)
 
 
-def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, algorithm: str) -> Path:
+def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, algorithm: str,
+           init_from: dict | None = None) -> Path:
     """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON); ``algorithm`` names the trainer;
-    with ``--init-from``, the metadata's ``training.init_from`` is :func:`init_provenance`."""
+    ``init_from`` (what :func:`load_actor` returned) becomes the metadata's ``training.init_from``."""
     metadata = {
         **policy_metadata(args.rules(), args.history, args.activation),
         **training_metadata(args, algorithm, steps, wall_time),
     }
-    if args.init_from:
-        metadata["training"]["init_from"] = init_provenance(args.init_from, args)
+    if init_from is not None:
+        metadata["training"]["init_from"] = init_from
     return save_checkpoint(path, actor.layers(), metadata)
 
 
@@ -391,7 +389,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
         progress, optimizer_state = resume.load(run_dir, actor, critic, gen, rng)
         history = json.loads((run_dir / "history.json").read_text()) if (run_dir / "history.json").is_file() else []
     elif args.init_from:
-        load_actor(actor, args.init_from, args)
+        progress.init_from = load_actor(actor, args.init_from, args)
     start = time.time() - progress.wall_time_s
     eval_seconds = 0.0  # the training wall time counts the warm start but not the evaluations
 
@@ -465,7 +463,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     except KeyboardInterrupt:
         with deferred_interrupt():  # a second Ctrl-C waits until everything is written
             progress.wall_time_s = wall_time()
-            agent = export(actor, run_dir / "agent", args, progress.steps, progress.wall_time_s, algorithm)
+            agent = export(actor, run_dir / "agent", args, progress.steps, progress.wall_time_s, algorithm,
+                           progress.init_from)
             write_history(run_dir, history)
             if progress.phase == "ppo":  # an interrupted warm start starts again on --resume
                 resume.save(run_dir, progress, actor, critic, getattr(learner, "optimizer", None), gen, rng)
@@ -477,7 +476,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     if not history or history[-1]["timesteps"] != progress.steps:
         record_eval()
     wall = wall_time()
-    agent = export(actor, run_dir / "agent", args, progress.steps, wall, algorithm).with_suffix("")
+    agent = export(actor, run_dir / "agent", args, progress.steps, wall, algorithm,
+                   progress.init_from).with_suffix("")
     plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: score while training")
     writer.close()
     final = final_arena(f"ppo:{agent}", args, run_dir, args.progress_bar)

@@ -3,8 +3,8 @@
 ``resume.safetensors`` holds tensors only (the actor, the critic, Adam's moments and step counts,
 the torch generator's state), so loading it runs no code (no pickle); ``resume.json`` holds the
 rest: the phase the run was in, learner decisions and updates done, wall time, the next snapshot
-and evaluation, Adam's hyperparameters and the numpy generator's state. The evaluation history
-is the run's ``history.json``.
+and evaluation, the record of the ``--init-from`` checkpoint, Adam's hyperparameters and the numpy
+generator's state. The evaluation history is the run's ``history.json``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class Progress:
     wall_time_s: float = 0.0
     next_snapshot: int = 0
     next_eval: int = 0
+    init_from: dict | None = None  # what the run recorded of its --init-from checkpoint when it loaded it
 
 
 def save(run_dir: Path, progress: Progress, actor: nn.Module, critic: nn.Module,
