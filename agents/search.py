@@ -305,5 +305,5 @@ def network_card_decisions(rules: Rules, deals: int, seed: int, progress: bool =
             state.apply(card)
 
 
-__all__ = ["DEFAULT_TEMPERATURE", "WEIGHTINGS", "SearchAgent", "network_card_decisions", "effective_worlds", "make_search_agent",
-           "tempered_weights"]
+__all__ = ["DEFAULT_TEMPERATURE", "WEIGHTINGS", "SearchAgent", "effective_worlds", "make_search_agent",
+           "network_card_decisions", "tempered_weights"]

@@ -13,7 +13,8 @@ that cell, ``--force`` plays kept cells again, ``--table-only`` rebuilds the tab
 It writes ``OUT/VARIANT.md``: the matrix (row X, column Y ×2: X's mean deal score [95% CI], X − Y
 [95% CI], deals), each agent's ms/move over all its cells and, for ``ppo`` checkpoints, the
 training wall time and learner decisions from their metadata (summed over the ``--init-from``
-checkpoints a fine-tuned network started from), and the ``manni arena`` command of every cell. The numbers depend only on the settings, not on ``--workers``; ms/move is wall time.
+checkpoints a fine-tuned network started from), and the ``manni arena`` command of every cell. The
+numbers depend only on the settings, not on ``--workers``; ms/move is wall time.
 """
 
 from __future__ import annotations
@@ -166,6 +167,7 @@ def whole_training(training: dict, key: str) -> float | None:
         total += entry[key]
         entry = entry.get("init_from")
     return total if training else None
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -91,7 +91,8 @@ class Demonstrations:
 
 
 def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str = "summary", reward: str = "trick",
-                           teacher: str = "rule_based", backend: str = "auto", reward_of: str = "own") -> Demonstrations:
+                           teacher: str = "rule_based", backend: str = "auto",
+                           reward_of: str = "own") -> Demonstrations:
     """``samples`` decisions of ``teacher`` playing every seat of vector games: their observations,
     legal masks, actions and returns to go under the training ``reward`` and ``reward_of`` (its seat's
     rewards from that decision to the end of the deal; :mod:`manni_env.shaping`), as :class:`Demonstrations`.
