@@ -301,12 +301,12 @@ def _chunk_results(specs: list[str], rules: Rules, seed: int, mode: str, deals: 
     size = max(1, min(math.ceil(deals / (workers * 8)), MAX_CHUNK))
     spans = [(start, min(start + size, deals)) for start in range(0, deals, size)]
     task = functools.partial(_play_in_worker, specs, rules, seed, mode, want_records)
-    with _worker_pool(min(workers, len(spans))) as pool:
+    with worker_pool(min(workers, len(spans))) as pool:
         yield pool.imap(task, spans)
 
 
 @contextlib.contextmanager
-def _worker_pool(processes: int) -> Iterator[multiprocessing.pool.Pool]:
+def worker_pool(processes: int) -> Iterator[multiprocessing.pool.Pool]:
     """Spawned worker processes that ignore Ctrl-C (this process stops them), terminated on leaving."""
     with interrupt_ignored():
         pool = multiprocessing.get_context("spawn").Pool(processes)

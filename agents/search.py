@@ -286,24 +286,35 @@ class _Rollouts:
         return log_p
 
 
-def network_card_decisions(rules: Rules, deals: int, seed: int, progress: bool = True,
-                           network: PPOAgent | ShippedPPOAgent | None = None,
-                           ) -> Iterator[tuple[SeatView, int, np.random.Generator]]:
-    """Every card-play decision with more than one legal card in ``deals`` seeded deals (``seed``,
-    ``seed + 1``, ...) of ``network`` (default: the shipped ``ppo``) playing every seat: the seat's
-    view, the network's card and the deal's generator, which the caller may draw from before the
-    card is played (the benchmarks that study the search on the network's own games)."""
+def network_decisions(rules: Rules, deals: int | range, seed: int, progress: bool = True,
+                      network: PPOAgent | ShippedPPOAgent | None = None,
+                      ) -> Iterator[tuple[int, SeatView, int, np.random.Generator]]:
+    """Every decision with more than one legal action in the seeded deals ``deals`` (a count from
+    deal 0, or a range of deal numbers; deal ``d`` is dealt from ``seed + d``) of ``network`` (default:
+    the shipped ``ppo``) playing every seat greedily: the deal number, the seat's view, the network's
+    action and the deal's generator, which the caller may draw from before the action is played."""
     network = network or ShippedPPOAgent()
-    for deal in tqdm(range(deals), desc=f"{rules.variant} deals", disable=not progress):
+    numbers = range(deals) if isinstance(deals, int) else deals
+    for deal in tqdm(numbers, desc=f"{rules.variant} deals", disable=not progress):
         state = GameState(rules, seed=seed + deal)
         rng = np.random.default_rng([seed, deal])
         while not state.rounds:
             view = state.view(state.to_move)
-            card = network.act(view, rng)
-            if view.phase == Phase.PLAY and len(view.legal_actions) > 1:
-                yield view, card, rng
-            state.apply(card)
+            action = network.act(view, rng)
+            if len(view.legal_actions) > 1:
+                yield deal, view, action, rng
+            state.apply(action)
+
+
+def network_card_decisions(rules: Rules, deals: int, seed: int, progress: bool = True,
+                           network: PPOAgent | ShippedPPOAgent | None = None,
+                           ) -> Iterator[tuple[SeatView, int, np.random.Generator]]:
+    """The card-play decisions of :func:`network_decisions` (the benchmarks that study the search on
+    the network's own games)."""
+    for _, view, card, rng in network_decisions(rules, deals, seed, progress, network):
+        if view.phase == Phase.PLAY:
+            yield view, card, rng
 
 
 __all__ = ["DEFAULT_TEMPERATURE", "WEIGHTINGS", "SearchAgent", "effective_worlds", "make_search_agent",
-           "network_card_decisions", "tempered_weights"]
+           "network_card_decisions", "network_decisions", "tempered_weights"]

@@ -4,13 +4,15 @@
 builds the :class:`Rules` through :func:`~manni_env.rules.make_rules`, so the command line accepts
 exactly what the engine accepts. A bad option (one the variant does not have, a bad value) ends the
 command through ``parser.error``: the message on stderr and exit code 2. :func:`at_least` is an
-argparse ``type`` for bounded integers (``--seed``, ``--deals``); :func:`prepare_output_file` checks
-a file that records will be appended to before any work starts.
+argparse ``type`` for bounded integers (``--seed``, ``--deals``), :func:`number_in` one for bounded
+numbers; :func:`prepare_output_file` checks a file that records will be appended to before any work
+starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -60,6 +62,23 @@ def at_least(low: int) -> Callable[[str], int]:
         return value
 
     return whole_number
+
+
+def number_in(low: float, high: float = math.inf, *, include_low: bool = True) -> Callable[[str], float]:
+    """An argparse ``type``: a finite number from ``low`` (or above it, without ``include_low``) to
+    below ``high`` (``--holdout 1.5`` → "must be at least 0 and below 1, got 1.5")."""
+    bound = f"{'at least' if include_low else 'above'} {low:g}" + (f" and below {high:g}" if high < math.inf else "")
+
+    def number(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not (low <= value if include_low else low < value) or not value < high:
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {text}")
+        return value
+
+    return number
 
 
 def prepare_output_file(parser: argparse.ArgumentParser, path: str, flag: str, append: bool) -> Path:

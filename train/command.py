@@ -49,3 +49,20 @@ def _main(ns: argparse.Namespace) -> int:
               f"pip install 'manni-env[{extra}]'", file=sys.stderr)
         raise SystemExit(2) from None
     return trainer.main(ns.rest, prog=f"manni train --trainer {ns.trainer}")
+
+
+def register_distill(subparsers) -> None:
+    """``manni distill`` (:mod:`manni_train.distill`), whose own parser reads every option once torch is loaded."""
+    parser = subparsers.add_parser("distill", help="teach a ppo network the card play of search (or another agent)",
+                                   add_help=False)
+    parser.set_defaults(func=_distill, rest=[])
+
+
+def _distill(ns: argparse.Namespace) -> int:
+    try:
+        from .distill import main
+    except ModuleNotFoundError as err:
+        print(f"manni distill: error: needs the 'train' extra, which lacks {err.name}: pip install 'manni-env[train]'",
+              file=sys.stderr)
+        raise SystemExit(2) from None
+    return main(ns.rest)

@@ -59,7 +59,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from manni_agents.ppo_agent import CheckpointError, ShippedPPOAgent, policy_metadata, save_checkpoint
+from manni_agents.ppo_agent import CheckpointError, PPOAgent, ShippedPPOAgent, policy_metadata, save_checkpoint
 from manni_agents.registry import make_agent
 from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_env.actions import NUM_ACTIONS
@@ -172,6 +172,14 @@ class Actor(nn.Module):
         with full_precision(hidden):
             return self.action(hidden.float()).masked_fill(~mask, -1e8)
 
+    def load_layers(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Copy a checkpoint's (weight, bias) pairs (:meth:`layers`' layout) into this actor."""
+        linears = [m for m in self.pi if isinstance(m, nn.Linear)] + [self.action]
+        with torch.no_grad():
+            for module, (weight, bias) in zip(linears, layers, strict=True):
+                module.weight.copy_(torch.from_numpy(weight))
+                module.bias.copy_(torch.from_numpy(bias))
+
     def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(weight, bias) pairs, hidden layers then the action head (the checkpoint's layout)."""
         linears = [m for m in self.pi if isinstance(m, nn.Linear)] + [self.action]
@@ -215,11 +223,13 @@ def load_actor(actor: Actor, spec: str, args: Args) -> dict:
     SHA-256, its learner decisions and wall time, and its own ``init_from`` where it has one (so a chain
     of fine-tunings adds up to the whole training budget)."""
     network = init_network(spec, args)
-    linears = [m for m in actor.pi if isinstance(m, nn.Linear)] + [actor.action]
-    with torch.no_grad():
-        for module, (weight, bias) in zip(linears, network.layers, strict=True):
-            module.weight.copy_(torch.from_numpy(weight))
-            module.bias.copy_(torch.from_numpy(bias))
+    actor.load_layers(network.layers)
+    return checkpoint_provenance(spec, network)
+
+
+def checkpoint_provenance(spec: str, network: PPOAgent) -> dict:
+    """What an agent trained on from ``network`` (loaded from ``spec``) records of it: the spec, its
+    weights' SHA-256, its learner decisions and wall time, and its own ``training.init_from``."""
     training = network.meta.get("training", {})
     provenance = {"spec": spec, "weights_sha256": network.meta["weights_sha256"],
                   "timesteps": training.get("timesteps"), "wall_time_s": training.get("wall_time_s")}
