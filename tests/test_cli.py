@@ -214,6 +214,10 @@ def test_train_without_the_train_extra_names_it(monkeypatch, capsys):
         monkeypatch.delitem(sys.modules, trainer, raising=False)
     monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were not installed
     assert "training needs the 'train' extra, which lacks torch: pip install 'manni-env[train]'" in usage_error(capsys, ["train"])
+    for module in ("manni_train.distill", "manni_train.demonstrations"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    error = usage_error(capsys, ["distill"])
+    assert error.startswith("manni distill: error: training needs the 'train' extra, which lacks torch")
 
 
 def test_the_ray_trainer_without_ray_names_the_rllib_extra(monkeypatch, capsys):

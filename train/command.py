@@ -7,7 +7,8 @@ trainer with its rollouts on Ray runner actors (:mod:`manni_train.ray_vector`). 
 goes to the chosen trainer's own parser: the options of :class:`manni_train.args.TrainArgs` (the same for
 all) and those of the trainer's ``Args`` (``manni train --trainer NAME --help``). A run is
 saved under ``runs/<run_name>/`` and ends with the duplicate arena against ``random`` ×2 and
-``rule_based`` ×2 (Markdown tables printed).
+``rule_based`` ×2 (Markdown tables printed). ``manni distill`` (:mod:`manni_train.distill`) is registered
+here too: like the trainers, it imports torch only when it runs.
 """
 
 from __future__ import annotations
@@ -39,15 +40,7 @@ def register(subparsers) -> None:
 
 
 def _main(ns: argparse.Namespace) -> int:
-    try:
-        trainer = importlib.import_module(TRAINERS[ns.trainer])  # torch loads only when training
-    except ModuleNotFoundError as err:
-        extra = EXTRAS.get((err.name or "").split(".")[0])
-        if extra is None:
-            raise
-        print(f"manni train: error: training needs the '{extra}' extra, which lacks {err.name}: "
-              f"pip install 'manni-env[{extra}]'", file=sys.stderr)
-        raise SystemExit(2) from None
+    trainer = _load(TRAINERS[ns.trainer], "manni train")  # torch loads only when training
     return trainer.main(ns.rest, prog=f"manni train --trainer {ns.trainer}")
 
 
@@ -55,14 +48,17 @@ def register_distill(subparsers) -> None:
     """``manni distill`` (:mod:`manni_train.distill`), whose own parser reads every option once torch is loaded."""
     parser = subparsers.add_parser("distill", help="teach a ppo network the card play of search (or another agent)",
                                    add_help=False)
-    parser.set_defaults(func=_distill, rest=[])
+    parser.set_defaults(func=lambda ns: _load("manni_train.distill", "manni distill").main(ns.rest), rest=[])
 
 
-def _distill(ns: argparse.Namespace) -> int:
+def _load(module: str, command: str):
+    """Import ``module``; a missing optional dependency ends ``command`` with the extra to install (exit code 2)."""
     try:
-        from .distill import main
+        return importlib.import_module(module)
     except ModuleNotFoundError as err:
-        print(f"manni distill: error: needs the 'train' extra, which lacks {err.name}: pip install 'manni-env[train]'",
-              file=sys.stderr)
+        extra = EXTRAS.get((err.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"{command}: error: training needs the '{extra}' extra, which lacks {err.name}: "
+              f"pip install 'manni-env[{extra}]'", file=sys.stderr)
         raise SystemExit(2) from None
-    return main(ns.rest)
