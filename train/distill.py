@@ -41,15 +41,14 @@ from pathlib import Path
 import numpy as np
 
 from manni_agents.arena import worker_pool
-from manni_agents.ppo_agent import (CheckpointError, PPOAgent, ShippedPPOAgent, layout_fingerprint, policy_metadata,
-                                    save_checkpoint)
+from manni_agents.ppo_agent import CheckpointError, PPOAgent, layout_fingerprint, policy_metadata, save_checkpoint
 from manni_agents.registry import make_agent
 from manni_agents.search import network_decisions
 from manni_env.actions import NUM_ACTIONS
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import Phase, Rules
 from manni_train.demonstrations import ObservationCodec
-from manni_train.ppo_vector import Actor, checkpoint_provenance
+from manni_train.ppo_vector import Actor, checkpoint_provenance, ppo_network
 from manni_train.reporting import command_line
 
 DESCRIPTION = ("Teach a ppo network the decisions of a stronger, slower agent: the student plays deals, the teacher "
@@ -61,14 +60,6 @@ TEACH = ("play", "all")
 CHUNK = 10
 #: the arrays of ``decisions.npz``
 FIELDS = ("obs_bits", "obs_numbers", "mask_bits", "labels", "student", "taught", "gain", "deal")
-
-
-def student_network(spec: str, rules: Rules) -> PPOAgent:
-    """The network ``spec`` (``ppo``, ``ppo:VARIANT``, ``ppo:PATH``) names, checked against ``rules``."""
-    if spec.strip().partition(":")[0] != "ppo":
-        raise ValueError(f"--init-from takes a ppo checkpoint (ppo, ppo:VARIANT, ppo:PATH), got {spec!r}")
-    agent = make_agent(spec, rules)
-    return agent.agent_for(rules) if isinstance(agent, ShippedPPOAgent) else agent
 
 
 @dataclass
@@ -131,9 +122,8 @@ class LabelledDecisions:
             raise ValueError(f"{where}: decisions of another variant or observation layout than the student's "
                              f"({self.layout!r}, the student reads {layout!r})")
         legal = np.unpackbits(self.mask_bits, axis=1, count=NUM_ACTIONS).view(bool)
-        rows = np.arange(len(self))
-        if (self.labels >= NUM_ACTIONS).any() or not (legal[rows, self.labels % NUM_ACTIONS].all()
-                                                      and legal[rows, self.student % NUM_ACTIONS].all()):
+        actions = np.stack([self.labels, self.student]).astype(np.int64)  # (2, decisions)
+        if (actions >= NUM_ACTIONS).any() or not legal[np.arange(len(self)), actions].all():
             raise ValueError(f"{where}: a label or a student action is not a legal action of its decision")
 
     def targets(self, margin: float) -> np.ndarray:
@@ -153,7 +143,7 @@ class LabelledDecisions:
 def label_deals(rules: Rules, student_spec: str, teacher_spec: str, teach: str, seed: int,
                 deals: range) -> LabelledDecisions:
     """The student's decisions in ``deals`` (deal ``d`` dealt from ``seed + d``), labelled."""
-    student = student_network(student_spec, rules)
+    student = ppo_network(student_spec, rules)
     teacher = make_agent(teacher_spec, rules)
     encoder = student.encoder_for(rules)
     codec = ObservationCodec(rules, student.meta["history"])
@@ -236,9 +226,10 @@ def fine_tune(student: PPOAgent, rules: Rules, data: LabelledDecisions, *, margi
         hits = np.zeros(len(idx), bool)
         with torch.no_grad():
             for start in range(0, len(idx), 8192):
-                obs, masks = data.rows(codec, idx[start:start + 8192])
+                part = idx[start:start + 8192]
+                obs, masks = data.rows(codec, part)
                 choice = actor(torch.from_numpy(obs), torch.from_numpy(masks)).argmax(1).numpy()
-                hits[start:start + len(choice)] = choice == targets[idx[start:start + 8192]]
+                hits[start:start + len(part)] = choice == targets[part]
         changed = changes[idx]
         return {"changes": float(hits[changed].mean()) if changed.any() else None,
                 "kept": float(hits[~changed].mean()) if (~changed).any() else None}
@@ -302,7 +293,7 @@ def main(argv: list[str] | None = None, prog: str = "manni distill") -> int:
     args = parser.parse_args(argv)
     rules = rules_from_args(args)
     try:
-        student = student_network(args.init_from, rules)
+        student = ppo_network(args.init_from, rules)
         if args.data is None:
             make_agent(args.teacher, rules)  # a bad teacher spec fails before any work
     except (ValueError, CheckpointError) as err:

@@ -64,6 +64,7 @@ from manni_agents.registry import make_agent
 from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
+from manni_env.rules import Rules
 from manni_env.shaping import REWARD_BASES
 from manni_env.vector import BACKENDS
 from manni_train import resume
@@ -172,18 +173,20 @@ class Actor(nn.Module):
         with full_precision(hidden):
             return self.action(hidden.float()).masked_fill(~mask, -1e8)
 
+    def linears(self) -> list[nn.Linear]:
+        """The linear layers in the checkpoint's order: hidden layers, then the action head."""
+        return [m for m in self.pi if isinstance(m, nn.Linear)] + [self.action]
+
     def load_layers(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Copy a checkpoint's (weight, bias) pairs (:meth:`layers`' layout) into this actor."""
-        linears = [m for m in self.pi if isinstance(m, nn.Linear)] + [self.action]
         with torch.no_grad():
-            for module, (weight, bias) in zip(linears, layers, strict=True):
+            for module, (weight, bias) in zip(self.linears(), layers, strict=True):
                 module.weight.copy_(torch.from_numpy(weight))
                 module.bias.copy_(torch.from_numpy(bias))
 
     def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(weight, bias) pairs, hidden layers then the action head (the checkpoint's layout)."""
-        linears = [m for m in self.pi if isinstance(m, nn.Linear)] + [self.action]
-        return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears]
+        return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in self.linears()]
 
 
 class Critic(nn.Module):
@@ -201,14 +204,21 @@ class Critic(nn.Module):
             return self.value(hidden.float()).squeeze(-1)
 
 
-def init_network(spec: str, args: Args):
+def ppo_network(spec: str, rules: Rules) -> PPOAgent:
     """The ``ppo`` network that ``--init-from`` ``spec`` (``ppo``, ``ppo:VARIANT``, ``ppo:PATH``) names,
-    checked against the run: ``ValueError`` (:class:`~manni_agents.ppo_agent.CheckpointError` for a
-    checkpoint) naming what does not match."""
+    checked to play ``rules``: ``ValueError`` for another kind of spec, :class:`CheckpointError` for a
+    checkpoint that cannot play them."""
     if spec.strip().partition(":")[0] != "ppo":
         raise ValueError(f"--init-from takes a ppo checkpoint (ppo, ppo:VARIANT, ppo:PATH), got {spec!r}")
-    agent = make_agent(spec, args.rules())  # checks that the checkpoint plays the run's rules
-    network = agent.agent_for(args.rules()) if isinstance(agent, ShippedPPOAgent) else agent
+    agent = make_agent(spec, rules)
+    return agent.agent_for(rules) if isinstance(agent, ShippedPPOAgent) else agent
+
+
+def init_network(spec: str, args: Args) -> PPOAgent:
+    """The ``ppo`` network that ``--init-from`` ``spec`` names (:func:`ppo_network`), checked against
+    the run: ``ValueError`` (:class:`~manni_agents.ppo_agent.CheckpointError` for a checkpoint)
+    naming what does not match."""
+    network = ppo_network(spec, args.rules())
     wanted = {"history": args.history, "activation": args.activation, "net_arch": list(args.hidden)}
     for key, value in wanted.items():
         if network.meta[key] != value:
