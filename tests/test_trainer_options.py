@@ -176,7 +176,7 @@ def test_opponents_take_the_two_seats_the_learner_leaves(specs):
         left = who[np.arange(len(who)), (np.argmax(who == LEARNER, 1) + 1) % 3]
         assert set(left.tolist()) == {FIXED, FIXED - 1}
     batch = rollout.collect(Actor(rollout.obs_size, [32], "relu"), Critic(rollout.obs_size, [32], "relu"))
-    assert batch.steps > 0 and rollout.pool == []
+    assert batch.steps > 0 and len(rollout.pool) == 0
 
 
 def test_training_against_fixed_opponents_in_bf16_exports_a_float32_agent(tmp_path):

@@ -89,8 +89,11 @@ class Args(SelfPlayArgs):
     total_steps: int = 2_000_000
     learning_rate: float = 3e-4
     anneal_lr: bool = True
-    num_envs: int = 256
-    num_steps: int = 64
+    # many games per vector step and large minibatches: the per-step and per-minibatch overheads are
+    # spread over more decisions (docs/training.md, "Throughput, third round")
+    num_envs: int = 1024
+    num_steps: int = 32
+    minibatch_size: int = 1024
     eval_every: int = 250_000
     final_eval_deals: int | None = None
     """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based, seed

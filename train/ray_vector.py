@@ -60,7 +60,9 @@ class Args(ppo_vector.Args):
     TRAINER = "ray"
 
     num_envs: int = 128
-    """games each runner steps in lockstep (2 runners × 128: the fast trainer's 256 games and batch per update)"""
+    """games each runner steps in lockstep (2 runners × 128 games × 64 steps per update)"""
+    num_steps: int = 64
+    minibatch_size: int = 512
     num_runners: int = 2
     """Ray actors collecting rollouts, one CPU each; each steps --num-envs games (scales with machines)"""
     num_learners: int = 0

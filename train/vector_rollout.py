@@ -2,8 +2,9 @@
 
 :class:`VectorRollout` owns ``num_envs`` games of :class:`manni_env.vector.VectorManni`, who plays
 each seat of each game (the learner, ``rule_based`` through :class:`manni_agents.rule_based_vector.VectorRuleBased`,
-``random`` from the masks, a frozen snapshot of the learner from its pool, or the fixed opponents of
-``--opponents``, :mod:`manni_train.opponents`), the shaped reward
+``random`` from the masks, a frozen snapshot of the learner from its pool
+(:class:`~manni_train.snapshot_pool.SnapshotPool`, all snapshots in one pass), or the fixed
+opponents of ``--opponents``, :mod:`manni_train.opponents`), the shaped reward
 (:class:`manni_env.shaping.VectorTrickRewards`) and the rollout buffers. :meth:`VectorRollout.collect`
 plays ``num_steps`` vector steps with the given actor and critic and returns the learner's
 decisions with their advantages and returns (GAE along each (game, seat) trajectory) as a
@@ -15,7 +16,6 @@ The fast trainer (:mod:`manni_train.ppo_vector`) runs one in its own process; th
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass, field
 
@@ -29,30 +29,11 @@ from manni_env.actions import NUM_ACTIONS
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni
 from manni_train.precision import autocast, compute_dtype, padded_rows, run_padded
+from manni_train.snapshot_pool import SnapshotPool, sample
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 FIXED = -4  # FIXED - i: fixed opponent i of --opponents
 TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns")  # a RolloutBatch's rows
-
-
-def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """Draw one action per row from masked logits (Gumbel-max, with the run's own generator)."""
-    u = torch.rand(logits.shape, generator=generator).clamp_(1e-12, 1.0)
-    return (logits - torch.log(-torch.log(u))).argmax(1)
-
-
-class SnapshotPolicy:
-    """A frozen snapshot of the learner as a :class:`~manni_agents.vector_policy.VectorPolicy`: its
-    actions drawn from the masked softmax with the run's torch generator, at the rollout's precision."""
-
-    name = "snapshot"
-
-    def __init__(self, actor: nn.Module, dtype: torch.dtype, gen: torch.Generator):
-        self.actor, self.dtype, self.gen = actor, dtype, gen
-
-    def act(self, venv, games, obs, mask, rng) -> np.ndarray:
-        logits = run_padded(self.actor, self.dtype, torch.from_numpy(obs[games]), torch.from_numpy(mask[games]))
-        return sample(logits, self.gen).numpy()
 
 
 @dataclass
@@ -103,10 +84,10 @@ class VectorRollout:
         self.venv = VectorManni(args.rules(), n, history=args.history, backend=args.backend)
         self.obs_size = self.venv.obs_size
         self.obs, self.mask, self.to_move = self.venv.reset(seed=seed)
-        self.pool: list[nn.Module] = []
+        self.dtype = compute_dtype(args.precision)
+        self.pool = SnapshotPool(args.pool_size, self.dtype, gen)
         self.rule_based = VectorRuleBased()
         self.opponents = [make_vector_policy(spec, args.rules(), args.history, args.backend) for spec in args.opponents]
-        self.dtype = compute_dtype(args.precision)
         self.precision = autocast(self.dtype)
         self.shaping = VectorTrickRewards(self.venv, args.reward, args.reward_of)
         self.controller = np.full((n, 3), LEARNER, np.int64)
@@ -151,19 +132,15 @@ class VectorRollout:
     def add_snapshot(self, actor: nn.Module) -> None:
         """Add a frozen copy of ``actor`` to the pool; beyond ``pool_size`` the oldest leaves and its
         seats go to the learner."""
-        frozen = copy.deepcopy(actor)  # its weights keep requires_grad (never optimized): autocast then
-        self.pool.append(frozen)  # casts them to bf16 once per rollout, not once per step
-        if len(self.pool) > self.args.pool_size:
-            self.pool.pop(0)
+        if self.pool.add(actor):
             self.controller[self.controller == 0] = LEARNER
             self.controller[self.controller > 0] -= 1
 
     def others(self) -> dict[int, VectorPolicy]:
-        """The controllers of the non-learner seats by code, in the order they act each step (the
-        order of their draws from the run's generators)."""
-        snapshots = {k: SnapshotPolicy(frozen, self.dtype, self.gen) for k, frozen in enumerate(self.pool)}
+        """The controllers of the other non-learner seats (the pool's snapshots act apart) by code, in
+        the order they act each step (the order of their draws from the run's generators)."""
         fixed = {FIXED - i: opponent for i, opponent in enumerate(self.opponents)}
-        return {**snapshots, **fixed, RULE_BASED: self.rule_based, RANDOM: RandomPolicy()}
+        return {**fixed, RULE_BASED: self.rule_based, RANDOM: RandomPolicy()}
 
     @torch.no_grad()
     def collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
@@ -200,6 +177,11 @@ class VectorRollout:
             a = sample(logits, gen)
             actions[rows] = a
             b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
+            snapshot = np.flatnonzero(ctrl >= 0)
+            if snapshot.size:  # every snapshot's games in one pass
+                played = torch.from_numpy(snapshot)
+                actions[played] = self.pool.act(ctrl[snapshot], obs_t.index_select(0, played),
+                                                mask_t.index_select(0, played))
             act_seats(others, ctrl, venv, obs, mask, rng, actions.numpy())
             b_obs[t] = obs_t
             b_mask[t] = mask_t
