@@ -59,6 +59,8 @@ class Args(ppo_vector.Args):
 
     TRAINER = "ray"
 
+    # the fast trainer's earlier defaults, with which docs/rllib.md measured this one
+    total_steps: int = 2_000_000
     num_envs: int = 128
     """games each runner steps in lockstep (2 runners × 128 games × 64 steps per update)"""
     num_steps: int = 64
