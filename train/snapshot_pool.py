@@ -17,6 +17,8 @@ import numpy as np
 import torch
 from torch import nn
 
+Layer = tuple[torch.Tensor, torch.Tensor]  # a linear layer's (weight, bias)
+
 #: a step's groups are padded to a multiple of this many rows (few distinct shapes for oneDNN's kernels)
 GROUP_ROWS = 8
 
@@ -34,9 +36,9 @@ class SnapshotPool:
 
     def __init__(self, size: int, dtype: torch.dtype, gen: torch.Generator):
         self.size, self.dtype, self.gen = size, dtype, gen
-        self.snapshots: list[list[tuple[torch.Tensor, torch.Tensor]]] = []  # (weight, bias) per linear layer
+        self.snapshots: list[list[Layer]] = []  # each snapshot's linear layers
         self.activation: nn.Module | None = None
-        self.stacked: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.stacked: list[Layer] = []
 
     def __len__(self) -> int:
         return len(self.snapshots)
@@ -54,7 +56,7 @@ class SnapshotPool:
         return evicted
 
     @staticmethod
-    def stack(layer: tuple[tuple[torch.Tensor, torch.Tensor], ...], dtype: torch.dtype):
+    def stack(layer: tuple[Layer, ...], dtype: torch.dtype) -> Layer:
         """One layer of every snapshot as ``(snapshots, in, out)`` weights and ``(snapshots, 1, out)`` biases."""
         weights = torch.stack([w.T for w, _ in layer]).to(dtype).contiguous()
         biases = torch.stack([b[None] for _, b in layer]).to(dtype)
