@@ -18,6 +18,12 @@ def actors(count: int, activation: str = "relu") -> list[Actor]:
     return [Actor(OBS, [16, 8], activation) for _ in range(count)]
 
 
+def own_logits(nets: list[Actor], which: np.ndarray, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Row i's logits from its own network ``nets[which[i]]``, one row at a time."""
+    with torch.no_grad():
+        return torch.stack([nets[k](obs[i:i + 1], mask[i:i + 1])[0] for i, k in enumerate(which)])
+
+
 def rows(count: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     gen = torch.Generator().manual_seed(seed)
     obs = torch.randint(0, 2, (count, OBS), generator=gen).float()
@@ -35,9 +41,7 @@ def test_each_row_gets_the_logits_of_its_own_snapshot(activation):
     which = np.array([2, 0, 0, 1, 2, 2, 0, 2, 2, 2, 2, 2, 2, 2, 2])  # uneven groups: padding rows
     obs, mask = rows(which.size)
     logits = pool.logits(which, obs, mask)
-    with torch.no_grad():
-        expected = torch.stack([nets[k](obs[i:i + 1], mask[i:i + 1])[0] for i, k in enumerate(which)])
-    torch.testing.assert_close(logits, expected)
+    torch.testing.assert_close(logits, own_logits(nets, which, obs, mask))
     assert (logits[~mask] == -1e8).all()
 
 
@@ -51,10 +55,8 @@ def test_bf16_hidden_layers_stay_close_and_the_head_is_float32():
     logits = pool.logits(which, obs, mask)
     assert logits.dtype == torch.float32 and pool.stacked[-1][0].dtype == torch.float32
     assert pool.stacked[0][0].dtype == torch.bfloat16
-    with torch.no_grad():
-        expected = torch.stack([nets[k](obs[i:i + 1], mask[i:i + 1])[0] for i, k in enumerate(which)])
-    legal = mask
-    torch.testing.assert_close(logits[legal], expected[legal], atol=0.02, rtol=0.02)
+    expected = own_logits(nets, which, obs, mask)
+    torch.testing.assert_close(logits[mask], expected[mask], atol=0.02, rtol=0.02)
 
 
 def test_the_snapshots_are_frozen_copies_and_the_oldest_leaves_beyond_the_size():
