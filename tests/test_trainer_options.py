@@ -21,7 +21,7 @@ from manni_agents.rule_based_vector import VectorRuleBased  # noqa: E402
 from manni_agents.vector_arena import checkpoint_policy  # noqa: E402
 from manni_agents.vector_policy import make_vector_policy  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
-from manni_env.observation import HISTORIES  # noqa: E402
+from manni_env.observation import HISTORIES, ObservationEncoder  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import ppo_sb3, resume  # noqa: E402
@@ -234,6 +234,31 @@ def test_the_init_from_record_is_taken_when_the_actor_loads_and_kept_for_resume(
                 np.random.default_rng(0))
     progress, _ = resume.load(tmp_path, actor, critic, torch.Generator(), np.random.default_rng(1))
     assert progress.init_from == record
+
+
+def test_init_from_a_summary_network_into_a_full_history_run_starts_with_the_same_moves(tmp_path):
+    first = train(Args(runs_dir=str(tmp_path), run_name="first", total_steps=200, **TINY))
+    summary = make_agent(f"ppo:{first.agent}")
+    args = Args(runs_dir=str(tmp_path), run_name="full", init_from=f"ppo:{first.agent}", history="full", **TINY)
+    actor = Actor(ObservationEncoder(args.rules(), "full").size, [32], "relu")
+    load_actor(actor, args.init_from, args)
+    venv = VectorManni(args.rules(), 8, history="full")
+    obs, mask, _ = venv.reset(seed=3)
+    read_history = False
+    for _ in range(60):  # into the card play, where the ordered history is not empty
+        with torch.no_grad():
+            logits = actor(torch.from_numpy(obs), torch.from_numpy(mask)).numpy()
+        expected = summary.logits(obs[:, :summary.meta["obs_size"]])
+        np.testing.assert_allclose(logits[mask], expected[mask], rtol=1e-5, atol=1e-5)
+        read_history |= bool(obs[:, summary.meta["obs_size"]:].any())
+        obs, mask = venv.step(logits.argmax(1))[:2]
+    assert read_history  # the widened inputs were filled, and weighed nothing
+
+
+def test_init_from_does_not_narrow_a_full_history_network(tmp_path):
+    first = train(Args(runs_dir=str(tmp_path), run_name="first", history="full", total_steps=200, **TINY))
+    with pytest.raises(CheckpointError, match="history='full', the run has 'summary'"):
+        train(Args(runs_dir=str(tmp_path), run_name="bad", init_from=f"ppo:{first.agent}", total_steps=200, **TINY))
 
 
 @pytest.mark.parametrize("spec, problem", [("rule_based", "takes a ppo checkpoint"), ("ppo", "net_arch=[256, 256]")])

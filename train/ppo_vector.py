@@ -125,7 +125,8 @@ class Args(SelfPlayArgs):
     natively)"""
     init_from: str | None = None
     """start the actor from this ppo checkpoint instead of from scratch: ppo (the variant's shipped
-    agent), ppo:VARIANT or ppo:PATH (same observations, --hidden and --activation); the warm start,
+    agent), ppo:VARIANT or ppo:PATH (same observations, --hidden and --activation; a summary network
+    also starts a --history full run, at zero weight on the added inputs); the warm start,
     if any, then trains only the critic (e.g. a best response that starts as the agent it exploits)"""
     resume: str | None = None
     """continue the interrupted run in this directory (RUN_DIR: its args.json, networks, optimizer,
@@ -224,19 +225,36 @@ def init_network(spec: str, args: Args) -> PPOAgent:
     network = ppo_network(spec, args.rules())
     wanted = {"history": args.history, "activation": args.activation, "net_arch": list(args.hidden)}
     for key, value in wanted.items():
-        if network.meta[key] != value:
+        if network.meta[key] != value and not (key == "history" and widens(network.meta[key], value)):
             raise CheckpointError(f"--init-from {spec}: {network.path} has {key}={network.meta[key]!r}, "
                                   f"the run has {value!r}")
     return network
 
 
+def widens(checkpoint_history: str, run_history: str) -> bool:
+    """Whether a network that reads ``checkpoint_history`` observations can start a run that reads
+    ``run_history`` ones by :func:`widen_input`: ``summary`` into ``full``, whose layout is the
+    summary's with the ordered history appended."""
+    return (checkpoint_history, run_history) == ("summary", "full")
+
+
+def widen_input(layers: list[tuple[np.ndarray, np.ndarray]], obs_size: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``layers`` with the first layer's weights padded by zero columns to ``obs_size`` inputs: the
+    network reads the added inputs (appended at the end of the observation) but they change nothing
+    until training gives them weight, so it starts playing exactly as the checkpoint does."""
+    (weight, bias), *rest = layers
+    added = np.zeros((weight.shape[0], obs_size - weight.shape[1]), weight.dtype)
+    return [(np.concatenate([weight, added], axis=1), bias), *rest]
+
+
 def load_actor(actor: Actor, spec: str, args: Args) -> dict:
-    """Copy the weights of the ``--init-from`` checkpoint ``spec`` (:func:`init_network`) into ``actor``;
-    what the exported agent records of that checkpoint (``training.init_from``): the spec, its weights'
-    SHA-256, its learner decisions and wall time, and its own ``init_from`` where it has one (so a chain
-    of fine-tunings adds up to the whole training budget)."""
+    """Copy the weights of the ``--init-from`` checkpoint ``spec`` (:func:`init_network`) into ``actor``
+    (a ``summary`` checkpoint into a ``--history full`` run by :func:`widen_input`); what the exported
+    agent records of that checkpoint (``training.init_from``): the spec, its weights' SHA-256, its
+    learner decisions and wall time, and its own ``init_from`` where it has one (so a chain of
+    fine-tunings adds up to the whole training budget)."""
     network = init_network(spec, args)
-    actor.load_layers(network.layers)
+    actor.load_layers(widen_input(network.layers, actor.linears()[0].in_features))
     return checkpoint_provenance(spec, network)
 
 
