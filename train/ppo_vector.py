@@ -64,6 +64,7 @@ from manni_agents.registry import make_agent
 from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
+from manni_env.observation import ObservationEncoder
 from manni_env.rules import Rules
 from manni_env.shaping import REWARD_BASES
 from manni_env.vector import BACKENDS
@@ -225,17 +226,18 @@ def init_network(spec: str, args: Args) -> PPOAgent:
     network = ppo_network(spec, args.rules())
     wanted = {"history": args.history, "activation": args.activation, "net_arch": list(args.hidden)}
     for key, value in wanted.items():
-        if network.meta[key] != value and not (key == "history" and widens(network.meta[key], value)):
+        if network.meta[key] != value and not (key == "history" and widens(args.rules(), network.meta[key], value)):
             raise CheckpointError(f"--init-from {spec}: {network.path} has {key}={network.meta[key]!r}, "
                                   f"the run has {value!r}")
     return network
 
 
-def widens(checkpoint_history: str, run_history: str) -> bool:
+def widens(rules: Rules, checkpoint_history: str, run_history: str) -> bool:
     """Whether a network that reads ``checkpoint_history`` observations can start a run that reads
-    ``run_history`` ones by :func:`widen_input`: ``summary`` into ``full``, whose layout is the
-    summary's with the ordered history appended."""
-    return (checkpoint_history, run_history) == ("summary", "full")
+    ``run_history`` ones by :func:`widen_input`: the checkpoint's layout is the start of the run's
+    (``summary`` into ``full``, which appends the ordered history)."""
+    start, run = (ObservationEncoder(rules, history).segments for history in (checkpoint_history, run_history))
+    return len(start) < len(run) and run[:len(start)] == start
 
 
 def widen_input(layers: list[tuple[np.ndarray, np.ndarray]], obs_size: int) -> list[tuple[np.ndarray, np.ndarray]]:
