@@ -30,6 +30,7 @@ import safetensors.numpy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.observation import HISTORIES, ObservationEncoder
 from manni_env.rules import VARIANTS, Rules, make_rules
+from manni_env.symmetry import SuitRelabelling
 from manni_env.view import SeatView
 
 FORMAT = "manni-ppo/1"
@@ -224,13 +225,15 @@ def _layers(tensors: dict, meta: dict, where: Path) -> list[tuple[np.ndarray, np
 class PPOAgent:
     """A trained policy from a checkpoint (see the module docstring)."""
 
-    def __init__(self, path: str | Path = DEFAULT_MODEL, sample: bool = False):
+    def __init__(self, path: str | Path = DEFAULT_MODEL, sample: bool = False, symmetric: bool = False):
         self.path = checkpoint_paths(path)[0]
         self.layers, self.meta = load_checkpoint(path)
         self.activation = ACTIVATIONS[self.meta["activation"]]
         self.sample = sample
+        self.symmetric = symmetric
         self.name = f"ppo:{self.path.with_suffix('')}"
         self._encoder: ObservationEncoder | None = None
+        self._relabelling: SuitRelabelling | None = None
 
     def reset(self) -> None:
         """Stateless between moves: nothing to reset."""
@@ -242,6 +245,19 @@ class PPOAgent:
             x = self.activation(x @ w.T + b)
         w, b = self.layers[-1]
         return x @ w.T + b
+
+    def policy_logits(self, obs: np.ndarray, mask: np.ndarray, rules: Rules) -> np.ndarray:
+        """What the agent plays by, for a batch of observations of ``rules`` and their legal masks:
+        the masked logits; with ``symmetric``, the mean over the suit relabellings of positions with a
+        known contract (:mod:`manni_env.symmetry`) of the masked log-probabilities. Illegal actions: -inf."""
+        if not self.symmetric:
+            return np.where(mask, self.logits(obs), -np.inf)
+        copies, actions = self._relabelled(rules).copies(np.asarray(obs, dtype=np.float32))
+        n, count, size = copies.shape
+        logits = self.logits(copies.reshape(n * count, size)).reshape(n, count, -1)
+        logits = np.where(mask[:, None], np.take_along_axis(logits, actions, axis=2), -np.inf)
+        top = logits.max(2, keepdims=True)
+        return (logits - top - np.log(np.exp(logits - top).sum(2, keepdims=True))).mean(1)
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
         legal, scores = self._legal_scores(view)
@@ -264,7 +280,20 @@ class PPOAgent:
         legal = np.fromiter(view.legal_actions, dtype=np.int64)
         if legal.size == 0:
             raise ValueError(f"{self.name}: seat {view.seat} has no legal action (not its turn)")
-        return legal, self.logits(encoder.encode(view))[legal]
+        obs = encoder.encode(view)
+        if not self.symmetric:
+            return legal, self.logits(obs)[legal]
+        copies, actions = self._relabelled(view.rules).copies(obs[None])  # one position: legal actions only
+        renamed = actions[0][:, legal]
+        scores = self.logits(copies[0])[np.arange(len(renamed))[:, None], renamed]
+        scores -= scores.max(1, keepdims=True)
+        return legal, (scores - np.log(np.exp(scores).sum(1, keepdims=True))).mean(0)
+
+    def _relabelled(self, rules: Rules) -> SuitRelabelling:
+        """The suit relabelling of this network's observations of ``rules`` (made once)."""
+        if self._relabelling is None or self._relabelling.encoder is not self.encoder_for(rules):
+            self._relabelling = SuitRelabelling(self.encoder_for(rules))
+        return self._relabelling
 
     def check_rules(self, rules: Rules) -> None:
         """:class:`CheckpointError` unless this network can play ``rules`` (see :meth:`encoder_for`)."""
@@ -296,8 +325,9 @@ class ShippedPPOAgent:
     first use. A variant without a shipped agent is refused by :meth:`check_rules` (and at the first
     decision) with a :class:`CheckpointError` naming the variants that have one."""
 
-    def __init__(self, sample: bool = False):
+    def __init__(self, sample: bool = False, symmetric: bool = False):
         self.sample = sample
+        self.symmetric = symmetric
         self.name = "ppo"
         self._agents: dict[str, PPOAgent] = {}
 
@@ -312,7 +342,7 @@ class ShippedPPOAgent:
             if variant not in shipped_variants():
                 raise CheckpointError(f"no shipped ppo agent for variant {variant!r}; "
                                       f"shipped: {', '.join(shipped_variants()) or 'none'}")
-            self._agents[variant] = _loaded(shipped_model(variant), self.sample)
+            self._agents[variant] = _loaded(shipped_model(variant), self.sample, self.symmetric)
         return self._agents[variant]
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
@@ -327,25 +357,43 @@ class ShippedPPOAgent:
         self.agent_for(rules).check_rules(rules)
 
 @functools.lru_cache(maxsize=16)
-def _loaded(path: Path, sample: bool) -> PPOAgent:
+def _loaded(path: Path, sample: bool, symmetric: bool) -> PPOAgent:
     """One loaded network per shipped file (the agent is stateless between moves), so that fresh
     ``ppo`` agents, one per game or per arena worker task, do not read and check the file again."""
-    return PPOAgent(path, sample=sample)
+    return PPOAgent(path, sample=sample, symmetric=symmetric)
 
 def make_ppo_agent(arg: str | None) -> PPOAgent | ShippedPPOAgent:
     """Registry factory: ``ppo`` (the shipped agent of the variant being played), ``ppo:VARIANT``
     (that variant's shipped agent), ``ppo:PATH`` (a checkpoint, or a run directory of ``manni train``:
-``ppo:runs/<run>`` plays ``runs/<run>/agent``); ``,sample`` after any of them
-    samples from the masked policy (``,greedy``, the default, plays its argmax)."""
-    arg = arg or ""
-    path, _, option = arg.rpartition(",")
-    if option not in ("sample", "greedy"):
-        path, option = arg, "greedy"
-    sample = option == "sample"
+    ``ppo:runs/<run>`` plays ``runs/<run>/agent``). Options after any of them, each after a comma:
+    ``sample`` draws from the masked policy (``greedy``, the default, plays its argmax);
+    ``symmetric`` averages the policy over the suit relabellings of each position with a known contract
+    (:meth:`PPOAgent.policy_logits`; ``ppo:symmetric``, ``ppo:basic,sample,symmetric``)."""
+    path, options = split_options(arg or "")
+    sample, symmetric = "sample" in options, "symmetric" in options
     if not path:
-        return ShippedPPOAgent(sample=sample)
+        return ShippedPPOAgent(sample=sample, symmetric=symmetric)
     if path in VARIANTS and not checkpoint_paths(path)[0].exists():
         if path not in shipped_variants():
             raise CheckpointError(f"no shipped ppo agent for variant {path!r}; shipped: {', '.join(shipped_variants())}")
         path = shipped_model(path)
-    return PPOAgent(path, sample=sample)
+    return PPOAgent(path, sample=sample, symmetric=symmetric)
+
+
+#: the options of a ``ppo`` spec, after its path and a comma each
+PPO_OPTIONS = ("sample", "greedy", "symmetric")
+
+
+def split_options(arg: str) -> tuple[str, set[str]]:
+    """``"runs/x,sample,symmetric"`` → ``("runs/x", {"sample", "symmetric"})``: the trailing
+    comma-separated words of :data:`PPO_OPTIONS` come off the path (``"symmetric"`` alone: the
+    shipped agent with that option); ``ValueError`` for ``sample`` with ``greedy``."""
+    path, options = arg, set()
+    while path:
+        head, _, word = path.rpartition(",")
+        if word not in PPO_OPTIONS:
+            break
+        path, options = head, options | {word}
+    if {"sample", "greedy"} <= options:
+        raise ValueError(f"ppo:{arg}: sample and greedy exclude each other")
+    return path, options

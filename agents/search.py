@@ -246,8 +246,7 @@ class _Rollouts:
         actions = mask.argmax(1)
         multi = np.flatnonzero(mask.sum(1) > 1)
         if multi.size:
-            logits = self.network.logits(obs[multi])
-            actions[multi] = np.where(mask[multi], logits, -np.inf).argmax(1)
+            actions[multi] = self.network.policy_logits(obs[multi], mask[multi], self.rules).argmax(1)
         return actions
 
     def play_out(self, template: VectorState, cards: np.ndarray, seat: int) -> np.ndarray:
@@ -279,7 +278,7 @@ class _Rollouts:
         for s, card in view.plays:
             obs, mask = self._observe(state, state.to_move)
             if s != view.seat:  # a forced card has probability 1 in every world
-                logits = np.where(mask, self.network.logits(obs), -np.inf)
+                logits = self.network.policy_logits(obs, mask, self.rules)
                 top = logits.max(1)
                 log_p += logits[:, card] - top - np.log(np.exp(logits - top[:, None]).sum(1))
             self._step(state, np.full(n, card, np.int64), mask)

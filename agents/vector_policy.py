@@ -78,13 +78,13 @@ class NetworkPolicy:
 
 
 def make_vector_policy(spec: str, rules: Rules, history: str = "summary", backend: str = "auto") -> VectorPolicy:
-    """The batched agent of ``spec`` (``ppo``, ``ppo:VARIANT[,sample]``, ``ppo:PATH[,sample]``,
+    """The batched agent of ``spec`` (``ppo``, ``ppo:VARIANT[,sample,symmetric]``, ``ppo:PATH[,…]``,
     ``rule_based``, ``random``) for games of ``rules`` seen with ``history``; ``ValueError``
     (:class:`~manni_agents.ppo_agent.CheckpointError` for a checkpoint) naming the problem."""
     name = spec.strip().partition(":")[0]
     if name not in VECTOR_AGENTS:
         raise ValueError(f"{spec!r} does not act in batches on the vector env; "
-                         f"use one of {', '.join(VECTOR_AGENTS)} (ppo, ppo:VARIANT[,sample], ppo:PATH[,sample])")
+                         f"use one of {', '.join(VECTOR_AGENTS)} (ppo, ppo:VARIANT[,sample,symmetric], ppo:PATH[,…])")
     agent = make_agent(spec, rules)
     if name == "random":
         return RandomPolicy()
@@ -94,7 +94,7 @@ def make_vector_policy(spec: str, rules: Rules, history: str = "summary", backen
     if network.meta["history"] != history:
         raise CheckpointError(f"{spec}: {network.path} reads history={network.meta['history']!r} "
                               f"observations, the games are seen with history={history!r}")
-    return NetworkPolicy(lambda obs, mask: network.logits(obs), spec.strip(), network.sample)
+    return NetworkPolicy(lambda obs, mask: network.policy_logits(obs, mask, rules), spec.strip(), network.sample)
 
 
 def act_seats(policies: Mapping[int, VectorPolicy], who: np.ndarray, venv: VectorManni, obs: np.ndarray,

@@ -255,6 +255,32 @@ def test_init_from_a_summary_network_into_a_full_history_run_starts_with_the_sam
     assert read_history  # the widened inputs were filled, and weighed nothing
 
 
+def test_init_from_into_wider_hidden_layers_starts_with_the_same_moves_and_learns_with_the_added_units(tmp_path):
+    first = train(Args(runs_dir=str(tmp_path), run_name="first", total_steps=200, **TINY))
+    start = make_agent(f"ppo:{first.agent}")
+    args = Args(runs_dir=str(tmp_path), run_name="wide", init_from=f"ppo:{first.agent}", **{**TINY, "hidden": [48]})
+    actor = Actor(616, [48], "relu")
+    load_actor(actor, args.init_from, args)
+    obs, mask, _ = VectorManni(args.rules(), 8).reset(seed=3)
+    with torch.no_grad():
+        logits = actor(torch.from_numpy(obs), torch.from_numpy(mask)).numpy()
+    np.testing.assert_allclose(logits[mask], start.logits(obs)[mask], rtol=1e-5, atol=1e-5)
+    (hidden, _), (head, _) = actor.layers()
+    assert hidden[32:].any() and not head[:, 32:].any()  # added units: fresh inputs, no say yet
+    wide = train(Args(runs_dir=str(tmp_path), run_name="wide", init_from=f"ppo:{first.agent}", total_steps=200,
+                      **{**TINY, "hidden": [48]}))
+    trained = make_agent(f"ppo:{wide.agent}")
+    assert trained.meta["net_arch"] == [48] and trained.layers[-1][0][:, 32:].any()  # the added units learned
+
+
+@pytest.mark.parametrize("hidden", [[16], [32, 32]])
+def test_init_from_does_not_narrow_or_deepen_a_network(tmp_path, hidden):
+    first = train(Args(runs_dir=str(tmp_path), run_name="first", total_steps=200, **TINY))
+    with pytest.raises(CheckpointError, match=re.escape(f"net_arch=[32], the run has {hidden}")):
+        train(Args(runs_dir=str(tmp_path), run_name="bad", init_from=f"ppo:{first.agent}", total_steps=200,
+                   **{**TINY, "hidden": hidden}))
+
+
 def test_init_from_does_not_narrow_a_full_history_network(tmp_path):
     first = train(Args(runs_dir=str(tmp_path), run_name="first", history="full", total_steps=200, **TINY))
     with pytest.raises(CheckpointError, match="history='full', the run has 'summary'"):
