@@ -283,16 +283,15 @@ class PPOAgent:
         obs = encoder.encode(view)
         if not self.symmetric:
             return legal, self.logits(obs)[legal]
-        copies, actions = self._relabelled(view.rules).copies(obs[None])  # one position: legal actions only
-        renamed = actions[0][:, legal]
-        scores = self.logits(copies[0])[np.arange(len(renamed))[:, None], renamed]
-        scores -= scores.max(1, keepdims=True)
-        return legal, (scores - np.log(np.exp(scores).sum(1, keepdims=True))).mean(0)
+        mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+        mask[0, legal] = True
+        return legal, self.policy_logits(obs[None], mask, view.rules)[0, legal]
 
     def _relabelled(self, rules: Rules) -> SuitRelabelling:
         """The suit relabelling of this network's observations of ``rules`` (made once)."""
-        if self._relabelling is None or self._relabelling.encoder is not self.encoder_for(rules):
-            self._relabelling = SuitRelabelling(self.encoder_for(rules))
+        encoder = self.encoder_for(rules)
+        if self._relabelling is None or self._relabelling.encoder is not encoder:
+            self._relabelling = SuitRelabelling(encoder)
         return self._relabelling
 
     def check_rules(self, rules: Rules) -> None:

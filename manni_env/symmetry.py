@@ -32,7 +32,7 @@ CARD_SEGMENTS = ("hand", "cut_card", "discards", "drawn", "trick", "played")
 SUIT_SEGMENTS = ("trump", "led_suit", "voids")
 #: the suit kept in place when there is no trump
 NO_TRUMP_FIXED = 3  # spades
-#: rows of :meth:`SuitRelabelling.copies`' stacked tables after the four trump suits
+#: rows of :class:`SuitRelabelling`'s tables after those of the four trump suits
 NO_TRUMP, IDENTITY = SUIT_COUNT, SUIT_COUNT + 1
 
 
@@ -63,23 +63,21 @@ class SuitRelabelling:
         self.encoder = encoder
         self._contract = slice(encoder.offset["contract_kind"], encoder.offset["contract_kind"] + 3)
         self._trump_offset = encoder.offset["trump"]
-        self._tables: dict[int | None, tuple[np.ndarray, np.ndarray]] = {}
-        self._all: tuple[np.ndarray, np.ndarray] | None = None
+        # the tables of every trump (0-3), of no trump (NO_TRUMP) and the unchanged copies (IDENTITY)
+        maps = [suit_maps(trump) for trump in range(SUIT_COUNT)] + [suit_maps(None)]
+        maps.append([tuple(range(SUIT_COUNT))] * len(maps[0]))
+        self._sources = np.stack([[self._gather(m) for m in row] for row in maps])
+        self._actions = np.tile(np.arange(NUM_ACTIONS), (len(maps), len(maps[0]), 1))
+        self._actions[:, :, :NUM_CARDS] = [[card_map(m) for m in row] for row in maps]
 
     def tables(self, trump: int | None) -> tuple[np.ndarray, np.ndarray]:
         """``(sources, actions)`` for ``trump``: row ``k`` of ``sources`` gathers the ``k``-th
         relabelled observation (``obs[sources[k]]``) and ``actions[k, a]`` is action ``a`` renamed
         in it (card actions change suit, the others stay)."""
-        if trump not in self._tables:
-            maps = suit_maps(trump)
-            sources = np.stack([self._sources(m) for m in maps])
-            actions = np.tile(np.arange(NUM_ACTIONS), (len(maps), 1))
-            for k, mapping in enumerate(maps):
-                actions[k, :NUM_CARDS] = card_map(mapping)
-            self._tables[trump] = (sources, actions)
-        return self._tables[trump]
+        row = NO_TRUMP if trump is None else trump
+        return self._sources[row], self._actions[row]
 
-    def _sources(self, mapping: tuple[int, ...]) -> np.ndarray:
+    def _gather(self, mapping: tuple[int, ...]) -> np.ndarray:
         """Gather indices of the relabelled observation: ``new[i] = obs[sources[i]]``."""
         sources = np.arange(self.encoder.size)
         cards, suits = card_map(mapping), np.asarray(mapping)
@@ -100,16 +98,4 @@ class SuitRelabelling:
         known = (obs[:, self._contract] > 0.5).any(1)
         flags = obs[:, self._trump_offset:self._trump_offset + SUIT_COUNT] > 0.5
         key = np.where(~known, IDENTITY, np.where(flags.any(1), flags.argmax(1), NO_TRUMP))
-        sources, actions = self._stacked()
-        return obs[np.arange(len(obs))[:, None, None], sources[key]], actions[key]
-
-    def _stacked(self) -> tuple[np.ndarray, np.ndarray]:
-        """The tables of every trump (0-3), of no trump (:data:`NO_TRUMP`) and the unchanged copies
-        (:data:`IDENTITY`), stacked for a gather by row."""
-        if self._all is None:
-            tables = [self.tables(trump) for trump in range(SUIT_COUNT)] + [self.tables(None)]
-            count = len(tables[0][0])
-            tables.append((np.tile(np.arange(self.encoder.size), (count, 1)),
-                           np.tile(np.arange(NUM_ACTIONS), (count, 1))))
-            self._all = (np.stack([t[0] for t in tables]), np.stack([t[1] for t in tables]))
-        return self._all
+        return obs[np.arange(len(obs))[:, None, None], self._sources[key]], self._actions[key]
