@@ -13,7 +13,9 @@ The network is the SB3 ``MlpPolicy`` actor rebuilt in numpy: observation → hid
 action logits; illegal actions are masked, then the argmax is played (or, with ``sample=True``,
 an action is drawn with the caller's generator). Every problem with a file — missing, truncated,
 edited, wrong shapes, another variant or observation layout — raises :class:`CheckpointError`
-naming the file and the problem. Inference needs numpy and safetensors only, not torch.
+naming the file and the problem. Inference needs numpy and safetensors only, not torch (a move of
+``ppo:symmetric`` runs as one numba-compiled call where numba is installed:
+:mod:`manni_agents.symmetric_kernel`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from manni_env.observation import HISTORIES, ObservationEncoder
 from manni_env.rules import VARIANTS, Rules, make_rules
 from manni_env.symmetry import SuitRelabelling
 from manni_env.view import SeatView
+
+from .symmetric_kernel import symmetric_scores
 
 FORMAT = "manni-ppo/1"
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
@@ -222,6 +226,12 @@ def _layers(tensors: dict, meta: dict, where: Path) -> list[tuple[np.ndarray, np
     return layers
 
 
+def log_partition(logits: np.ndarray) -> np.ndarray:
+    """``log(sum(exp(logits)))`` over the last axis, computed stably (``-inf`` entries count as 0)."""
+    top = logits.max(-1, keepdims=True)
+    return np.log(np.exp(logits - top).sum(-1)) + top[..., 0]
+
+
 class PPOAgent:
     """A trained policy from a checkpoint (see the module docstring)."""
 
@@ -234,17 +244,19 @@ class PPOAgent:
         self.name = f"ppo:{self.path.with_suffix('')}"
         self._encoder: ObservationEncoder | None = None
         self._relabelling: SuitRelabelling | None = None
+        # the network as the compiled symmetric move takes it: the first layer's weights one row
+        # per input (it sums the rows of the nonzero inputs), the later layers as tuples
+        self._weights_by_input = np.ascontiguousarray(self.layers[0][0].T) if symmetric else None
+        self._later_weights = tuple(w for w, _ in self.layers[1:])
+        self._later_biases = tuple(b for _, b in self.layers[1:])
 
     def reset(self) -> None:
         """Stateless between moves: nothing to reset."""
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Unmasked action logits for one observation (or a batch)."""
-        x = np.asarray(obs, dtype=np.float32)
-        for w, b in self.layers[:-1]:
-            x = self.activation(x @ w.T + b)
-        w, b = self.layers[-1]
-        return x @ w.T + b
+        w, b = self.layers[0]
+        return self._from_first_layer(np.asarray(obs, dtype=np.float32) @ w.T + b)
 
     def policy_logits(self, obs: np.ndarray, mask: np.ndarray, rules: Rules) -> np.ndarray:
         """What the agent plays by, for a batch of observations of ``rules`` and their legal masks:
@@ -254,13 +266,35 @@ class PPOAgent:
             return np.where(mask, self.logits(obs), -np.inf)
         copies, actions = self._relabelled(rules).copies(np.asarray(obs, dtype=np.float32))
         n, count, size = copies.shape
-        logits = self.logits(copies.reshape(n * count, size)).reshape(n, count, -1)
-        logits = np.where(mask[:, None], np.take_along_axis(logits, actions, axis=2), -np.inf)
-        top = logits.max(2, keepdims=True)
-        return (logits - top - np.log(np.exp(logits - top).sum(2, keepdims=True))).mean(1)
+        w, b = self.layers[0]
+        logits = self._from_first_layer(copies.reshape(n * count, size) @ w.T + b).reshape(n, count, -1)
+        renamed = np.where(mask[:, None], np.take_along_axis(logits, actions, axis=2), -np.inf)
+        return (renamed.sum(1) - log_partition(renamed).sum(1)[:, None]) / count
+
+    def _from_first_layer(self, x: np.ndarray) -> np.ndarray:
+        """The logits from the first layer's pre-activations ``x``."""
+        for w, b in self.layers[1:]:
+            x = self.activation(x) @ w.T + b
+        return x
+
+    def _symmetric_scores(self, obs: np.ndarray, legal: np.ndarray, rules: Rules) -> np.ndarray:
+        """``policy_logits`` of one observation at its ``legal`` actions: one compiled call
+        (:mod:`manni_agents.symmetric_kernel`) where numba is installed, else the batched path."""
+        if symmetric_scores is None:
+            mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+            mask[0, legal] = True
+            return self.policy_logits(obs[None], mask, rules)[0, legal]
+        relabelling = self._relabelled(rules)
+        return symmetric_scores(obs, relabelling.contract.start, relabelling.contract.stop, relabelling.trump.start,
+                                relabelling.targets, relabelling.actions, legal, self._weights_by_input,
+                                self.layers[0][1], self._later_weights, self._later_biases,
+                                self.meta["activation"] == "relu")
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
-        legal, scores = self._legal_scores(view)
+        legal = self._legal(view)
+        if legal.size == 1:  # a forced move: no network pass
+            return int(legal[0])
+        scores = self._legal_scores(view, legal)
         if not self.sample:
             return int(legal[int(np.argmax(scores))])
         p = np.exp(scores - scores.max())
@@ -269,23 +303,26 @@ class PPOAgent:
     def action_probabilities(self, view: SeatView) -> dict[int, float]:
         """The masked policy's probability of each legal action (softmax of the legal logits):
         what ``sample=True`` draws from; the greedy agent plays the most likely one."""
-        legal, scores = self._legal_scores(view)
+        legal = self._legal(view)
+        scores = self._legal_scores(view, legal)
         p = np.exp(scores - scores.max())
         p /= p.sum()
         return {int(a): float(q) for a, q in zip(legal, p)}
 
-    def _legal_scores(self, view: SeatView) -> tuple[np.ndarray, np.ndarray]:
-        """The legal actions of ``view`` and their logits."""
-        encoder = self.encoder_for(view.rules)
+    def _legal(self, view: SeatView) -> np.ndarray:
+        """The legal actions of ``view``, once its rules are checked (:meth:`encoder_for`)."""
+        self.encoder_for(view.rules)
         legal = np.fromiter(view.legal_actions, dtype=np.int64)
         if legal.size == 0:
             raise ValueError(f"{self.name}: seat {view.seat} has no legal action (not its turn)")
-        obs = encoder.encode(view)
+        return legal
+
+    def _legal_scores(self, view: SeatView, legal: np.ndarray) -> np.ndarray:
+        """The logits (with ``symmetric``, the mean log-probabilities) of the ``legal`` actions of ``view``."""
+        obs = self.encoder_for(view.rules).encode(view)
         if not self.symmetric:
-            return legal, self.logits(obs)[legal]
-        mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
-        mask[0, legal] = True
-        return legal, self.policy_logits(obs[None], mask, view.rules)[0, legal]
+            return self.logits(obs)[legal]
+        return self._symmetric_scores(obs, legal, view.rules)
 
     def _relabelled(self, rules: Rules) -> SuitRelabelling:
         """The suit relabelling of this network's observations of ``rules`` (made once)."""

@@ -49,7 +49,7 @@ from manni_env.vector_kernels import DEAL_BLOCK, VectorState, kernel_rules, new_
 from manni_env.view import SeatView
 
 from .base import legal_actions_of
-from .ppo_agent import PPOAgent, ShippedPPOAgent, make_ppo_agent
+from .ppo_agent import PPOAgent, ShippedPPOAgent, log_partition, make_ppo_agent
 from .sampler import sample_worlds
 from .spec_options import check_choice, check_worlds, one_of, parse_options, positive_float, positive_int
 
@@ -279,8 +279,7 @@ class _Rollouts:
             obs, mask = self._observe(state, state.to_move)
             if s != view.seat:  # a forced card has probability 1 in every world
                 logits = self.network.policy_logits(obs, mask, self.rules)
-                top = logits.max(1)
-                log_p += logits[:, card] - top - np.log(np.exp(logits - top[:, None]).sum(1))
+                log_p += logits[:, card] - log_partition(logits)
             self._step(state, np.full(n, card, np.int64), mask)
         return log_p
 

@@ -57,25 +57,31 @@ def card_map(mapping: tuple[int, ...]) -> np.ndarray:
 
 
 class SuitRelabelling:
-    """The relabelled copies of observations of one layout (see the module docstring)."""
+    """The relabelled copies of observations of one layout (see the module docstring).
+
+    Its tables have one row per trump suit (0-3), then ``NO_TRUMP`` and ``IDENTITY`` (six unchanged
+    copies, for positions before the contract is known): ``sources[row, k]`` gathers the ``k``-th
+    copy (``copy = obs[sources[row, k]]``), ``targets[row, k]`` is its inverse (input ``i`` lands at
+    ``targets[row, k, i]``) and ``actions[row, k, a]`` is action ``a`` renamed in the copy. A row's
+    observation shows the contract is known in ``contract`` and its trump suit in ``trump``."""
 
     def __init__(self, encoder: ObservationEncoder):
         self.encoder = encoder
-        self._contract = slice(encoder.offset["contract_kind"], encoder.offset["contract_kind"] + 3)
-        self._trump_offset = encoder.offset["trump"]
-        # the tables of every trump (0-3), of no trump (NO_TRUMP) and the unchanged copies (IDENTITY)
+        self.contract = slice(encoder.offset["contract_kind"], encoder.offset["contract_kind"] + 3)
+        self.trump = slice(encoder.offset["trump"], encoder.offset["trump"] + SUIT_COUNT)
         maps = [suit_maps(trump) for trump in range(SUIT_COUNT)] + [suit_maps(None)]
         maps.append([tuple(range(SUIT_COUNT))] * len(maps[0]))
-        self._sources = np.stack([[self._gather(m) for m in row] for row in maps])
-        self._actions = np.tile(np.arange(NUM_ACTIONS), (len(maps), len(maps[0]), 1))
-        self._actions[:, :, :NUM_CARDS] = [[card_map(m) for m in row] for row in maps]
+        self.sources = np.stack([[self._gather(m) for m in row] for row in maps])
+        self.targets = np.argsort(self.sources, axis=2).astype(np.int32)
+        self.actions = np.tile(np.arange(NUM_ACTIONS), (len(maps), len(maps[0]), 1))
+        self.actions[:, :, :NUM_CARDS] = [[card_map(m) for m in row] for row in maps]
 
     def tables(self, trump: int | None) -> tuple[np.ndarray, np.ndarray]:
         """``(sources, actions)`` for ``trump``: row ``k`` of ``sources`` gathers the ``k``-th
         relabelled observation (``obs[sources[k]]``) and ``actions[k, a]`` is action ``a`` renamed
         in it (card actions change suit, the others stay)."""
         row = NO_TRUMP if trump is None else trump
-        return self._sources[row], self._actions[row]
+        return self.sources[row], self.actions[row]
 
     def _gather(self, mapping: tuple[int, ...]) -> np.ndarray:
         """Gather indices of the relabelled observation: ``new[i] = obs[sources[i]]``."""
@@ -95,7 +101,12 @@ class SuitRelabelling:
         """``(observations, actions)`` for a batch ``obs`` of shape ``(n, size)``: ``(n, 6, size)``
         relabelled copies of each row (the identity first) and ``(n, 6, NUM_ACTIONS)`` action
         renamings (:meth:`tables`). Rows seen before the contract is known get six unchanged copies."""
-        known = (obs[:, self._contract] > 0.5).any(1)
-        flags = obs[:, self._trump_offset:self._trump_offset + SUIT_COUNT] > 0.5
-        key = np.where(~known, IDENTITY, np.where(flags.any(1), flags.argmax(1), NO_TRUMP))
-        return obs[np.arange(len(obs))[:, None, None], self._sources[key]], self._actions[key]
+        rows = self._rows(obs)
+        return obs[np.arange(len(obs))[:, None, None], self.sources[rows]], self.actions[rows]
+
+    def _rows(self, obs: np.ndarray) -> np.ndarray:
+        """The table row of each observation: its trump's, ``NO_TRUMP`` or, before the contract is
+        known, ``IDENTITY``."""
+        known = (obs[:, self.contract] > 0.5).any(1)
+        flags = obs[:, self.trump] > 0.5
+        return np.where(~known, IDENTITY, np.where(flags.any(1), flags.argmax(1), NO_TRUMP))

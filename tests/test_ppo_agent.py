@@ -7,27 +7,16 @@ import json
 import numpy as np
 import pytest
 
+from helpers.checkpoints import random_checkpoint
 from manni_agents.arena import run_arena
 from manni_agents.match import play_game
-from manni_agents.ppo_agent import CheckpointError, PPOAgent, checkpoint_paths, layout_fingerprint, save_checkpoint
+from manni_agents.ppo_agent import CheckpointError, PPOAgent, checkpoint_paths
 from manni_agents.registry import make_agent
 from manni_env.engine import GameState
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import make_rules
 
 RULES = make_rules("hornafjardar")
-
-
-def random_checkpoint(path, variant="hornafjardar", hidden=(32, 16), obs_size=None, seed=0):
-    """A checkpoint with random weights in the documented format."""
-    rng = np.random.default_rng(seed)
-    encoder = ObservationEncoder(make_rules(variant))
-    sizes = [obs_size or encoder.size, *hidden, 63]
-    layers = [(rng.normal(size=(o, i)).astype(np.float32), rng.normal(size=o).astype(np.float32))
-              for i, o in zip(sizes, sizes[1:])]
-    meta = {"variant": variant, "history": "summary", "obs_size": sizes[0], "activation": "tanh",
-            "layout_sha256": layout_fingerprint(encoder)}
-    return save_checkpoint(path, layers, meta)
 
 
 @pytest.fixture
@@ -186,6 +175,29 @@ def test_wrong_variant_and_wrong_observation_size(tmp_path):
     small = PPOAgent(random_checkpoint(tmp_path / "small", obs_size=100))
     with pytest.raises(CheckpointError, match="expects observations of size 100"):
         small.act(state.view(state.to_move), np.random.default_rng(0))
+
+
+def forced_position(rules, seed=0) -> GameState:
+    """A game of ``rules`` played at random up to a decision with a single legal action."""
+    state, rng = GameState(rules, seed=seed), np.random.default_rng(seed)
+    while len(state.legal_actions()) > 1:
+        state.apply(int(rng.choice(state.legal_actions())))
+    return state
+
+
+@pytest.mark.parametrize("options", ["", ",symmetric", ",sample"])
+def test_a_forced_move_is_played_without_a_network_pass(checkpoint, monkeypatch, options):
+    agent = make_agent(f"ppo:{checkpoint.with_suffix('')}{options}")
+    state = forced_position(RULES)
+    monkeypatch.setattr(agent, "_from_first_layer", lambda x: pytest.fail("the network was asked about a forced move"))
+    assert agent.act(state.view(state.to_move), np.random.default_rng(0)) == state.legal_actions()[0]
+
+
+def test_a_forced_move_of_other_rules_is_still_refused(tmp_path):
+    basic = PPOAgent(random_checkpoint(tmp_path / "basic", variant="basic"))
+    state = forced_position(RULES)
+    with pytest.raises(CheckpointError, match="cannot play 'hornafjardar'"):
+        basic.act(state.view(state.to_move), np.random.default_rng(0))
 
 
 def test_registry_options(checkpoint):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers.checkpoints import random_checkpoint
+from manni_agents import ppo_agent
 from manni_agents.ppo_agent import make_ppo_agent, split_options
 from manni_agents.registry import make_agent
 from manni_agents.vector_policy import make_vector_policy
@@ -111,6 +113,28 @@ def test_the_batched_symmetric_policy_plays_as_the_agent():
         actions = policy.act(venv, np.arange(16), obs, mask, rng)
         np.testing.assert_array_equal(actions, [agent.act(venv.view(g, int(to_move[g])), rng) for g in range(16)])
         obs, mask, to_move = venv.step(actions)[:3]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("variant, network", [(v, "shipped") for v in VARIANTS] + [("trjamann", "random tanh")])
+def test_a_single_position_scores_as_it_does_in_a_batch(variant, network, compiled, tmp_path, monkeypatch):
+    """The per-move path (the compiled kernel, or without numba the batched path) against the batched policy."""
+    if not compiled:
+        monkeypatch.setattr(ppo_agent, "symmetric_scores", None)
+    rules = make_rules(variant)
+    path = variant if network == "shipped" else random_checkpoint(tmp_path / "net", variant, hidden=(48, 40))
+    agent = make_agent(f"ppo:{path},symmetric", rules)
+    venv = VectorManni(rules, 32)
+    obs, mask, to_move = venv.reset(seed=5)
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        batch = agent.policy_logits(obs, mask, rules)
+        for g in range(len(obs)):
+            legal = np.flatnonzero(mask[g])
+            p = np.exp(batch[g, legal] - batch[g, legal].max())
+            probabilities = agent.action_probabilities(venv.view(g, int(to_move[g])))
+            np.testing.assert_allclose([probabilities[a] for a in legal], p / p.sum(), rtol=1e-4, atol=1e-6)
+        obs, mask, to_move = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))[:3]
 
 
 @pytest.mark.parametrize("arg, path, options", [
