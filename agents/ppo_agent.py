@@ -35,7 +35,7 @@ from manni_env.rules import VARIANTS, Rules, make_rules
 from manni_env.symmetry import SuitRelabelling
 from manni_env.view import SeatView
 
-from .symmetric_kernel import symmetric_scores
+from .symmetric_kernel import compiled_symmetric_scores
 
 FORMAT = "manni-ppo/1"
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
@@ -244,11 +244,13 @@ class PPOAgent:
         self.name = f"ppo:{self.path.with_suffix('')}"
         self._encoder: ObservationEncoder | None = None
         self._relabelling: SuitRelabelling | None = None
-        # the network as the compiled symmetric move takes it: the first layer's weights one row
-        # per input (it sums the rows of the nonzero inputs), the later layers as tuples
-        self._weights_by_input = np.ascontiguousarray(self.layers[0][0].T) if symmetric else None
-        self._later_weights = tuple(w for w, _ in self.layers[1:])
-        self._later_biases = tuple(b for _, b in self.layers[1:])
+        # the compiled symmetric move (None: plain, or no numba) and the network as it takes it: the
+        # first layer's weights one row per input (it sums the rows of the nonzero inputs) and
+        # bias, the later layers' weights and biases as tuples, relu (else tanh)
+        self._kernel = compiled_symmetric_scores() if symmetric else None
+        self._kernel_network = None if self._kernel is None else (
+            np.ascontiguousarray(self.layers[0][0].T), self.layers[0][1], tuple(w for w, _ in self.layers[1:]),
+            tuple(b for _, b in self.layers[1:]), self.meta["activation"] == "relu")
 
     def reset(self) -> None:
         """Stateless between moves: nothing to reset."""
@@ -280,15 +282,13 @@ class PPOAgent:
     def _symmetric_scores(self, obs: np.ndarray, legal: np.ndarray, rules: Rules) -> np.ndarray:
         """``policy_logits`` of one observation at its ``legal`` actions: one compiled call
         (:mod:`manni_agents.symmetric_kernel`) where numba is installed, else the batched path."""
-        if symmetric_scores is None:
+        if self._kernel is None:
             mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
             mask[0, legal] = True
             return self.policy_logits(obs[None], mask, rules)[0, legal]
         relabelling = self._relabelled(rules)
-        return symmetric_scores(obs, relabelling.contract.start, relabelling.contract.stop, relabelling.trump.start,
-                                relabelling.targets, relabelling.actions, legal, self._weights_by_input,
-                                self.layers[0][1], self._later_weights, self._later_biases,
-                                self.meta["activation"] == "relu")
+        return self._kernel(obs, relabelling.contract.start, relabelling.contract.stop, relabelling.trump.start,
+                            relabelling.targets, relabelling.actions, legal, *self._kernel_network)
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
         legal = self._legal(view)

@@ -5,23 +5,21 @@ Written with numpy, a move is a few dozen small array operations, and between an
 (caches cold) their call overhead, not the arithmetic, is most of its time. This kernel does the
 whole move in one numba call: it picks the relabelling tables of the position's contract, sums the
 first layer's weight rows of the nonzero inputs at their relabelled places, runs the hidden layers
-and averages the log-softmax over the legal actions. :data:`symmetric_scores` is ``None`` without
-numba; the agent then scores the position through the batched numpy path (``policy_logits``), the
-same numbers.
+and averages the log-softmax over the legal actions. :func:`compiled_symmetric_scores` is ``None``
+without numba; the agent then scores the position through the batched numpy path
+(``policy_logits``), the same numbers. numba is imported on the first call, by the first symmetric
+agent, since it takes a while to import and plain ``ppo`` never needs it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from manni_env.symmetry import IDENTITY, NO_TRUMP, SUIT_COUNT
-
-try:
-    import numba
-except ImportError:
-    numba = None
 
 
 def _symmetric_scores(obs, contract_start, contract_stop, trump_start, targets, actions, legal,
@@ -73,6 +71,11 @@ def _symmetric_scores(obs, contract_start, contract_stop, trump_start, targets, 
     return scores / copies
 
 
-#: the compiled kernel, or ``None`` without numba
-symmetric_scores = None if numba is None else numba.njit(
-    cache=True, nogil=True, boundscheck=False, fastmath={"reassoc", "contract"})(_symmetric_scores)
+@functools.cache
+def compiled_symmetric_scores() -> Callable[..., np.ndarray] | None:
+    """The compiled kernel (compiled on its first call, cached on disk), or ``None`` without numba."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(cache=True, nogil=True, boundscheck=False, fastmath={"reassoc", "contract"})(_symmetric_scores)

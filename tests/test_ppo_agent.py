@@ -189,7 +189,7 @@ def forced_position(rules, seed=0) -> GameState:
 def test_a_forced_move_is_played_without_a_network_pass(checkpoint, monkeypatch, options):
     agent = make_agent(f"ppo:{checkpoint.with_suffix('')}{options}")
     state = forced_position(RULES)
-    monkeypatch.setattr(agent, "_from_first_layer", lambda x: pytest.fail("the network was asked about a forced move"))
+    monkeypatch.setattr(agent, "_legal_scores", lambda *_: pytest.fail("the network was asked about a forced move"))
     assert agent.act(state.view(state.to_move), np.random.default_rng(0)) == state.legal_actions()[0]
 
 

@@ -120,10 +120,11 @@ def test_the_batched_symmetric_policy_plays_as_the_agent():
 def test_a_single_position_scores_as_it_does_in_a_batch(variant, network, compiled, tmp_path, monkeypatch):
     """The per-move path (the compiled kernel, or without numba the batched path) against the batched policy."""
     if not compiled:
-        monkeypatch.setattr(ppo_agent, "symmetric_scores", None)
+        monkeypatch.setattr(ppo_agent, "compiled_symmetric_scores", lambda: None)
     rules = make_rules(variant)
     path = variant if network == "shipped" else random_checkpoint(tmp_path / "net", variant, hidden=(48, 40))
     agent = make_agent(f"ppo:{path},symmetric", rules)
+    assert (agent._kernel is not None) == compiled
     venv = VectorManni(rules, 32)
     obs, mask, to_move = venv.reset(seed=5)
     rng = np.random.default_rng(1)
