@@ -7,11 +7,13 @@ A checkpoint is two files side by side:
   holds raw tensors, so loading a file cannot execute code (unlike pickle or SB3's zip).
 - ``NAME.json``: metadata (:data:`FORMAT`, variant and rule options, observation ``history``,
   ``obs_size``, ``layout_sha256`` of the observation layout, ``net_arch``, ``activation``, the
-  weights' ``weights_sha256``, and how the model was trained).
+  weights' ``weights_sha256``, how the model was trained, and optionally ``play``: how the agent plays
+  the network unless its spec says otherwise, one of :data:`PLAY_MODES`, ``plain`` when absent).
 
 The network is the SB3 ``MlpPolicy`` actor rebuilt in numpy: observation → hidden layers →
 action logits; illegal actions are masked, then the argmax is played (or, with ``sample=True``,
-an action is drawn with the caller's generator). Every problem with a file — missing, truncated,
+an action is drawn with the caller's generator); played ``symmetric``, the policy is first averaged
+over the suit relabellings of the position. Every problem with a file — missing, truncated,
 edited, wrong shapes, another variant or observation layout — raises :class:`CheckpointError`
 naming the file and the problem. Inference needs numpy and safetensors only, not torch (a move of
 ``ppo:symmetric`` runs as one numba-compiled call where numba is installed:
@@ -38,6 +40,8 @@ from manni_env.view import SeatView
 from .symmetric_kernel import compiled_symmetric_scores
 
 FORMAT = "manni-ppo/1"
+#: How a network is played: its own masked logits, or averaged over suit relabellings (``play`` in the metadata).
+PLAY_MODES = ("plain", "symmetric")
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 #: Where the shipped agents live: ``<variant>_ppo.safetensors`` + ``.json`` per variant.
 MODELS_DIR = Path(__file__).parent / "models"
@@ -168,6 +172,8 @@ def _check_metadata(meta, where: Path) -> None:
     choice("variant", VARIANTS)
     choice("history", HISTORIES)
     choice("activation", tuple(ACTIVATIONS))
+    if "play" in meta:
+        choice("play", PLAY_MODES)
     if not _positive_int(meta["obs_size"]):
         raise bad("obs_size", "a positive integer")
     if not isinstance(meta["net_arch"], list) or not all(map(_positive_int, meta["net_arch"])):
@@ -235,19 +241,21 @@ def log_partition(logits: np.ndarray) -> np.ndarray:
 class PPOAgent:
     """A trained policy from a checkpoint (see the module docstring)."""
 
-    def __init__(self, path: str | Path = DEFAULT_MODEL, sample: bool = False, symmetric: bool = False):
+    def __init__(self, path: str | Path = DEFAULT_MODEL, sample: bool = False, symmetric: bool | None = None):
+        """``symmetric``: average the policy over suit relabellings (``None``: as the checkpoint's
+        ``play`` says)."""
         self.path = checkpoint_paths(path)[0]
         self.layers, self.meta = load_checkpoint(path)
         self.activation = ACTIVATIONS[self.meta["activation"]]
         self.sample = sample
-        self.symmetric = symmetric
+        self.symmetric = self.meta.get("play") == "symmetric" if symmetric is None else symmetric
         self.name = f"ppo:{self.path.with_suffix('')}"
         self._encoder: ObservationEncoder | None = None
         self._relabelling: SuitRelabelling | None = None
         # the compiled symmetric move (None: plain, or no numba) and the network as it takes it: the
         # first layer's weights one row per input (it sums the rows of the nonzero inputs) and
         # bias, the later layers' weights and biases as tuples, relu (else tanh)
-        self._kernel = compiled_symmetric_scores() if symmetric else None
+        self._kernel = compiled_symmetric_scores() if self.symmetric else None
         self._kernel_network = None if self._kernel is None else (
             np.ascontiguousarray(self.layers[0][0].T), self.layers[0][1], tuple(w for w, _ in self.layers[1:]),
             tuple(b for _, b in self.layers[1:]), self.meta["activation"] == "relu")
@@ -361,7 +369,8 @@ class ShippedPPOAgent:
     first use. A variant without a shipped agent is refused by :meth:`check_rules` (and at the first
     decision) with a :class:`CheckpointError` naming the variants that have one."""
 
-    def __init__(self, sample: bool = False, symmetric: bool = False):
+    def __init__(self, sample: bool = False, symmetric: bool | None = None):
+        """``symmetric``: as :class:`PPOAgent` (``None``: as each shipped checkpoint's ``play`` says)."""
         self.sample = sample
         self.symmetric = symmetric
         self.name = "ppo"
@@ -393,20 +402,24 @@ class ShippedPPOAgent:
         self.agent_for(rules).check_rules(rules)
 
 @functools.lru_cache(maxsize=16)
-def _loaded(path: Path, sample: bool, symmetric: bool) -> PPOAgent:
+def _loaded(path: Path, sample: bool, symmetric: bool | None) -> PPOAgent:
     """One loaded network per shipped file (the agent is stateless between moves), so that fresh
     ``ppo`` agents, one per game or per arena worker task, do not read and check the file again."""
     return PPOAgent(path, sample=sample, symmetric=symmetric)
 
-def make_ppo_agent(arg: str | None) -> PPOAgent | ShippedPPOAgent:
+def make_ppo_agent(arg: str | None, symmetric: bool | None = None) -> PPOAgent | ShippedPPOAgent:
     """Registry factory: ``ppo`` (the shipped agent of the variant being played), ``ppo:VARIANT``
     (that variant's shipped agent), ``ppo:PATH`` (a checkpoint, or a run directory of ``manni train``:
     ``ppo:runs/<run>`` plays ``runs/<run>/agent``). Options after any of them, each after a comma:
     ``sample`` draws from the masked policy (``greedy``, the default, plays its argmax);
     ``symmetric`` averages the policy over the suit relabellings of each position with a known contract
-    (:meth:`PPOAgent.policy_logits`; ``ppo:symmetric``, ``ppo:basic,sample,symmetric``)."""
+    (:meth:`PPOAgent.policy_logits`; ``ppo:symmetric``, ``ppo:basic,sample,symmetric``), ``plain`` plays
+    the network's own logits; with neither, the ``symmetric`` argument, else the checkpoint's ``play``,
+    decides."""
     path, options = split_options(arg or "")
-    sample, symmetric = "sample" in options, "symmetric" in options
+    sample = "sample" in options
+    if options & set(PLAY_MODES):
+        symmetric = "symmetric" in options
     if not path:
         return ShippedPPOAgent(sample=sample, symmetric=symmetric)
     if path in VARIANTS and not checkpoint_paths(path)[0].exists():
@@ -417,19 +430,20 @@ def make_ppo_agent(arg: str | None) -> PPOAgent | ShippedPPOAgent:
 
 
 #: the options of a ``ppo`` spec, after its path and a comma each
-PPO_OPTIONS = ("sample", "greedy", "symmetric")
+PPO_OPTIONS = ("sample", "greedy", *PLAY_MODES)
 
 
 def split_options(arg: str) -> tuple[str, set[str]]:
     """``"runs/x,sample,symmetric"`` → ``("runs/x", {"sample", "symmetric"})``: the trailing
     comma-separated words of :data:`PPO_OPTIONS` come off the path (``"symmetric"`` alone: the
-    shipped agent with that option); ``ValueError`` for ``sample`` with ``greedy``."""
+    shipped agent with that option); ``ValueError`` for ``sample`` with ``greedy``, ``plain`` with ``symmetric``."""
     path, options = arg, set()
     while path:
         head, _, word = path.rpartition(",")
         if word not in PPO_OPTIONS:
             break
         path, options = head, options | {word}
-    if {"sample", "greedy"} <= options:
-        raise ValueError(f"ppo:{arg}: sample and greedy exclude each other")
+    for pair in (("sample", "greedy"), PLAY_MODES):
+        if set(pair) <= options:
+            raise ValueError(f"ppo:{arg}: {' and '.join(pair)} exclude each other")
     return path, options

@@ -23,7 +23,8 @@ the deal, and choose the card with the best mean outcome (ties: the lowest card)
 - **Which decisions are searched**: card play. The network alone decides the exchange, the swap,
   the pickup, the discards and the announcement (as good as ``pimc`` there: see docs/search.md).
 - **Network**: the shipped ``ppo`` network of the variant being played, or ``model=PATH`` (a
-  checkpoint, see :mod:`manni_agents.ppo_agent`).
+  checkpoint, see :mod:`manni_agents.ppo_agent`), played ``plain`` (its own logits, never averaged
+  over suit relabellings, whatever the checkpoint's ``play`` says).
 
 Spec: ``search``, ``search:worlds=64``, ``search:worlds=16,weighting=policy,temperature=2,model=runs/x/agent``
 (``temperature`` only with ``weighting=policy``).
@@ -64,7 +65,7 @@ def make_search_agent(arg: str | None) -> SearchAgent:
     options = parse_options(arg, {"worlds": positive_int, "weighting": one_of("weighting", WEIGHTINGS),
                                   "temperature": positive_float, "model": str})
     model = options.pop("model", None)
-    network = make_ppo_agent(model) if model is not None else ShippedPPOAgent()
+    network = make_ppo_agent(model, symmetric=False) if model is not None else ShippedPPOAgent(symmetric=False)
     return SearchAgent(network, **options)
 
 
@@ -75,7 +76,7 @@ class SearchAgent:
                  weighting: str = "uniform", temperature: float | None = None) -> None:
         check_worlds(worlds)
         check_choice("weighting", weighting, WEIGHTINGS)
-        self.network = network if network is not None else ShippedPPOAgent()
+        self.network = network if network is not None else ShippedPPOAgent(symmetric=False)
         self.worlds = worlds
         self.weighting = weighting
         self.temperature = _check_temperature(temperature, weighting)
@@ -289,9 +290,10 @@ def network_decisions(rules: Rules, deals: int | range, seed: int, progress: boo
                       ) -> Iterator[tuple[int, SeatView, int, np.random.Generator]]:
     """Every decision with more than one legal action in the seeded deals ``deals`` (a count from
     deal 0, or a range of deal numbers; deal ``d`` is dealt from ``seed + d``) of ``network`` (default:
-    the shipped ``ppo``) playing every seat greedily: the deal number, the seat's view, the network's
-    action and the deal's generator, which the caller may draw from before the action is played."""
-    network = network or ShippedPPOAgent()
+    the shipped ``ppo`` networks, played plain) playing every seat greedily: the deal number, the seat's
+    view, the network's action and the deal's generator, which the caller may draw from before the
+    action is played."""
+    network = network or ShippedPPOAgent(symmetric=False)
     numbers = range(deals) if isinstance(deals, int) else deals
     for deal in tqdm(numbers, desc=f"{rules.variant} deals", disable=not progress):
         state = GameState(rules, seed=seed + deal)

@@ -14,8 +14,8 @@ Thousands of deals take seconds, so trainers use it for their learning curves; t
 from the arena's (another seeding), the statistic is the same (mean per deal over the seatings,
 95% normal interval).
 
-:func:`checkpoint_policy` turns a ``ppo`` checkpoint into such a batched policy (the masked argmax of
-:class:`~manni_agents.ppo_agent.PPOAgent`, so it plays the same moves as ``ppo:PATH``).
+:func:`checkpoint_policy` turns a ``ppo`` checkpoint into such a batched policy (the argmax of
+:meth:`~manni_agents.ppo_agent.PPOAgent.policy_logits`, so it plays the same moves as ``ppo:PATH``).
 """
 
 from __future__ import annotations
@@ -77,4 +77,4 @@ def checkpoint_policy(path: str | Path, rules: Rules) -> VectorPolicy:
     """The greedy batched policy of a ``ppo`` checkpoint (checked against ``rules``)."""
     agent = PPOAgent(path)
     agent.encoder_for(rules)  # raises CheckpointError if the checkpoint cannot play these rules
-    return NetworkPolicy(lambda obs, mask: agent.logits(obs), f"ppo:{path}")
+    return NetworkPolicy(lambda obs, mask: agent.policy_logits(obs, mask, rules), f"ppo:{path}")

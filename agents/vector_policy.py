@@ -78,13 +78,13 @@ class NetworkPolicy:
 
 
 def make_vector_policy(spec: str, rules: Rules, history: str = "summary", backend: str = "auto") -> VectorPolicy:
-    """The batched agent of ``spec`` (``ppo``, ``ppo:VARIANT[,sample,symmetric]``, ``ppo:PATH[,…]``,
+    """The batched agent of ``spec`` (``ppo``, ``ppo:VARIANT[,sample,symmetric|plain]``, ``ppo:PATH[,…]``,
     ``rule_based``, ``random``) for games of ``rules`` seen with ``history``; ``ValueError``
     (:class:`~manni_agents.ppo_agent.CheckpointError` for a checkpoint) naming the problem."""
     name = spec.strip().partition(":")[0]
     if name not in VECTOR_AGENTS:
-        raise ValueError(f"{spec!r} does not act in batches on the vector env; "
-                         f"use one of {', '.join(VECTOR_AGENTS)} (ppo, ppo:VARIANT[,sample,symmetric], ppo:PATH[,…])")
+        raise ValueError(f"{spec!r} does not act in batches on the vector env; use one of "
+                         f"{', '.join(VECTOR_AGENTS)} (ppo, ppo:VARIANT[,sample,symmetric|plain], ppo:PATH[,…])")
     agent = make_agent(spec, rules)
     if name == "random":
         return RandomPolicy()

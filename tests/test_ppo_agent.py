@@ -116,6 +116,8 @@ def test_garbage_with_a_matching_checksum_is_not_a_safetensors_file(checkpoint):
         (lambda m: m.update(weights_sha256=7), "weights_sha256 must be a SHA-256 hex digest"),
         (lambda m: m.update(layout_sha256=[]), "layout_sha256 must be a SHA-256 hex digest"),
         (lambda m: m.update(num_actions=64), "num_actions must be 63, got 64"),
+        (lambda m: m.update(play="mirrored"), "play must be one of plain, symmetric, got 'mirrored'"),
+        (lambda m: m.update(play=True), "play must be one of plain, symmetric, got True"),
         (lambda m: m.update(rule_options=[]), "rule_options .* do not fit 'hornafjardar'"),
         (lambda m: m.update(rule_options={"target": 0}), "rule_options .* target must be a positive integer"),
         (lambda m: m.update(rule_options={"variant": "basic"}), "rule_options .* do not fit"),

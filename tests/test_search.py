@@ -17,7 +17,7 @@ from manni_env import GameState, Phase, make_rules
 from helpers.hidden import twin_with_other_hidden_cards
 
 VARIANTS = ("hornafjardar", "basic", "trjamann", "laugarvatn")
-PPO = make_agent("ppo")
+PPO = make_agent("ppo:plain")  # the network as search plays it
 
 
 def to_play(state: GameState, plays: int, rng: np.random.Generator) -> GameState:
@@ -35,6 +35,9 @@ def test_specs_and_options() -> None:
     agent = make_agent(" search:worlds=4,weighting=policy,model=basic ", make_rules("basic"))
     assert (agent.worlds, agent.weighting, agent.name) == (4, "policy", "search:worlds=4,weighting=policy,model=basic")
     assert isinstance(agent.network, PPOAgent) and agent.network.meta["variant"] == "basic"
+    # the network plays plain in search, though the shipped Basic Manni checkpoint says symmetric
+    assert agent.network.meta["play"] == "symmetric" and not agent.network.symmetric
+    assert not make_agent("search").network.agent_for(make_rules("basic")).symmetric
     assert agent.temperature == DEFAULT_TEMPERATURE and make_agent("search").temperature is None
     assert make_agent("search:weighting=policy,temperature=2.5").temperature == 2.5
     assert SearchAgent(weighting="policy", temperature=3).temperature == 3.0

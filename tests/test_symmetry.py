@@ -14,6 +14,7 @@ from helpers.checkpoints import random_checkpoint
 from manni_agents import ppo_agent
 from manni_agents.ppo_agent import make_ppo_agent, split_options
 from manni_agents.registry import make_agent
+from manni_agents.vector_arena import checkpoint_policy
 from manni_agents.vector_policy import make_vector_policy
 from manni_env.engine import Deal, GameState
 from manni_env.observation import ObservationEncoder
@@ -86,7 +87,7 @@ def test_the_symmetric_agent_renames_its_card_when_the_game_is_renamed(variant):
     relabelling = SuitRelabelling(ObservationEncoder(rules))
     rng = np.random.default_rng(0)
     differs_from_plain = 0
-    plain = make_agent("ppo", rules)
+    plain = make_agent("ppo:plain", rules)
     for seed in range(3):
         game, moves, contract = first_deal_moves(rules, seed)
         _, actions = relabelling.tables(contract.trump)
@@ -102,10 +103,17 @@ def test_the_symmetric_agent_renames_its_card_when_the_game_is_renamed(variant):
     assert differs_from_plain > 0  # the average over relabellings is not the plain network
 
 
-def test_the_batched_symmetric_policy_plays_as_the_agent():
+@pytest.mark.parametrize("batched", ["spec", "checkpoint"])
+def test_the_batched_symmetric_policy_plays_as_the_agent(batched, tmp_path):
+    """The vector env's policy of a symmetric spec, and the trainers' evaluation policy of a checkpoint
+    whose ``play`` is symmetric (``checkpoint_policy``), play the agent's moves."""
     rules = make_rules("basic")
-    agent = make_agent("ppo:basic,symmetric", rules)
-    policy = make_vector_policy("ppo:basic,symmetric", rules)
+    if batched == "spec":
+        agent, policy = make_agent("ppo:basic,symmetric", rules), make_vector_policy("ppo:basic,symmetric", rules)
+    else:
+        path = random_checkpoint(tmp_path / "net", "basic", play="symmetric")
+        agent, policy = make_agent(f"ppo:{path.with_suffix('')}", rules), checkpoint_policy(path, rules)
+        assert agent.symmetric
     venv = VectorManni(rules, 16)
     obs, mask, to_move = venv.reset(seed=4)
     rng = np.random.default_rng(0)
@@ -141,6 +149,7 @@ def test_a_single_position_scores_as_it_does_in_a_batch(variant, network, compil
 @pytest.mark.parametrize("arg, path, options", [
     ("", "", set()), ("sample", "", {"sample"}), ("symmetric", "", {"symmetric"}),
     ("basic,symmetric", "basic", {"symmetric"}), ("runs/a,b,sample,symmetric", "runs/a,b", {"sample", "symmetric"}),
+    ("plain", "", {"plain"}), ("runs/x,plain,sample", "runs/x", {"plain", "sample"}),
 ])
 def test_ppo_spec_options(arg, path, options):
     assert split_options(arg) == (path, options)
@@ -149,3 +158,27 @@ def test_ppo_spec_options(arg, path, options):
 def test_sample_and_greedy_together_are_refused():
     with pytest.raises(ValueError, match="sample and greedy exclude each other"):
         make_ppo_agent("basic,sample,greedy")
+    with pytest.raises(ValueError, match="ppo:basic,symmetric,plain: plain and symmetric exclude each other"):
+        make_ppo_agent("basic,symmetric,plain")
+
+
+@pytest.mark.parametrize("play", [None, "plain", "symmetric"])
+def test_the_checkpoints_play_mode_is_the_default_and_options_override_it(play, tmp_path):
+    rules = make_rules("trjamann")
+    path = random_checkpoint(tmp_path / "net", "trjamann", play=play).with_suffix("")
+    assert make_agent(f"ppo:{path}", rules).symmetric == (play == "symmetric")
+    assert make_agent(f"ppo:{path},symmetric", rules).symmetric
+    assert not make_agent(f"ppo:{path},plain", rules).symmetric
+    assert make_ppo_agent(str(path), symmetric=True).symmetric
+    assert not make_ppo_agent(str(path), symmetric=False).symmetric
+    assert not make_ppo_agent(f"{path},plain", symmetric=True).symmetric  # the spec's option wins
+
+
+def test_the_shipped_basic_agent_plays_symmetric_and_the_others_plain():
+    """As their checkpoints' ``play`` says (the Basic Manni network is ahead of ``pimc`` only played
+    symmetric: docs/results.md); ``ppo:plain`` plays any of them plain."""
+    for variant in VARIANTS:
+        rules = make_rules(variant)
+        shipped = make_agent("ppo", rules).agent_for(rules)
+        assert shipped.symmetric == (variant == "basic") == make_agent(f"ppo:{variant}", rules).symmetric
+        assert not make_agent("ppo:plain", rules).agent_for(rules).symmetric

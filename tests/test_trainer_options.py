@@ -27,7 +27,8 @@ from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import ppo_sb3, resume  # noqa: E402
 from manni_train.args import parse_args  # noqa: E402
 from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
-from manni_train.ppo_vector import Actor, Args, Critic, greedy_policy, load_actor, resumed, train, warm_start  # noqa: E402
+from manni_train.ppo_vector import (Actor, Args, Critic, greedy_policy, load_actor, ppo_network, resumed,  # noqa: E402
+                                    train, warm_start)
 from manni_train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, padded_rows, run_padded  # noqa: E402
 from manni_train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
 from manni_train.reporting import evaluate  # noqa: E402
@@ -291,6 +292,20 @@ def test_init_from_does_not_narrow_a_full_history_network(tmp_path):
 def test_init_from_names_what_does_not_fit_the_run(tmp_path, spec, problem):
     with pytest.raises(ValueError, match=re.escape(problem)):
         train(Args(runs_dir=str(tmp_path), run_name="bad", init_from=spec, total_steps=200, **TINY))
+
+
+@pytest.mark.parametrize("spec", ["ppo", "ppo:basic", "ppo:basic,symmetric", "ppo:symmetric,sample", "ppo:plain"])
+def test_the_init_from_network_is_the_network_played_plain_and_greedy(spec):
+    # the shipped Basic file says "play": "symmetric"; a trainer's student is its network all the same
+    network = ppo_network(spec, make_rules("basic"))
+    assert network.path.with_suffix("") == shipped_model("basic") and not network.symmetric and not network.sample
+
+
+@pytest.mark.parametrize("spec, problem", [("ppo:basic,plain,symmetric", "plain and symmetric exclude each other"),
+                                           ("ppo:nowhere/agent", "nowhere")])
+def test_a_bad_init_from_spec_is_named(spec, problem):
+    with pytest.raises((ValueError, CheckpointError), match=problem):
+        ppo_network(spec, make_rules("basic"))
 
 
 # ---- quick warm start ----

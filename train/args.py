@@ -178,8 +178,8 @@ class TrainArgs:
     opponents: list[str] = field(default_factory=list)
     """fixed agents in the two non-learner seats of every game, e.g. --opponents ppo (a best response
     to the shipped agent) or --opponents ppo:runs/RUN/agent rule_based: one spec for both seats or
-    two (in random order); ppo, ppo:VARIANT[,sample,symmetric], ppo:PATH[,…], rule_based or random (vector and ray
-    trainers; replaces --opponent-mix and the snapshot pool)"""
+    two (in random order); ppo, ppo:VARIANT[,sample,symmetric|plain], ppo:PATH[,…], rule_based or random
+    (vector and ray trainers; replaces --opponent-mix and the snapshot pool)"""
     eval_every: int = 100_000
     """learner decisions between evaluations of the greedy policy against 2 × random and 2 ×
     rule_based (history.json, the learning curve; 0: only at the end)"""

@@ -59,8 +59,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from manni_agents.ppo_agent import CheckpointError, PPOAgent, ShippedPPOAgent, policy_metadata, save_checkpoint
-from manni_agents.registry import make_agent
+from manni_agents.ppo_agent import (CheckpointError, PPOAgent, ShippedPPOAgent, make_ppo_agent, policy_metadata,
+                                    save_checkpoint, split_options)
 from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
@@ -211,12 +211,19 @@ class Critic(nn.Module):
 
 def ppo_network(spec: str, rules: Rules) -> PPOAgent:
     """The ``ppo`` network that ``--init-from`` ``spec`` (``ppo``, ``ppo:VARIANT``, ``ppo:PATH``) names,
-    checked to play ``rules``: ``ValueError`` for another kind of spec, :class:`CheckpointError` for a
-    checkpoint that cannot play them."""
-    if spec.strip().partition(":")[0] != "ppo":
+    checked to play ``rules``, played plain and greedy: the network itself, as the trainers fine-tune it
+    (a spec's options and a checkpoint's ``play`` do not change its weights). ``ValueError`` for
+    another kind of spec, :class:`CheckpointError` for a checkpoint that cannot play them."""
+    kind, _, arg = spec.strip().partition(":")
+    if kind != "ppo":
         raise ValueError(f"--init-from takes a ppo checkpoint (ppo, ppo:VARIANT, ppo:PATH), got {spec!r}")
-    agent = make_agent(spec, rules)
-    return agent.agent_for(rules) if isinstance(agent, ShippedPPOAgent) else agent
+    try:
+        agent = make_ppo_agent(split_options(arg)[0], symmetric=False)
+    except ValueError as err:
+        raise ValueError(f"bad agent spec {spec!r}: {err}") from None
+    network = agent.agent_for(rules) if isinstance(agent, ShippedPPOAgent) else agent
+    network.check_rules(rules)
+    return network
 
 
 def init_network(spec: str, args: Args) -> PPOAgent:
