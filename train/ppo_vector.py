@@ -59,8 +59,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from manni_agents.ppo_agent import (CheckpointError, PPOAgent, ShippedPPOAgent, make_ppo_agent, policy_metadata,
-                                    save_checkpoint, split_options)
+from manni_agents.ppo_agent import (CheckpointError, PPOAgent, ShippedPPOAgent, policy_metadata, save_checkpoint,
+                                    split_options)
+from manni_agents.registry import make_agent
 from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
@@ -217,13 +218,9 @@ def ppo_network(spec: str, rules: Rules) -> PPOAgent:
     kind, _, arg = spec.strip().partition(":")
     if kind != "ppo":
         raise ValueError(f"--init-from takes a ppo checkpoint (ppo, ppo:VARIANT, ppo:PATH), got {spec!r}")
-    try:
-        agent = make_ppo_agent(split_options(arg)[0], symmetric=False)
-    except ValueError as err:
-        raise ValueError(f"bad agent spec {spec!r}: {err}") from None
-    network = agent.agent_for(rules) if isinstance(agent, ShippedPPOAgent) else agent
-    network.check_rules(rules)
-    return network
+    path = split_options(arg)[0]
+    agent = make_agent(f"ppo:{path},plain" if path else "ppo:plain", rules)
+    return agent.agent_for(rules) if isinstance(agent, ShippedPPOAgent) else agent
 
 
 def init_network(spec: str, args: Args) -> PPOAgent:
