@@ -1,6 +1,8 @@
 """Golden playthroughs (tests/golden/*.jsonl, see make_golden.py there): the engine regenerates each
 file exactly from its seeds, and both the engine and the vector env, replaying a file's deals and
-actions, reproduce every legal-action list, observation digest, deal result and reward in it.
+actions, reproduce every legal-action list, observation digest, deal result and reward in it; and
+the seeded arena runs of tests/golden/arena/ (make_arena_golden.py there) replay their game records
+and results byte for byte.
 
 The vector half skips, naming the reason, while ``VectorManni`` cannot play a variant or explicit
 deals yet; it runs as soon as it can.
@@ -11,6 +13,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from golden.make_arena_golden import RUNS as ARENA_RUNS
+from golden.make_arena_golden import paths_of as arena_paths
+from golden.make_arena_golden import play as play_arena
 from golden.make_golden import GOLDEN, deal_line, digest, path_of, render, result_line
 from helpers.two_paths import RESULT_FIELDS, open_path
 
@@ -87,3 +92,13 @@ def test_replay_reproduces_golden_file(name, path_name, mode):
             assert step.terminated or step.truncated, f"{where}: the game did not end"
             got = result_line(deals, True, step.truncated, step.winners, step.deal_end["totals"])
         assert got == want, where
+
+
+@pytest.mark.parametrize("name", ARENA_RUNS)
+def test_arena_run_is_unchanged(name):
+    """Same seeds, same games and same results: the seeded arena runs of tests/golden/arena/ replay
+    byte for byte (make_arena_golden.py; the measured time per move left out)."""
+    records, result = play_arena(name)
+    expected_records, expected_result = (path.read_text() for path in arena_paths(name))
+    assert records == expected_records, f"arena/{name}.jsonl differs (rewrite with tests/golden/make_arena_golden.py if intended)"
+    assert result == expected_result, f"arena/{name}.json differs (rewrite with tests/golden/make_arena_golden.py if intended)"
