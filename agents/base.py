@@ -19,7 +19,7 @@ class Policy(Protocol):
     once before each game (for policies that keep memory between moves). A policy that plays only
     some rules (a trained network) may add ``check_rules(rules)``, raising ``ValueError`` for rules
     it cannot play; :func:`manni_agents.registry.make_agent` calls it before any game starts. A policy
-    may also add ``deal_over(seat, result, winners)``: :func:`manni_agents.match.play_game` calls it after
+    may also add ``deal_over(seat, result, winners)``: :func:`manni_agents.evaluation.match.play_game` calls it after
     every finished deal with the deal's :class:`~manni_env.engine.RoundResult` (hidden cards
     included: a policy passes on only the public part) and, after the last deal, the winners.
     """

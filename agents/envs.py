@@ -10,10 +10,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 
+from manni_agents.base import Policy
+from manni_agents.registry import make_agent
 from manni_env.single_agent import SingleAgentManniEnv
-
-from .base import Policy
-from .registry import make_agent
 
 
 def single_agent_env(

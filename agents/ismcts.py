@@ -26,12 +26,11 @@ import functools
 
 import numpy as np
 
+from manni_agents.base import legal_actions_of
+from manni_agents.sampler import sample_worlds
+from manni_agents.spec_options import parse_options, positive_float, positive_int
 from manni_env.rules import Rules
 from manni_env.view import SeatView
-
-from .base import legal_actions_of
-from .sampler import sample_worlds
-from .spec_options import parse_options, positive_float, positive_int
 
 
 def make_ismcts_agent(arg: str | None) -> ISMCTSAgent:

@@ -28,14 +28,13 @@ import time
 
 import numpy as np
 
+from manni_agents.base import legal_actions_of
+from manni_agents.rule_based import RuleBasedAgent, choose_card
+from manni_agents.sampler import sample_worlds
+from manni_agents.spec_options import check_choice, check_worlds, one_of, parse_options, positive_float, positive_int
 from manni_env.engine import GameState, Phase
 from manni_env.episodes import relative_points
 from manni_env.view import SeatView
-
-from .base import legal_actions_of
-from .rule_based import RuleBasedAgent, choose_card
-from .sampler import sample_worlds
-from .spec_options import check_choice, check_worlds, one_of, parse_options, positive_float, positive_int
 
 ROLLOUTS = ("rule_based", "random")
 _DELEGATED = (Phase.EXCHANGE, Phase.DISCARD, Phase.PICKUP)

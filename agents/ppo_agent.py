@@ -31,13 +31,12 @@ from pathlib import Path
 import numpy as np
 import safetensors.numpy
 
+from manni_agents.symmetric_kernel import compiled_symmetric_scores
 from manni_env.actions import NUM_ACTIONS
 from manni_env.observation import HISTORIES, ObservationEncoder
 from manni_env.rules import VARIANTS, Rules, make_rules
 from manni_env.symmetry import SuitRelabelling
 from manni_env.view import SeatView
-
-from .symmetric_kernel import compiled_symmetric_scores
 
 FORMAT = "manni-ppo/1"
 #: How a network is played: its own masked logits, or averaged over suit relabellings (``play`` in the metadata).

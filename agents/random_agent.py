@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from manni_agents.base import legal_actions_of
 from manni_env.view import SeatView
-
-from .base import legal_actions_of
 
 
 class RandomAgent:

@@ -17,7 +17,7 @@ spec            agent
 ``ismcts``      OpenSpiel's Information Set MCTS (:mod:`manni_agents.ismcts`, needs the ``openspiel``
                 extra); options ``ismcts:iterations=100,uct_c=2,rollouts=1``
 ``bot``         a program in any language over the ``manni-bot/1`` protocol: ``bot:COMMAND``,
-                ``bot:time_limit=2,on_error=fallback:COMMAND`` (:mod:`manni_agents.bot_agent`)
+                ``bot:time_limit=2,on_error=fallback:COMMAND`` (:mod:`manni_agents.bots.agent`)
 ==============  ==========================================================================
 
 Every agent built here carries the spec as its ``name`` (for tables and records). Other modules
@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .base import Policy
-from .spec_options import parse_options
+from manni_agents.base import Policy
+from manni_agents.spec_options import parse_options
 
 __all__ = ["available_agents", "make_agent", "no_arg", "parse_options", "register_agent"]
 
@@ -94,49 +94,49 @@ def no_arg(name: str, build: Callable[[], Policy]) -> Factory:
 
 
 def _make_random(arg: str | None) -> Policy:
-    from .random_agent import RandomAgent
+    from manni_agents.random_agent import RandomAgent
 
     return no_arg("random", RandomAgent)(arg)
 
 
 def _make_rule_based(arg: str | None) -> Policy:
-    from .rule_based import RuleBasedAgent
+    from manni_agents.rule_based import RuleBasedAgent
 
     return no_arg("rule_based", RuleBasedAgent)(arg)
 
 
 def _make_pimc(arg: str | None) -> Policy:
-    from .pimc import make_pimc_agent
+    from manni_agents.pimc import make_pimc_agent
 
     return make_pimc_agent(arg)
 
 
 def _make_ppo(arg: str | None) -> Policy:
-    from .ppo_agent import make_ppo_agent  # imported on use: it loads the observation encoder
+    from manni_agents.ppo_agent import make_ppo_agent  # imported on use: it loads the observation encoder
 
     return make_ppo_agent(arg)
 
 
 def _make_search(arg: str | None) -> Policy:
-    from .search import make_search_agent  # imported on use: it loads the vector kernels
+    from manni_agents.search import make_search_agent  # imported on use: it loads the vector kernels
 
     return make_search_agent(arg)
 
 
 def _make_rllib(arg: str | None) -> Policy:
-    from .rllib_agent import make_rllib_agent  # numpy + safetensors only: no ray needed to play
+    from manni_agents.rllib_agent import make_rllib_agent  # numpy + safetensors only: no ray needed to play
 
     return make_rllib_agent(arg)
 
 
 def _make_ismcts(arg: str | None) -> Policy:
-    from .ismcts import make_ismcts_agent  # OpenSpiel is imported on the first decision
+    from manni_agents.ismcts import make_ismcts_agent  # OpenSpiel is imported on the first decision
 
     return make_ismcts_agent(arg)
 
 
 def _make_bot(arg: str | None) -> Policy:
-    from .bot_agent import make_bot_agent
+    from manni_agents.bots.agent import make_bot_agent
 
     return make_bot_agent(arg)
 

@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from manni_agents.ppo_agent import CheckpointError, PPOAgent, policy_metadata, save_checkpoint
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import Rules
-
-from .ppo_agent import CheckpointError, PPOAgent, policy_metadata, save_checkpoint
 
 #: File stem of the export inside an RLlib checkpoint directory.
 EXPORT_NAME = "manni_policy"

@@ -65,13 +65,12 @@ import functools
 
 import numpy as np
 
+from manni_agents.base import legal_actions_of
 from manni_env import actions as A
 from manni_env.cards import ACE, FULL_PACK, PACK_48, SUIT_MASKS
 from manni_env.engine import trick_winner
 from manni_env.rules import ContractKind, Phase
 from manni_env.view import SeatView
-
-from .base import legal_actions_of
 
 ACES = tuple(1 << (13 * s + ACE) for s in range(4))
 

@@ -40,6 +40,10 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 from tqdm import tqdm
 
+from manni_agents.base import legal_actions_of
+from manni_agents.ppo_agent import PPOAgent, ShippedPPOAgent, log_partition, make_ppo_agent
+from manni_agents.sampler import sample_worlds
+from manni_agents.spec_options import check_choice, check_worlds, one_of, parse_options, positive_float, positive_int
 from manni_env import vector_kernels
 from manni_env.actions import NUM_ACTIONS
 from manni_env.engine import GameState
@@ -48,11 +52,6 @@ from manni_env.rules import Phase, Rules
 from manni_env.vector import resolve_backend
 from manni_env.vector_kernels import DEAL_BLOCK, VectorState, kernel_rules, new_state, new_step_out
 from manni_env.view import SeatView
-
-from .base import legal_actions_of
-from .ppo_agent import PPOAgent, ShippedPPOAgent, log_partition, make_ppo_agent
-from .sampler import sample_worlds
-from .spec_options import check_choice, check_worlds, one_of, parse_options, positive_float, positive_int
 
 WEIGHTINGS = ("uniform", "policy")
 DEFAULT_TEMPERATURE = 12.0

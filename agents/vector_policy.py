@@ -15,7 +15,7 @@ asks several controllers, each once, for the actions of the games whose mover th
 
 The three lockstep loops (the trainer's rollout, :mod:`manni_train.vector_rollout`; the warm
 start's demonstrations, :mod:`manni_train.demonstrations`; the duplicate evaluation,
-:mod:`manni_agents.vector_arena`) share this interface (the rollout and the evaluation also
+:mod:`manni_agents.evaluation.vector_arena`) share this interface (the rollout and the evaluation also
 :func:`act_seats`; in the demonstrations one teacher plays every seat), not one loop: what
 surrounds the step is all they have apart (the rollout records the learner's forward passes and
 shaped rewards, reassigns seats at game ends and keeps its games across calls; the demonstrations

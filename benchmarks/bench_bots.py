@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from manni_agents.arena import Z95, run_arena
+from manni_agents.evaluation.arena import Z95, run_arena
 from manni_env.rules import VARIANTS, make_rules
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ runner, 64 steps per rollout, the default opponent mix, MLP 256×256, 4 epochs):
   at once with fixed weights (after one warm-up rollout): learner decisions per second of wall
   time, and per CPU-second of a runner (its own process time, so what one idle core gives however
   busy the machine is); the median over rollouts and runners;
-- **learner**: the PPO update (:class:`manni_train.ppo_vector.PPOLearner`) on the batch of R runners'
+- **learner**: the PPO update (:class:`manni_train.learner.PPOLearner`) on the batch of R runners'
   rollouts in this process: learner decisions per second (wall and CPU), with ``--torch-threads``;
 - **broadcast and transfer**: ``ray.put`` of the weights and the bytes per learner decision a
   runner sends back.
@@ -59,7 +59,7 @@ def measure_learner(args: argparse.Namespace, batch, actor, critic) -> dict[str,
     """``--repeats`` PPO updates on ``batch`` in this process: decisions per wall and per CPU second."""
     import torch
 
-    from manni_train.ppo_vector import PPOLearner
+    from manni_train.learner import PPOLearner
     from manni_train.ray_vector import Args
 
     learner = PPOLearner(actor, critic, Args(variant=args.variant), torch.Generator().manual_seed(0))
@@ -101,7 +101,7 @@ def main() -> None:
     import ray
     import torch
 
-    from manni_train.ppo_vector import Actor, Critic
+    from manni_train.networks import Actor, Critic
     from manni_train.ray_vector import Args, cpu_state
     from manni_train.vector_rollout import RolloutBatch
 

@@ -5,7 +5,7 @@ Run ``python benchmarks/bench_trainer.py`` (``--help`` for the options). It prin
 1. **matmul peak**: GFLOP/s of a bare ``(B, 616) @ (616, 256)`` product in float32 and bfloat16
    (the first layer of the actor and the critic), at ``--threads`` torch threads: the ceiling the
    update can reach.
-2. **update**: one PPO update (:class:`manni_train.ppo_vector.PPOLearner`, actor + critic
+2. **update**: one PPO update (:class:`manni_train.learner.PPOLearner`, actor + critic
    616→256→256, ``--update-epochs`` epochs) on a synthetic batch of ``--batch`` learner
    decisions (about one default rollout), for each precision and minibatch size: seconds, and the
    achieved GFLOP/s (forward + backward, 3 × the forward's multiply-adds × 2) as a share of the
@@ -42,7 +42,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from manni_train.ppo_vector import Actor, Args, Critic, PPOLearner  # noqa: E402
+from manni_train.learner import PPOLearner  # noqa: E402
+from manni_train.networks import Actor, Critic  # noqa: E402
+from manni_train.ppo_vector import Args  # noqa: E402
 from manni_train.vector_rollout import RolloutBatch  # noqa: E402
 
 OBS, HIDDEN, ACTIONS = 616, [256, 256], 63

@@ -5,7 +5,7 @@
 
 Plots the mean duplicate deal score against 2 × ``rule_based`` (95% CI bands) over training wall
 time (both trainers count their warm start and not their periodic evaluations) on one chart, every
-point measured the same way, by :func:`manni_agents.vector_arena.duplicate_score` (``--deals`` deals,
+point measured the same way, by :func:`manni_agents.evaluation.vector_arena.duplicate_score` (``--deals`` deals,
 ``--seed``): ``train/ppo_vector.py`` and ``train/ray_vector.py`` runs are read from their
 ``history.json`` (the trainers evaluate with it while training, same defaults), and so are
 ``train/ppo_sb3.py`` runs evaluated on the same deals; for older SB3 runs the pool snapshots
@@ -44,7 +44,7 @@ def sb3_history(run_dir: Path, every: int, deals: int, seed: int) -> list[dict]:
     """Vector-env evaluations of a ``train/ppo_sb3.py`` run: its own ``history.json`` when it was
     evaluated on these deals (every trainer evaluates the same way now), else its snapshots' and
     final agent's, measured here."""
-    from manni_agents.vector_arena import checkpoint_policy, duplicate_score
+    from manni_agents.evaluation.vector_arena import checkpoint_policy, duplicate_score
     from manni_env.rules import make_rules
 
     saved = json.loads((run_dir / "args.json").read_text()) if (run_dir / "args.json").is_file() else {}

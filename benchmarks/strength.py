@@ -1,4 +1,4 @@
-"""The strength evidence table: a league (:mod:`manni_agents.league`) with deal caps, single cells and training columns.
+"""The strength evidence table: a league (:mod:`manni_agents.evaluation.league`) with deal caps, single cells and training columns.
 
     python benchmarks/strength.py --variant hornafjardar --agents ppo pimc rule_based random \\
         --deals 2000 --deals-for pimc=200 --seed 1 --workers 2 --out benchmarks/results/strength
@@ -23,8 +23,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from manni_agents.arena import Interval  # noqa: F401 (the intervals of the result files, for readers of this module)
-from manni_agents.league import cell_dir, command_lines, kept_results, matrix_lines, plan, play, safe_name  # noqa: F401
+from manni_agents.evaluation.arena import Interval  # noqa: F401 (the intervals of the result files, for readers of this module)
+from manni_agents.evaluation.league import cell_dir, command_lines, kept_results, matrix_lines, plan, play, safe_name  # noqa: F401
 from manni_agents.ppo_agent import PPOAgent, ShippedPPOAgent
 from manni_agents.registry import make_agent
 from manni_env.cli_options import add_variant_options, at_least, rules_from_args

@@ -16,8 +16,8 @@ Importing the package registers the environments by entry-point strings (nothing
 import gymnasium as _gymnasium
 import pettingzoo as _pettingzoo
 
-from .engine import Contract, Deal, GameState, IllegalActionError, Phase
-from .rules import VARIANTS, Rules, make_rules
+from manni_env.engine import Contract, Deal, GameState, IllegalActionError, Phase
+from manni_env.rules import VARIANTS, Rules, make_rules
 
 __all__ = ["Contract", "Deal", "GameState", "IllegalActionError", "Phase", "Rules", "VARIANTS", "make_rules"]
 __version__ = "0.2.0"  # the distribution's version (pyproject.toml reads it); CHANGELOG.md says what changed

@@ -25,7 +25,7 @@ are always sorted ascending.
 
 from __future__ import annotations
 
-from .cards import NUM_CARDS, card_from_str, card_to_str
+from manni_env.cards import NUM_CARDS, card_from_str, card_to_str
 
 EXCHANGE_DONE = 52
 KEEP_HAND = 53

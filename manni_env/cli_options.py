@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .rules import DEFAULT_MAX_DEALS, VARIANTS, Rules, make_rules
+from manni_env.rules import DEFAULT_MAX_DEALS, VARIANTS, Rules, make_rules
 
 #: make_rules options with a flag of the same name (``max_deals`` is ``--max-deals``)
 _OPTIONS = ("target", "negative", "max_deals", "first_dealer")

@@ -25,15 +25,15 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
-from . import actions as A
-from .cards import (
+from manni_env import actions as A
+from manni_env.cards import (
     ACE, SUIT_MASKS, SUITS, card_to_str, cards_of, mask_of, mask_to_strs, rank_of, suit_cards, suit_of,
 )
-from .rules import (
+from manni_env.rules import (
     VARIANT_TABLE, Contract, ContractKind, ContractSource, EndRule, ExchangeScheme, Phase, Rules, VariantSpec,
     make_rules,
 )
-from .view import SeatView
+from manni_env.view import SeatView
 
 __all__ = [
     "Contract", "ContractKind", "Deal", "Exchange", "GameState", "IllegalActionError", "Phase", "RoundResult",
@@ -85,7 +85,7 @@ class Deal:
     @classmethod
     def from_strs(cls, hands, manni, cut_card: str | None = None) -> Deal:
         """Build from card strings, e.g. ``Deal.from_strs([["AS", ...], ...], ["2C", ...], "7H")``."""
-        from .cards import card_from_str
+        from manni_env.cards import card_from_str
 
         return cls(
             tuple(tuple(card_from_str(c) for c in h) for h in hands),

@@ -145,16 +145,16 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from . import fast_wrappers as wrappers
-from .actions import NUM_ACTIONS
-from .cards import card_to_str, mask_of
-from .engine import Deal, GameState, IllegalActionError, Phase
-from .episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, TABLE_REWARDS, check_episode, check_reward, engine_rewards,
+from manni_env import fast_wrappers as wrappers
+from manni_env.actions import NUM_ACTIONS
+from manni_env.cards import card_to_str, mask_of
+from manni_env.engine import Deal, GameState, IllegalActionError, Phase
+from manni_env.episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, TABLE_REWARDS, check_episode, check_reward, engine_rewards,
                        episode_end, outcome_rewards)
-from .observation import ObservationEncoder, StateEncoder
-from .rules import ExchangeScheme, make_rules
-from .text import PHASE_NAMES, contract_text, hand_text
-from .view import SeatView
+from manni_env.observation import ObservationEncoder, StateEncoder
+from manni_env.rules import ExchangeScheme, make_rules
+from manni_env.text import PHASE_NAMES, contract_text, hand_text
+from manni_env.view import SeatView
 
 AGENTS = ("player_0", "player_1", "player_2")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
@@ -317,7 +317,7 @@ class raw_env(AECEnv, EzPickle):
             return None
         if self.render_mode == "ansi":
             return self._table()
-        from .render import HumanWindow, render_rgb
+        from manni_env.render import HumanWindow, render_rgb
 
         seat = _SEAT[self.agent_selection] if self.render_seat in (None, "all") else self.render_seat
         hands = [mask_of(self.game.hand(s)) for s in range(3)] if self.render_seat == "all" else None

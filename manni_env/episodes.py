@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .rules import ContractKind, Rules
+from manni_env.rules import ContractKind, Rules
 
 if TYPE_CHECKING:
-    from .engine import GameState
+    from manni_env.engine import GameState
 
 EPISODES = ("deal", "game")
 #: The episode of every adapter and trainer unless told otherwise.

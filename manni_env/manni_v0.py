@@ -4,7 +4,7 @@
 ``pettingzoo.make("aec", "manni/manni-v0", variant="basic")`` works.
 """
 
-from . import PETTINGZOO_ID as ENV_ID
-from .env import env, raw_env
+from manni_env import PETTINGZOO_ID as ENV_ID
+from manni_env.env import env, raw_env
 
 __all__ = ["ENV_ID", "env", "raw_env"]

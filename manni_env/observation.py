@@ -30,11 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .actions import NUM_ACTIONS
-from .cards import NUM_CARDS, SUITS, card_to_str, sort_for_display
-from .engine import GameState
-from .rules import VARIANTS, ContractKind, ExchangeScheme, Phase, Rules
-from .view import SeatView
+from manni_env.actions import NUM_ACTIONS
+from manni_env.cards import NUM_CARDS, SUITS, card_to_str, sort_for_display
+from manni_env.engine import GameState
+from manni_env.rules import VARIANTS, ContractKind, ExchangeScheme, Phase, Rules
+from manni_env.view import SeatView
 
 HISTORIES = ("summary", "full")
 #: Divisor of the score tallies in the fixed-length variants (Trjámann, Laugarvatnsmanni).

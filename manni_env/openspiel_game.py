@@ -46,13 +46,13 @@ from dataclasses import dataclass
 import numpy as np
 import pyspiel
 
-from .actions import NUM_ACTIONS, action_to_str
-from .cards import card_to_str, cards_of
-from .engine import Deal, GameState, Phase
-from .episodes import DEFAULT_EPISODE, check_episode, engine_rewards, episode_over
-from .observation import ObservationEncoder
-from .render import view_text
-from .rules import VARIANTS, Rules, make_rules
+from manni_env.actions import NUM_ACTIONS, action_to_str
+from manni_env.cards import card_to_str, cards_of
+from manni_env.engine import Deal, GameState, Phase
+from manni_env.episodes import DEFAULT_EPISODE, check_episode, engine_rewards, episode_over
+from manni_env.observation import ObservationEncoder
+from manni_env.render import view_text
+from manni_env.rules import VARIANTS, Rules, make_rules
 
 #: deal points range per variant (RULES.md); Basic's lower bound is 0 without ``negative``
 _DEAL_POINTS = {"hornafjardar": (-8, 8), "basic": (-4, 8), "trjamann": (-12, 12), "laugarvatn": (-12, 12)}

@@ -21,10 +21,10 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from . import actions as A
-from .cards import SUITS, card_from_str, card_to_str, rank_of, suit_of
-from .engine import Contract, Deal, GameState, IllegalActionError, Phase, RoundResult
-from .rules import VARIANTS, ContractSource, ExchangeScheme, Rules, make_rules
+from manni_env import actions as A
+from manni_env.cards import SUITS, card_from_str, card_to_str, rank_of, suit_of
+from manni_env.engine import Contract, Deal, GameState, IllegalActionError, Phase, RoundResult
+from manni_env.rules import VARIANTS, ContractSource, ExchangeScheme, Rules, make_rules
 
 FORMAT = "manni-record/1"
 _RESULT_FIELDS = ("tricks_won", "points", "plus", "minus", "totals")

@@ -20,11 +20,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .actions import action_to_str
-from .cards import card_to_str, cards_of, sort_for_display
-from .engine import Phase
-from .text import PHASE_NAMES, contract_text, hand_text
-from .view import SeatView
+from manni_env.actions import action_to_str
+from manni_env.cards import card_to_str, cards_of, sort_for_display
+from manni_env.engine import Phase
+from manni_env.text import PHASE_NAMES, contract_text, hand_text
+from manni_env.view import SeatView
 
 SUIT_SYMBOLS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
 _RED = "#c8102e"
@@ -260,8 +260,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from PIL import Image
 
-    from .engine import GameState
-    from .rules import VARIANTS, make_rules
+    from manni_env.engine import GameState
+    from manni_env.rules import VARIANTS, make_rules
 
     parser = argparse.ArgumentParser(prog="python -m manni_env.render", description=main.__doc__)
     parser.add_argument("out", help="PNG file to write")

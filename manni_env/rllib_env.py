@@ -49,11 +49,11 @@ import gymnasium as gym
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from .actions import NUM_ACTIONS
-from .engine import GameState
-from .episodes import DEFAULT_EPISODE, check_episode, engine_rewards, episode_end
-from .observation import ObservationEncoder
-from .rules import make_rules
+from manni_env.actions import NUM_ACTIONS
+from manni_env.engine import GameState
+from manni_env.episodes import DEFAULT_EPISODE, check_episode, engine_rewards, episode_end
+from manni_env.observation import ObservationEncoder
+from manni_env.rules import make_rules
 
 AGENTS = ("player_0", "player_1", "player_2")
 #: Keys of the observation dict.

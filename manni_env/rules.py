@@ -19,8 +19,8 @@ import numbers
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from . import actions as A
-from .cards import FULL_PACK, PACK_48, SUITS
+from manni_env import actions as A
+from manni_env.cards import FULL_PACK, PACK_48, SUITS
 
 CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .episodes import (LEARNER_REWARDS, REWARD_BASES, check_reward, relative_points, step_rewards, trick_worth,
+from manni_env.episodes import (LEARNER_REWARDS, REWARD_BASES, check_reward, relative_points, step_rewards, trick_worth,
                        trick_worths)
 
 #: The trainers' reward choices.

@@ -48,12 +48,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .actions import NUM_ACTIONS, action_to_str
-from .engine import GameState, IllegalActionError
-from .episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, LEARNER_REWARDS, check_episode, check_reward, engine_rewards,
+from manni_env.actions import NUM_ACTIONS, action_to_str
+from manni_env.engine import GameState, IllegalActionError
+from manni_env.episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, LEARNER_REWARDS, check_episode, check_reward, engine_rewards,
                        episode_end)
-from .observation import ObservationEncoder
-from .rules import Rules, make_rules
+from manni_env.observation import ObservationEncoder
+from manni_env.rules import Rules, make_rules
 
 Policy = Any  # a manni_agents.base.Policy: act(view, rng) -> action, reset()
 OpponentFactory = Callable[[np.random.Generator], Sequence[Policy]]
@@ -227,7 +227,7 @@ class SingleAgentManniEnv(gym.Env):
         """The learner's seat: text (``ansi``), an image (``rgb_array``) or a window (``human``)."""
         if self.render_mode is None or self.state is None:
             return None
-        from .render import HumanWindow, render_rgb, view_text
+        from manni_env.render import HumanWindow, render_rgb, view_text
 
         view = self.state.view(self.seat)
         if self.render_mode == "ansi":

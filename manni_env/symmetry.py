@@ -20,9 +20,9 @@ import itertools
 
 import numpy as np
 
-from .actions import NUM_ACTIONS
-from .cards import NUM_CARDS
-from .observation import _PLAY_SLOT, ObservationEncoder
+from manni_env.actions import NUM_ACTIONS
+from manni_env.cards import NUM_CARDS
+from manni_env.observation import _PLAY_SLOT, ObservationEncoder
 
 SUIT_COUNT = 4
 RANK_COUNT = NUM_CARDS // SUIT_COUNT

@@ -1,15 +1,15 @@
 """The game's words, in one place for every surface that shows the game as text: the env's ansi
 render, the text renderer (:mod:`manni_env.render`), terminal play and the web app
-(:mod:`manni_agents.human`, :mod:`manni_agents.web`)."""
+(:mod:`manni_agents.play.human`, :mod:`manni_agents.play.web`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .cards import RANKS, SUITS, card_to_str, cards_of, sort_for_display
-from .engine import Contract, Phase
-from .rules import ContractKind
-from .view import SeatView
+from manni_env.cards import RANKS, SUITS, card_to_str, cards_of, sort_for_display
+from manni_env.engine import Contract, Phase
+from manni_env.rules import ContractKind
+from manni_env.view import SeatView
 
 PHASE_NAMES = {
     Phase.EXCHANGE: "exchange", Phase.SWAP: "swap", Phase.PICKUP: "Manni pickup", Phase.DISCARD: "Manni discard",

@@ -57,15 +57,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import actions as A
-from . import vector_kernels
-from .cards import cards_of
-from .engine import Deal, GameState
-from .episodes import TABLE_REWARDS, check_reward
-from .observation import ObservationEncoder
-from .rules import Contract, ContractKind, Phase, Rules, make_rules
-from .vector_kernels import DEAL_BLOCK, VectorState, kernel_rules, new_state, new_step_out
-from .view import SeatView
+from manni_env import actions as A
+from manni_env import vector_kernels
+from manni_env.cards import cards_of
+from manni_env.engine import Deal, GameState
+from manni_env.episodes import TABLE_REWARDS, check_reward
+from manni_env.observation import ObservationEncoder
+from manni_env.rules import Contract, ContractKind, Phase, Rules, make_rules
+from manni_env.vector_kernels import DEAL_BLOCK, VectorState, kernel_rules, new_state, new_step_out
+from manni_env.view import SeatView
 
 __all__ = ["BACKENDS", "DEAL_BLOCK", "GameLog", "VectorManni", "random_legal_actions", "resolve_backend"]
 

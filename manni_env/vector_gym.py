@@ -50,13 +50,13 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from .actions import NUM_ACTIONS
-from .engine import GameState
-from .episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, TABLE_REWARDS, check_episode, check_reward, engine_rewards,
+from manni_env.actions import NUM_ACTIONS
+from manni_env.engine import GameState
+from manni_env.episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, TABLE_REWARDS, check_episode, check_reward, engine_rewards,
                        episode_end)
-from .observation import ObservationEncoder
-from .rules import make_rules
-from .vector import VectorManni, random_legal_actions, resolve_backend
+from manni_env.observation import ObservationEncoder
+from manni_env.rules import make_rules
+from manni_env.vector import VectorManni, random_legal_actions, resolve_backend
 
 
 class LegalMultiDiscrete(spaces.MultiDiscrete):
@@ -152,7 +152,7 @@ class ManniVectorEnv(gymnasium.vector.VectorEnv):
         """``rgb_array``: one picture per game, seen by the seat on turn (or the last to act)."""
         if self.render_mode is None:
             return None
-        from .render import render_rgb
+        from manni_env.render import render_rgb
 
         return tuple(render_rgb(self.core.view(i)) for i in range(self.num_envs))
 

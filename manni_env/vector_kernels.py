@@ -31,9 +31,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .actions import ANNOUNCE_SPADES, EXCHANGE_DONE, KEEP_HAND, NUM_ACTIONS, PASS_MANNI, SWAP_HAND, TAKE_MANNI
-from .observation import _PLAY_SLOT, EXCHANGE_SCALE, ObservationEncoder, score_scale
-from .rules import VARIANTS, ContractKind, ContractSource, EndRule, ExchangeScheme, Phase, Rules
+from manni_env.actions import ANNOUNCE_SPADES, EXCHANGE_DONE, KEEP_HAND, NUM_ACTIONS, PASS_MANNI, SWAP_HAND, TAKE_MANNI
+from manni_env.observation import _PLAY_SLOT, EXCHANGE_SCALE, ObservationEncoder, score_scale
+from manni_env.rules import VARIANTS, ContractKind, ContractSource, EndRule, ExchangeScheme, Phase, Rules
 
 _PLAIN_NAME = "manni_env._vector_kernels_plain"  # this module loaded again without numba
 try:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .rules import Contract, Phase, Rules
+from manni_env.rules import Contract, Phase, Rules
 
 if TYPE_CHECKING:
-    from .engine import GameState
+    from manni_env.engine import GameState
 
 
 @dataclass(frozen=True)

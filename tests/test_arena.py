@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from helpers.interrupts import alive, interrupt_when_written, manni
 
-from manni_agents.arena import SEATINGS, Interval, run_arena
-from manni_agents.commands.arena import write_outputs
+from manni_agents.evaluation.arena import SEATINGS, Interval, run_arena
+from manni_agents.evaluation.results import write_outputs
 from manni_env import make_rules
 from manni_env.cli import main
 from manni_env.records import read_records, validate_record
@@ -231,7 +231,7 @@ def test_cli_checks_outputs_before_playing(tmp_path, capsys):
 
 
 def test_result_files_are_replaced_atomically(tmp_path, monkeypatch):
-    from manni_agents.arena import ArenaResult
+    from manni_agents.evaluation.arena import ArenaResult
 
     result = run_arena(["random", "random", "rule_based"], make_rules(), deals=2, seed=1, progress=False)
     write_outputs(result, tmp_path)
@@ -249,7 +249,7 @@ def test_result_files_are_replaced_atomically(tmp_path, monkeypatch):
 
 
 def test_interrupt_keeps_the_finished_units_and_their_records(tmp_path, monkeypatch):
-    import manni_agents.arena as arena
+    import manni_agents.evaluation.arena as arena
 
     play = arena._play_units
 

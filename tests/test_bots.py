@@ -14,16 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from manni_agents import bot_protocol as P
-from manni_agents.arena import run_arena
-from manni_agents.bot_agent import BotAgent, BotError
-from manni_agents.commands.play import play_terminal
+from manni_agents.bots import protocol as P
+from manni_agents.bots.agent import BotAgent, BotError
 from manni_agents.envs import single_agent_env
-from manni_agents.match import play_game
+from manni_agents.evaluation.arena import run_arena
+from manni_agents.evaluation.match import play_game
+from manni_agents.play.terminal import play_terminal
+from manni_agents.play.web.lineup import Lineup
 from manni_agents.random_agent import RandomAgent
 from manni_agents.registry import make_agent
 from manni_agents.sampler import sample_worlds
-from manni_agents.web.lineup import Lineup
 from manni_env import actions as A
 from manni_env.cards import card_from_str, card_to_str, cards_of
 from manni_env.engine import GameState

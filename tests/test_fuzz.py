@@ -317,9 +317,9 @@ def test_http_fuzz_of_manni_serve_within_a_fixed_budget(tmp_path):
     pytest.importorskip("fastapi")
     from fastapi.testclient import TestClient
 
-    from manni_agents.web.app import create_app
-    from manni_agents.web.lineup import Lineup
-    from manni_agents.web.store import GameStore
+    from manni_agents.play.web.app import create_app
+    from manni_agents.play.web.lineup import Lineup
+    from manni_agents.play.web.store import GameStore
 
     rng = np.random.default_rng(23)
     store = GameStore(tmp_path / "records", max_games=8, idle_seconds=600)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from manni_agents.arena import Interval
-from manni_agents.league import cell_dir
+from manni_agents.evaluation.arena import Interval
+from manni_agents.evaluation.league import cell_dir
 from manni_env.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,8 +94,8 @@ def test_a_kept_cell_of_other_settings_needs_force(tmp_path, capsys):
 
 
 def test_ctrl_c_keeps_the_finished_deals_and_the_next_run_completes_the_cell(tmp_path, capsys, monkeypatch):
-    import manni_agents.league as league_module
-    from manni_agents.arena import ArenaInterrupted
+    from manni_agents.evaluation.arena import ArenaInterrupted
+    import manni_agents.evaluation.league as league_module
 
     real = league_module.run_arena
 

@@ -7,7 +7,7 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from manni_agents.arena import run_arena  # noqa: E402
+from manni_agents.evaluation.arena import run_arena  # noqa: E402
 from manni_agents.registry import make_agent  # noqa: E402
 from manni_agents.sampler import sample_worlds  # noqa: E402
 from manni_env import openspiel_game as osg  # noqa: E402

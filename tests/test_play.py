@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pytest
 
-from manni_agents.commands.play import DEFAULT_OPPONENTS, default_opponents, play_terminal
+from manni_agents.play.human import HumanPolicy, QuitGame, parse_move
+from manni_agents.play.terminal import DEFAULT_OPPONENTS, default_opponents, play_terminal
 from manni_agents.registry import make_agent
-from manni_agents.human import HumanPolicy, QuitGame, parse_move
 from manni_env import Deal, GameState, make_rules
 from manni_env import actions as A
 from manni_env.cards import card_from_str

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from helpers.checkpoints import random_checkpoint
-from manni_agents.arena import run_arena
-from manni_agents.match import play_game
+from manni_agents.evaluation.arena import run_arena
+from manni_agents.evaluation.match import play_game
 from manni_agents.ppo_agent import CheckpointError, PPOAgent, checkpoint_paths
 from manni_agents.registry import make_agent
 from manni_env.engine import GameState

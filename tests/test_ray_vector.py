@@ -15,11 +15,12 @@ torch = pytest.importorskip("torch")
 
 import ray  # noqa: E402
 
-from manni_agents.arena import run_arena  # noqa: E402
+from manni_agents.evaluation.arena import run_arena  # noqa: E402
 from manni_agents.registry import make_agent  # noqa: E402
 from manni_env.cli import main  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
-from manni_train.ppo_vector import Actor, Critic, PPOLearner  # noqa: E402
+from manni_train.learner import PPOLearner  # noqa: E402
+from manni_train.networks import Actor, Critic  # noqa: E402
 from manni_train.ray_vector import Args, RaySampler, RemoteLearners, runner_seeds, train  # noqa: E402
 from manni_train.vector_rollout import VectorRollout  # noqa: E402
 

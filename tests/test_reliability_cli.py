@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from manni_agents.commands.play import play_terminal
+from manni_agents.play.terminal import play_terminal
 from manni_env import records as records_module
 from manni_env.cli import main
 from manni_env.records import read_records, validate_record
@@ -121,7 +121,7 @@ class _Interrupting:
 
 
 def test_play_ctrl_c_after_a_finished_deal_keeps_the_game(tmp_path, monkeypatch):
-    from manni_agents.commands import play
+    from manni_agents.play import terminal as play
 
     person = _Interrupting(after=1)
     real = play.GameState

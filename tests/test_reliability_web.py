@@ -14,10 +14,10 @@ import pytest
 pytest.importorskip("fastapi")
 TestClient = pytest.importorskip("fastapi.testclient").TestClient
 
-from manni_agents.web.app import create_app  # noqa: E402
-from manni_agents.web.limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard  # noqa: E402
-from manni_agents.web.lineup import Lineup  # noqa: E402
-from manni_agents.web.store import GameStore  # noqa: E402
+from manni_agents.play.web.app import create_app  # noqa: E402
+from manni_agents.play.web.limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard  # noqa: E402
+from manni_agents.play.web.lineup import Lineup  # noqa: E402
+from manni_agents.play.web.store import GameStore  # noqa: E402
 from manni_env.cli import main  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, read_records, validate_record  # noqa: E402

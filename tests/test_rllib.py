@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("ray.rllib", reason="Ray RLlib is optional: pip install -e '.[rllib]'")
 torch = pytest.importorskip("torch")
 
-from manni_agents.arena import run_arena  # noqa: E402
 from manni_agents.envs import policy_factory  # noqa: E402
+from manni_agents.evaluation.arena import run_arena  # noqa: E402
 from manni_agents.ppo_agent import PPOAgent  # noqa: E402
 from manni_agents.registry import make_agent  # noqa: E402
 from manni_agents.rllib_agent import export_policy  # noqa: E402
@@ -294,7 +294,7 @@ def test_train_checkpoint_restore_and_arena(tmp_path):
 def test_manni_train_rllib_end_to_end(tmp_path, capsys):
     """``manni train --trainer rllib``: in-process sampling until --total-steps learner decisions,
     the checkpoint with its export in the run directory, the final arena against both baselines."""
-    from manni_agents.vector_arena import checkpoint_policy
+    from manni_agents.evaluation.vector_arena import checkpoint_policy
     from manni_env.cli import main
     from manni_train.reporting import evaluate
     from manni_train.rllib_ppo import Args

@@ -9,7 +9,7 @@ import pytest
 
 from manni_agents import ppo_agent
 from manni_agents.commands.play import DEFAULT_OPPONENTS, FALLBACK_OPPONENTS, default_opponents
-from manni_agents.match import play_game
+from manni_agents.evaluation.match import play_game
 from manni_agents.ppo_agent import CheckpointError, PPOAgent, checkpoint_paths, shipped_model, shipped_variants
 from manni_agents.registry import make_agent
 from manni_env.engine import GameState

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from manni_train.ppo_vector import Actor, Args
+from manni_train.networks import Actor
+from manni_train.ppo_vector import Args
 from manni_train.snapshot_pool import SnapshotPool
 from manni_train.vector_rollout import LEARNER, VectorRollout
 

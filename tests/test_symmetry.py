@@ -12,9 +12,9 @@ import pytest
 
 from helpers.checkpoints import random_checkpoint
 from manni_agents import ppo_agent
+from manni_agents.evaluation.vector_arena import checkpoint_policy
 from manni_agents.ppo_agent import make_ppo_agent, split_options
 from manni_agents.registry import make_agent
-from manni_agents.vector_arena import checkpoint_policy
 from manni_agents.vector_policy import make_vector_policy
 from manni_env.engine import Deal, GameState
 from manni_env.observation import ObservationEncoder

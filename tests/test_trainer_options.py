@@ -15,10 +15,10 @@ torch = pytest.importorskip("torch")
 
 from helpers.interrupts import interrupt_when_written, manni  # noqa: E402
 
+from manni_agents.evaluation.vector_arena import checkpoint_policy  # noqa: E402
 from manni_agents.ppo_agent import CheckpointError, policy_metadata, save_checkpoint, shipped_model  # noqa: E402
 from manni_agents.registry import make_agent  # noqa: E402
 from manni_agents.rule_based_vector import VectorRuleBased  # noqa: E402
-from manni_agents.vector_arena import checkpoint_policy  # noqa: E402
 from manni_agents.vector_policy import make_vector_policy  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.observation import HISTORIES, ObservationEncoder  # noqa: E402
@@ -27,11 +27,12 @@ from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import ppo_sb3, resume  # noqa: E402
 from manni_train.args import parse_args  # noqa: E402
 from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
-from manni_train.ppo_vector import (Actor, Args, Critic, greedy_policy, load_actor, ppo_network, resumed,  # noqa: E402
-                                    train, warm_start)
+from manni_train.init_from import load_actor  # noqa: E402
+from manni_train.networks import Actor, Critic, greedy_policy, ppo_network  # noqa: E402
+from manni_train.ppo_vector import Args, resumed, train, warm_start  # noqa: E402
 from manni_train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, padded_rows, run_padded  # noqa: E402
-from manni_train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
 from manni_train.reporting import evaluate  # noqa: E402
+from manni_train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
 from manni_train.vector_rollout import FIXED, LEARNER, RANDOM, RULE_BASED, VectorRollout  # noqa: E402
 
 TINY = dict(num_envs=16, num_steps=24, hidden=[32], eval_every=0, eval_deals=4, bc_samples=400, bc_epochs=1,

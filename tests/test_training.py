@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from manni_agents.arena import run_arena
 from manni_agents.envs import single_agent_env
+from manni_agents.evaluation.arena import run_arena
+from manni_agents.evaluation.vector_arena import checkpoint_policy
 from manni_agents.ppo_agent import CheckpointError, PPOAgent
-from manni_agents.vector_arena import checkpoint_policy
 from manni_env.cli import main
 from manni_env.rules import make_rules
 from manni_train.args import TRAINERS, TrainArgs, parse_args

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from manni_agents import vector_arena
+from manni_agents.evaluation import vector_arena
+from manni_agents.evaluation.vector_arena import checkpoint_policy, duplicate_score, duplicate_scores
 from manni_agents.ppo_agent import DEFAULT_MODEL, CheckpointError, PPOAgent
 from manni_agents.rule_based import RuleBasedAgent
-from manni_agents.vector_arena import checkpoint_policy, duplicate_score, duplicate_scores
 from manni_agents.vector_policy import NetworkPolicy, RandomPolicy, VectorPolicy, act_seats, make_vector_policy
 from manni_env.engine import GameState
 from manni_env.observation import ObservationEncoder

@@ -21,7 +21,9 @@ from torch import nn
 from manni_env.actions import NUM_ACTIONS
 from manni_env.engine import Deal, GameState
 from manni_env.rules import make_rules
-from manni_train.ppo_vector import Actor, Args, Critic, PPOLearner
+from manni_train.learner import PPOLearner
+from manni_train.networks import Actor, Critic
+from manni_train.ppo_vector import Args
 from manni_train.precision import autocast
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 

@@ -19,11 +19,11 @@ pytest.importorskip("fastapi")
 TestClient = pytest.importorskip("fastapi.testclient").TestClient  # needs httpx2 (or httpx)
 
 from manni_agents import ppo_agent  # noqa: E402
-from manni_agents.web.app import create_app  # noqa: E402
-from manni_agents.web.game import WebGame  # noqa: E402
-from manni_agents.web.lineup import Lineup, strongest_shipped_agent  # noqa: E402
-from manni_agents.web.replay import build_replay  # noqa: E402
-from manni_agents.web.store import GameStore  # noqa: E402
+from manni_agents.play.web.app import create_app  # noqa: E402
+from manni_agents.play.web.game import WebGame  # noqa: E402
+from manni_agents.play.web.lineup import Lineup, strongest_shipped_agent  # noqa: E402
+from manni_agents.play.web.replay import build_replay  # noqa: E402
+from manni_agents.play.web.store import GameStore  # noqa: E402
 from manni_env.cli import main  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, read_records, validate_record  # noqa: E402

@@ -13,7 +13,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from manni_agents.web.replay import build_replay  # noqa: E402
+from manni_agents.play.web.replay import build_replay  # noqa: E402
 from helpers.browser import CHROMIUM, CHROMIUM_ARGS, served  # noqa: E402,F401 (served: the server fixture)
 from manni_env.actions import action_to_str  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402

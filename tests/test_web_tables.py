@@ -15,11 +15,11 @@ import pytest
 pytest.importorskip("fastapi")
 TestClient = pytest.importorskip("fastapi.testclient").TestClient
 
-from manni_agents.web.app import create_app  # noqa: E402
-from manni_agents.web.lineup import Lineup  # noqa: E402
-from manni_agents.web.replay import build_replay  # noqa: E402
-from manni_agents.web.store import GameStore  # noqa: E402
-from manni_agents.web.tables import PERSON, Table, TableError, TableFull, TableStore  # noqa: E402
+from manni_agents.play.web.app import create_app  # noqa: E402
+from manni_agents.play.web.lineup import Lineup  # noqa: E402
+from manni_agents.play.web.replay import build_replay  # noqa: E402
+from manni_agents.play.web.store import GameStore  # noqa: E402
+from manni_agents.play.web.tables import PERSON, Table, TableError, TableFull, TableStore  # noqa: E402
 from manni_env.cards import card_to_str  # noqa: E402
 from manni_env.records import read_records, validate_record  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402

@@ -17,7 +17,7 @@ import argparse
 import importlib
 import sys
 
-from .args import TRAINERS
+from manni_train.args import TRAINERS
 
 #: top-level modules of the ``train`` extra that ``manni train`` imports
 TRAIN_EXTRA = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "rich")

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from manni_agents.arena import worker_pool
+from manni_agents.evaluation.arena import worker_pool
 from manni_agents.ppo_agent import CheckpointError, PPOAgent, layout_fingerprint, policy_metadata, save_checkpoint
 from manni_agents.registry import make_agent
 from manni_agents.search import network_decisions
@@ -48,7 +48,8 @@ from manni_env.actions import NUM_ACTIONS
 from manni_env.observation import ObservationEncoder
 from manni_env.rules import Phase, Rules
 from manni_train.demonstrations import ObservationCodec
-from manni_train.ppo_vector import Actor, checkpoint_provenance, ppo_network
+from manni_train.init_from import checkpoint_provenance
+from manni_train.networks import Actor, ppo_network
 from manni_train.reporting import command_line
 
 DESCRIPTION = ("Teach a ppo network the decisions of a stronger, slower agent: the student plays deals, the teacher "

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
 import time
 from dataclasses import dataclass
@@ -53,13 +52,15 @@ from stable_baselines3.common.logger import Logger, make_output_format
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from manni_agents.arena import BASELINES
+from manni_agents.evaluation.arena import BASELINES
+from manni_agents.evaluation.results import atomic_write
+from manni_agents.evaluation.vector_arena import checkpoint_policy
 from manni_agents.ppo_agent import PPOAgent, policy_metadata, save_checkpoint
 from manni_agents.registry import make_agent
-from manni_agents.vector_arena import checkpoint_policy
 from manni_env.single_agent import SingleAgentManniEnv
 from manni_train.args import SelfPlayArgs, parse_args
 from manni_train.demonstrations import Demonstrations, collect_demonstrations, imitate
+from manni_train.networks import ACTIVATIONS
 from manni_train.reporting import (TrainResult, evaluate, final_arena, plot_learning_curve, report,
                                    training_metadata, write_history)
 
@@ -67,7 +68,6 @@ TRAIN_FORMAT = "manni-ppo-train/1"
 #: SB3's names of the diagnostics every trainer logs → the names the fast trainer (and CleanRL) uses
 LOG_NAMES = {"train/approx_kl": "losses/approx_kl", "train/clip_fraction": "losses/clipfrac",
              "train/explained_variance": "losses/explained_variance", "train/learning_rate": "charts/learning_rate"}
-ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}
 
 
 @dataclass
@@ -268,8 +268,7 @@ def save_training_checkpoint(model: MaskablePPO, run_dir: Path, args: Args, hist
         "policy": model.policy.state_dict(),
         "optimizer": model.policy.optimizer.state_dict(),
     }
-    torch.save(data, path.with_suffix(".tmp"))
-    os.replace(path.with_suffix(".tmp"), path)  # never leave a half-written latest.pt
+    atomic_write(path, lambda p: torch.save(data, p))  # never leave a half-written latest.pt
     return path
 
 

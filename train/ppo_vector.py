@@ -22,9 +22,11 @@ score is paid at the end. The deal
 is bootstrapped with the value of that seat's current observation. Then GAE, the clipped PPO
 objective with masked categorical policies (illegal logits set to -1e8), the value loss (clipped
 with ``--clip-vloss``) and an entropy bonus, over ``update_epochs`` epochs of minibatches.
-The rollout (games, seats, rewards, GAE) is :class:`manni_train.vector_rollout.VectorRollout`, the
-update :class:`PPOLearner`; the Ray trainer (:mod:`manni_train.ray_vector`) runs the same two, its
-rollouts in runner actors.
+The pieces are modules of their own, this file the loop that joins them: the networks and their
+checkpoints (:mod:`manni_train.networks`), ``--init-from`` (:mod:`manni_train.init_from`), the
+rollout (games, seats, rewards, GAE: :class:`manni_train.vector_rollout.VectorRollout`) and the
+update (:class:`manni_train.learner.PPOLearner`); the Ray trainer (:mod:`manni_train.ray_vector`)
+runs the same rollout and update, its rollouts in runner actors.
 
 ``--opponents SPEC [SPEC]`` replaces that mix with fixed agents (:mod:`manni_train.opponents`);
 ``--precision`` runs the networks' hidden layers in bfloat16 (:mod:`manni_train.precision`); the warm
@@ -57,28 +59,20 @@ from typing import Protocol
 
 import numpy as np
 import torch
-from torch import nn
 
-from manni_agents.ppo_agent import (CheckpointError, PPOAgent, ShippedPPOAgent, policy_metadata, save_checkpoint,
-                                    split_options)
-from manni_agents.registry import make_agent
-from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
-from manni_env.actions import NUM_ACTIONS
 from manni_env.interrupts import deferred_interrupt
-from manni_env.observation import ObservationEncoder
-from manni_env.rules import Rules
 from manni_env.shaping import REWARD_BASES
 from manni_env.vector import BACKENDS
 from manni_train import resume
 from manni_train.args import SelfPlayArgs, parse_args
 from manni_train.demonstrations import Demonstrations, collect_demonstrations, imitate
-from manni_train.precision import PRECISIONS, autocast, compute_dtype, full_precision, padded_rows
-from manni_train.reporting import (TrainResult, evaluate, final_arena, plot_learning_curve, report,
-                                   training_metadata, write_history)
+from manni_train.init_from import load_actor
+from manni_train.learner import PPOLearner
+from manni_train.networks import Actor, Critic, export, greedy_policy
+from manni_train.precision import PRECISIONS, autocast, compute_dtype
+from manni_train.reporting import TrainResult, evaluate, final_arena, plot_learning_curve, report, write_history
 from manni_train.threads import ThreadFitter
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
-
-ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
 
 @dataclass
@@ -151,146 +145,6 @@ class Args(SelfPlayArgs):
         return min(600_000, round(0.3 * self.total_steps)) if self.bc_samples is None else self.bc_samples
 
 
-def mlp(sizes: list[int], activation: type[nn.Module]) -> nn.Sequential:
-    """Linear layers with ``activation`` after each (orthogonal init, gain √2)."""
-    layers: list[nn.Module] = []
-    for a, b in zip(sizes, sizes[1:]):
-        layers += [layer_init(nn.Linear(a, b)), activation()]
-    return nn.Sequential(*layers)
-
-
-def layer_init(layer: nn.Linear, std: float = np.sqrt(2)) -> nn.Linear:
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, 0.0)
-    return layer
-
-
-class Actor(nn.Module):
-    """Observation → action logits (the part a ``ppo`` checkpoint holds)."""
-
-    def __init__(self, obs_size: int, hidden: list[int], activation: str):
-        super().__init__()
-        self.pi = mlp([obs_size, *hidden], ACTIVATIONS[activation])
-        self.action = layer_init(nn.Linear(hidden[-1], NUM_ACTIONS), std=0.01)
-
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Masked float32 logits: illegal actions get -1e8 (the head runs in float32 under bf16 autocast)."""
-        hidden = self.pi(obs)
-        with full_precision(hidden):
-            return self.action(hidden.float()).masked_fill(~mask, -1e8)
-
-    def linears(self) -> list[nn.Linear]:
-        """The linear layers in the checkpoint's order: hidden layers, then the action head."""
-        return [m for m in self.pi if isinstance(m, nn.Linear)] + [self.action]
-
-    def load_layers(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        """Copy a checkpoint's (weight, bias) pairs (:meth:`layers`' layout) into this actor."""
-        with torch.no_grad():
-            for module, (weight, bias) in zip(self.linears(), layers, strict=True):
-                module.weight.copy_(torch.from_numpy(weight))
-                module.bias.copy_(torch.from_numpy(bias))
-
-    def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(weight, bias) pairs, hidden layers then the action head (the checkpoint's layout)."""
-        return [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in self.linears()]
-
-
-class Critic(nn.Module):
-    """Observation → value (used in training only; not part of the checkpoint)."""
-
-    def __init__(self, obs_size: int, hidden: list[int], activation: str):
-        super().__init__()
-        self.vf = mlp([obs_size, *hidden], ACTIVATIONS[activation])
-        self.value = layer_init(nn.Linear(hidden[-1], 1), std=1.0)
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        """float32 values (the head runs in float32 under bf16 autocast)."""
-        hidden = self.vf(obs)
-        with full_precision(hidden):
-            return self.value(hidden.float()).squeeze(-1)
-
-
-def ppo_network(spec: str, rules: Rules) -> PPOAgent:
-    """The ``ppo`` network that ``--init-from`` ``spec`` (``ppo``, ``ppo:VARIANT``, ``ppo:PATH``) names,
-    checked to play ``rules``, played plain and greedy: the network itself, as the trainers fine-tune it
-    (a spec's options and a checkpoint's ``play`` do not change its weights). ``ValueError`` for
-    another kind of spec, :class:`CheckpointError` for a checkpoint that cannot play them."""
-    kind, _, arg = spec.strip().partition(":")
-    if kind != "ppo":
-        raise ValueError(f"--init-from takes a ppo checkpoint (ppo, ppo:VARIANT, ppo:PATH), got {spec!r}")
-    path = split_options(arg)[0]
-    agent = make_agent(f"ppo:{path},plain" if path else "ppo:plain", rules)
-    return agent.agent_for(rules) if isinstance(agent, ShippedPPOAgent) else agent
-
-
-def init_network(spec: str, args: Args) -> PPOAgent:
-    """The ``ppo`` network that ``--init-from`` ``spec`` names (:func:`ppo_network`), checked against
-    the run: ``ValueError`` (:class:`~manni_agents.ppo_agent.CheckpointError` for a checkpoint)
-    naming what does not match."""
-    network = ppo_network(spec, args.rules())
-    wanted = {"history": args.history, "activation": args.activation, "net_arch": list(args.hidden)}
-    grows = {"history": lambda start, run: widens(args.rules(), start, run), "net_arch": wider}
-    for key, value in wanted.items():
-        if network.meta[key] != value and not (key in grows and grows[key](network.meta[key], value)):
-            raise CheckpointError(f"--init-from {spec}: {network.path} has {key}={network.meta[key]!r}, "
-                                  f"the run has {value!r}")
-    return network
-
-
-def widens(rules: Rules, checkpoint_history: str, run_history: str) -> bool:
-    """Whether a network that reads ``checkpoint_history`` observations can start a run that reads
-    ``run_history`` ones by :func:`widen`: the checkpoint's layout is the start of the run's
-    (``summary`` into ``full``, which appends the ordered history)."""
-    start, run = (ObservationEncoder(rules, history).segments for history in (checkpoint_history, run_history))
-    return len(start) < len(run) and run[:len(start)] == start
-
-
-def wider(checkpoint_hidden: list[int], run_hidden: list[int]) -> bool:
-    """Whether a network with hidden layers ``checkpoint_hidden`` can start a run with ``run_hidden``
-    by :func:`widen`: as many layers, none narrower (Net2Net-style widening)."""
-    return len(checkpoint_hidden) == len(run_hidden) and all(a <= b for a, b in zip(checkpoint_hidden, run_hidden))
-
-
-def widen(layers: list[tuple[np.ndarray, np.ndarray]],
-          fresh: list[tuple[np.ndarray, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """A checkpoint's ``layers`` grown to the shapes of ``fresh`` (a new actor's initial layers, as
-    wide or wider, with the inputs added at the end of the observation): each checkpoint weight and
-    bias keeps its place, the weights from added inputs or units into the checkpoint's units are
-    zero, and the added units keep their fresh weights. The added inputs and units change nothing
-    until training gives them weight, so the network starts playing exactly as the checkpoint does."""
-    grown = []
-    for (weight, bias), (fresh_weight, fresh_bias) in zip(layers, fresh, strict=True):
-        outputs, inputs = weight.shape
-        new_weight, new_bias = fresh_weight.copy(), fresh_bias.copy()
-        new_weight[:outputs] = 0.0
-        new_weight[:outputs, :inputs] = weight
-        new_bias[:outputs] = bias
-        grown.append((new_weight, new_bias))
-    return grown
-
-
-def load_actor(actor: Actor, spec: str, args: Args) -> dict:
-    """Copy the weights of the ``--init-from`` checkpoint ``spec`` (:func:`init_network`) into ``actor``
-    (into a ``--history full`` run or wider ``--hidden`` layers by :func:`widen`); what the exported
-    agent records of that checkpoint (``training.init_from``): the spec, its weights' SHA-256, its
-    learner decisions and wall time, and its own ``init_from`` where it has one (so a chain of
-    fine-tunings adds up to the whole training budget)."""
-    network = init_network(spec, args)
-    actor.load_layers(widen(network.layers, actor.layers()))
-    return checkpoint_provenance(spec, network)
-
-
-def checkpoint_provenance(spec: str, network: PPOAgent) -> dict:
-    """What an agent trained on from ``network`` (loaded from ``spec``) records of it: the spec, its
-    weights' SHA-256, its learner decisions and wall time, and its own ``training.init_from``."""
-    training = network.meta.get("training", {})
-    provenance = {"spec": spec, "weights_sha256": network.meta["weights_sha256"],
-                  "timesteps": training.get("timesteps"), "wall_time_s": training.get("wall_time_s")}
-    if "init_from" in training:
-        provenance["init_from"] = training["init_from"]
-    return provenance
-
-
 def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
     """Behaviour cloning of the teacher (:func:`~manni_train.demonstrations.imitate`) under
     ``--precision``, the critic's targets scaled by ``reward_scale``; with ``--init-from`` only the
@@ -308,104 +162,6 @@ def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, g
                    batch_size=args.bc_batch_size, generator=gen, value_scale=args.reward_scale,
                    precision=autocast(compute_dtype(args.precision)),
                    desc=f"warm start ({what} {args.bc_teacher})", progress_bar=args.progress_bar)
-
-
-def export(actor: Actor, path: Path, args: Args, steps: int, wall_time: float, algorithm: str,
-           init_from: dict | None = None) -> Path:
-    """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON); ``algorithm`` names the trainer;
-    ``init_from`` (what :func:`load_actor` returned) becomes the metadata's ``training.init_from``."""
-    metadata = {
-        **policy_metadata(args.rules(), args.history, args.activation),
-        **training_metadata(args, algorithm, steps, wall_time),
-    }
-    if init_from is not None:
-        metadata["training"]["init_from"] = init_from
-    return save_checkpoint(path, actor.layers(), metadata)
-
-
-def greedy_policy(actor: Actor) -> VectorPolicy:
-    """The greedy batched policy of ``actor`` (for :func:`manni_train.reporting.evaluate`)."""
-
-    def logits(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            return actor(torch.from_numpy(obs), torch.from_numpy(mask)).numpy()
-
-    return NetworkPolicy(logits, "learner")
-
-
-class PPOLearner:
-    """The PPO update of ``actor`` and ``critic`` (one Adam optimizer) on a :class:`RolloutBatch`:
-    ``update_epochs`` epochs of minibatches, normalised advantages, the clipped objective, the value
-    loss (clipped with ``--clip-vloss``), the entropy bonus and gradient clipping. The networks
-    live on ``device``; ``gen`` shuffles the minibatches."""
-
-    def __init__(self, actor: Actor, critic: Critic, args: Args, gen: torch.Generator, device: str = "cpu"):
-        self.actor, self.critic, self.args, self.gen, self.device = actor, critic, args, gen, torch.device(device)
-        self.params = list(actor.parameters()) + list(critic.parameters())
-        # fused: one kernel for all parameters instead of a Python loop over them (docs/training.md)
-        self.optimizer = torch.optim.Adam(self.params, lr=args.learning_rate, eps=1e-5, fused=fused_adam(self.device))
-        self.dtype = compute_dtype(args.precision, self.device)
-        self.precision = autocast(self.dtype, self.device)
-
-    def update(self, batch: RolloutBatch, lr: float, minibatches: int | None = None) -> dict[str, float]:
-        """One PPO update with learning rate ``lr`` in ``minibatches`` minibatches per epoch (default:
-        of about ``minibatch_size``); the last minibatch's losses and approximate KL divergence, the clip
-        fraction and the explained variance of the rollout's values."""
-        args = self.args
-        self.optimizer.param_groups[0]["lr"] = lr
-        # the observations only feed the first layers, which autocast runs in the compute dtype: cast them once
-        f_obs = batch.obs.to(self.device, self.dtype)
-        f_mask, f_act, f_logp, f_val, f_adv, f_ret = (
-            t.to(self.device) for t in (batch.mask, batch.actions, batch.logp, batch.values, batch.advantages,
-                                        batch.returns))
-        size = f_obs.shape[0]
-        clipfracs, count = [], minibatches or max(1, round(size / args.minibatch_size))
-        for _ in range(args.update_epochs):
-            for idx in torch.randperm(size, generator=self.gen).tensor_split(count):
-                idx = idx.to(self.device)
-                n = idx.numel()
-                rows = padded_rows(idx, self.dtype)  # the padding rows' outputs are dropped below
-                obs, mask = f_obs.index_select(0, rows), f_mask.index_select(0, rows)  # (faster than obs[rows])
-                act, old_logp, old_v, a, ret = (t.index_select(0, idx) for t in (f_act, f_logp, f_val, f_adv, f_ret))
-                with self.precision:  # the networks' hidden layers; their outputs and the losses are float32
-                    logits = self.actor(obs, mask)[:n]
-                    v = self.critic(obs)[:n]
-                logp_all = torch.log_softmax(logits, 1)
-                logp = logp_all.gather(1, act[:, None]).squeeze(1)
-                ratio = (logp - old_logp).exp()
-                a = (a - a.mean()) / (a.std() + 1e-8)
-                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                # e^-80 is 0 to float32's precision; exp of the masked actions' -1e8 (an underflow) is about 30x slower
-                probs = logp_all.clamp(min=-80.0).exp()
-                entropy = -(probs * logp_all.masked_fill(~mask[:n], 0.0)).sum(1).mean()
-                v_loss = (v - ret) ** 2
-                if args.clip_vloss:
-                    v_clipped = old_v + (v - old_v).clamp(-args.clip_coef, args.clip_coef)
-                    v_loss = torch.max(v_loss, (v_clipped - ret) ** 2)
-                v_loss = 0.5 * v_loss.mean()
-                loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
-                self.step(loss)
-                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-        with torch.no_grad():  # CleanRL's diagnostics: the last minibatch's KL estimate, the critic's fit
-            log_ratio = logp - old_logp
-            approx_kl = ((log_ratio.exp() - 1) - log_ratio).mean().item()
-            variance = f_ret.var().item()
-            explained = float("nan") if variance == 0 else 1.0 - (f_ret - f_val).var().item() / variance
-        return {"losses/policy": pg_loss.item(), "losses/value": v_loss.item(), "losses/entropy": entropy.item(),
-                "losses/clipfrac": float(np.mean(clipfracs)), "losses/approx_kl": approx_kl,
-                "losses/explained_variance": explained}
-
-    def step(self, loss: torch.Tensor) -> None:
-        """One gradient step on ``loss`` (clipped to ``max_grad_norm``)."""
-        self.optimizer.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(self.params, self.args.max_grad_norm)
-        self.optimizer.step()
-
-
-def fused_adam(device: torch.device) -> bool:
-    """Whether torch's fused Adam kernel runs on ``device`` (CPU and CUDA)."""
-    return device.type in ("cpu", "cuda")
 
 
 class Sampler(Protocol):

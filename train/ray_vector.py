@@ -18,7 +18,7 @@ curve and final arena, all four variants. What differs:
   games per update; more runners give bigger updates).
   With ``--overlap`` the runners play the next rollout while the learner updates, with weights one
   update old (PPO's ratios are taken against the policy that sampled).
-- **Learners**: the PPO update (:class:`~manni_train.ppo_vector.PPOLearner`) runs in this process on its
+- **Learners**: the PPO update (:class:`~manni_train.learner.PPOLearner`) runs in this process on its
   CPUs (``--torch-threads``), or in ``--num-learners`` Ray actors (``--num-cpus-per-learner``,
   ``--num-gpus-per-learner`` each; a GPU alone asks for one actor) that split each batch and average
   their gradients with ``torch.distributed`` (gloo on CPUs, NCCL on GPUs):
@@ -41,7 +41,8 @@ import torch.distributed as dist
 
 from manni_train import ppo_vector
 from manni_train.args import parse_args
-from manni_train.ppo_vector import Actor, Critic, PPOLearner
+from manni_train.learner import PPOLearner
+from manni_train.networks import Actor, Critic
 from manni_train.reporting import TrainResult, report
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 

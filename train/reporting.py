@@ -13,11 +13,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from manni_agents.arena import BASELINES, ArenaResult, against_baselines
-from manni_agents.vector_arena import duplicate_score
+from manni_agents.evaluation.arena import BASELINES, ArenaResult, against_baselines
+from manni_agents.evaluation.results import atomic_write
+from manni_agents.evaluation.vector_arena import duplicate_score
 from manni_agents.vector_policy import VectorPolicy, make_vector_policy
-
-from .args import TrainArgs
+from manni_train.args import TrainArgs
 
 
 @dataclasses.dataclass
@@ -66,7 +66,7 @@ def evaluate(policy: VectorPolicy, args: TrainArgs, steps: int, wall_time: float
     """Every trainer's periodic evaluation, one ``history.json`` entry: the learner decisions and
     training wall time so far and, for each baseline, the mean deal score (95% CI) of the greedy
     batched ``policy`` against two copies of it over ``--eval-deals`` duplicate deals of seed
-    ``--eval-seed`` on the vector env (:func:`manni_agents.vector_arena.duplicate_score`; ``backend``
+    ``--eval-seed`` on the vector env (:func:`manni_agents.evaluation.vector_arena.duplicate_score`; ``backend``
     changes the speed, not the numbers); with ``--opponents``, also against them (``vs_opponents``:
     a best response's score)."""
     rules = args.rules()
@@ -81,9 +81,7 @@ def evaluate(policy: VectorPolicy, args: TrainArgs, steps: int, wall_time: float
 
 def write_history(run_dir: Path, history: list[dict]) -> None:
     """``history.json``, replaced in one step (readers never see half a file)."""
-    partial = run_dir / "history.json.partial"
-    partial.write_text(json.dumps(history, indent=1) + "\n")
-    partial.replace(run_dir / "history.json")
+    atomic_write(run_dir / "history.json", lambda p: p.write_text(json.dumps(history, indent=1) + "\n"))
 
 
 def final_arena(spec: str, args: TrainArgs, run_dir: Path, progress: bool = False) -> dict[str, ArenaResult]:

@@ -18,6 +18,8 @@ import safetensors.torch
 import torch
 from torch import nn
 
+from manni_agents.evaluation.results import atomic_write
+
 STATE, META = "resume.safetensors", "resume.json"
 
 
@@ -49,8 +51,8 @@ def save(run_dir: Path, progress: Progress, actor: nn.Module, critic: nn.Module,
             tensors |= {f"optimizer.{i}.{k}": torch.as_tensor(v) for k, v in moments.items()}
     meta = {**progress.__dict__, "optimizer_groups": groups, "numpy_rng": rng.bit_generator.state}
     tensors = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    _replace(run_dir / STATE, lambda p: safetensors.torch.save_file(tensors, str(p)))
-    _replace(run_dir / META, lambda p: p.write_text(json.dumps(meta, indent=1) + "\n"))
+    atomic_write(run_dir / STATE, lambda p: safetensors.torch.save_file(tensors, str(p)))
+    atomic_write(run_dir / META, lambda p: p.write_text(json.dumps(meta, indent=1) + "\n"))
 
 
 def load(run_dir: Path, actor: nn.Module, critic: nn.Module, gen: torch.Generator,
@@ -84,9 +86,3 @@ def remove(run_dir: Path) -> None:
     """Delete the resume state of ``run_dir`` (if any)."""
     for name in (STATE, META):
         (run_dir / name).unlink(missing_ok=True)
-
-
-def _replace(path: Path, write) -> None:
-    partial = path.with_name(path.name + ".partial")  # readers never see half a file
-    write(partial)
-    partial.replace(path)

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 
-from manni_agents.arena import BASELINES
+from manni_agents.evaluation.arena import BASELINES
 from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_train.args import TrainArgs, parse_args
 from manni_train.reporting import TrainResult, evaluate, final_arena, plot_learning_curve, report, write_history

@@ -8,7 +8,7 @@ groups a step's rows by snapshot (each group padded to the largest, rounded up t
 :data:`GROUP_ROWS`) and runs every layer as one batched product (``torch.baddbmm``): one pass and
 one draw per step for the whole pool. Each row gets exactly its own snapshot's logits, as a
 separate pass would give them; hidden layers in the rollout's dtype, the action head in float32
-(as :class:`~manni_train.ppo_vector.Actor` computes it).
+(as :class:`~manni_train.networks.Actor` computes it).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 
 
 class SnapshotPool:
-    """At most ``size`` frozen copies of an actor (:class:`~manni_train.ppo_vector.Actor`), oldest
+    """At most ``size`` frozen copies of an actor (:class:`~manni_train.networks.Actor`), oldest
     first; :meth:`act` draws the moves of rows played by any of them, hidden layers in ``dtype``,
     actions drawn with ``gen``."""
 

@@ -1,4 +1,4 @@
-"""``manni arena``: a duplicate-deal tournament of three agents (see :mod:`manni_agents.arena`).
+"""``manni arena``: a duplicate-deal tournament of three agents (see :mod:`manni_agents.evaluation.arena`).
 
 Everything is checked before the first deal: the agents (and that they can play the variant), the
 numbers, the ``--records`` file (a new one, or ``--append``) and the ``--out`` directory (existing
@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import sys
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
-#: the files ``--out`` writes
-RESULT_FILES = ("result.json", "result.md", "result.png")
+from manni_agents.evaluation.results import RESULT_FILES, write_outputs
 
 
 def register(subparsers) -> None:
@@ -49,11 +45,10 @@ def register(subparsers) -> None:
 
 
 def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from manni_agents.bots.agent import BotError
+    from manni_agents.evaluation.arena import ArenaInterrupted, run_arena
+    from manni_agents.registry import make_agent
     from manni_env.cli_options import prepare_output_file, rules_from_args
-
-    from ..arena import ArenaInterrupted, run_arena
-    from ..bot_agent import BotError
-    from ..registry import make_agent
 
     if len(args.agents) != 3:
         parser.error(f"arena needs exactly three agents (one per seat), got {len(args.agents)}: {' '.join(args.agents)}")
@@ -122,25 +117,3 @@ def _interrupted(stop, args: argparse.Namespace) -> int:
     what = "; kept " + " and ".join(kept) if kept else "; nothing was written"
     print(f"manni arena: interrupted after {stop.units} of {stop.requested} {unit}{what}", file=sys.stderr)
     return 130
-
-
-def write_outputs(result, out: str | Path) -> None:
-    """``result.json``, ``result.md`` and ``result.png`` in directory ``out`` (created if needed),
-    each written to a temporary file first and then renamed, so a file is never half written."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    _atomic(out / "result.json", lambda p: p.write_text(json.dumps(result.to_dict(), indent=2) + "\n"))
-    _atomic(out / "result.md", lambda p: p.write_text(result.to_markdown()))
-    _atomic(out / "result.png", result.plot)
-
-
-def _atomic(path: Path, write: Callable[[Path], None]) -> None:
-    """``write(tmp)`` to a temporary file next to ``path`` (same suffix), then rename it to ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise

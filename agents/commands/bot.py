@@ -1,4 +1,4 @@
-"""``manni bot check COMMAND``: the conformance run of a ``manni-bot/1`` program (:mod:`manni_agents.bot_check`)."""
+"""``manni bot check COMMAND``: the conformance run of a ``manni-bot/1`` program (:mod:`manni_agents.bots.check`)."""
 
 from __future__ import annotations
 
@@ -35,10 +35,9 @@ def register(subparsers) -> None:
 
 
 def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from manni_agents.bots.agent import BotAgent
+    from manni_agents.bots.check import run_checks
     from manni_env.rules import VARIANTS
-
-    from ..bot_agent import BotAgent
-    from ..bot_check import run_checks
 
     command = args.command[0] if len(args.command) == 1 else shlex.join(args.command)
     command = command.removeprefix("bot:").strip()

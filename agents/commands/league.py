@@ -1,4 +1,4 @@
-"""``manni league``: every agent against two copies of every other, and a leaderboard (:mod:`manni_agents.league`)."""
+"""``manni league``: every agent against two copies of every other, and a leaderboard (:mod:`manni_agents.evaluation.league`)."""
 
 from __future__ import annotations
 
@@ -34,11 +34,10 @@ def register(subparsers) -> None:
 
 
 def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from manni_agents.bots.agent import BotError
+    from manni_agents.evaluation import league
+    from manni_agents.registry import make_agent
     from manni_env.rules import VARIANTS, make_rules
-
-    from .. import league
-    from ..bot_agent import BotError
-    from ..registry import make_agent
 
     agents = [spec.strip() for spec in args.agents]
     if len(agents) < 2 or len(set(agents)) < len(agents):

@@ -1,5 +1,5 @@
 """``manni serve``: play against the agents, at tables with friends, and replay records in the browser (see
-:mod:`manni_agents.web`)."""
+:mod:`manni_agents.play.web`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 DEFAULT_RECORDS_DIR = "runs/web_records"
-MAX_REPLAY_DEALS = 200  # manni_agents.web.limits.MAX_REPLAY_DEALS (not imported: the web extra may be missing)
+MAX_REPLAY_DEALS = 200  # manni_agents.play.web.limits.MAX_REPLAY_DEALS (not imported: the web extra may be missing)
 
 
 def _positive(text: str) -> float:
@@ -58,14 +58,13 @@ def _fail(message: str) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     try:
-        from ..web.app import create_app, listen, server
+        from manni_agents.play.web.app import create_app, listen, server
     except ImportError as err:
         return _fail(f"the web extra is not installed ({err}); pip install 'manni-env[web]'")
+    from manni_agents.play.web.limits import ReplayGuard
+    from manni_agents.play.web.lineup import Lineup
+    from manni_agents.play.web.store import GameStore
     from manni_env.records import RecordError
-
-    from ..web.limits import ReplayGuard
-    from ..web.lineup import Lineup
-    from ..web.store import GameStore
 
     if not 0 <= args.port <= 65535:
         return _fail(f"--port must be in 0..65535, got {args.port}")
@@ -107,7 +106,7 @@ def _main(args: argparse.Namespace) -> int:
 def _records_dir_problem(directory: str) -> str | None:
     """Why played games could not be saved in ``directory`` (created if missing), or ``None``:
     the games file is opened for appending now, so a server that starts can save."""
-    from ..web.store import RECORDS_FILE
+    from manni_agents.play.web.store import RECORDS_FILE
 
     path = Path(directory) / RECORDS_FILE
     try:

@@ -1,30 +1,18 @@
-"""``manni simulate``: play seeded games between agents and write their records.
-
-Seeds: with ``--seed S``, game ``i`` uses ``child = numpy.random.SeedSequence(S).spawn(N)[i]``; its
-deals come from ``GameState(rules, seed=int(child.generate_state(1)[0]))`` (that 32-bit seed is the
-record's ``seed``) and the agent in seat ``k`` acts with ``default_rng(child.spawn(3)[k])``. Game
-``i`` is therefore the same whatever ``--games`` is, and the same on every run.
-"""
+"""``manni simulate``: play seeded games between agents and write their records
+(:func:`manni_agents.evaluation.match.simulate_games`, which says how the games are seeded)."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 import sys
-from collections.abc import Iterator, Sequence
 
-import numpy as np
-from tqdm.auto import tqdm
-
+from manni_agents.bots.agent import BotError
+from manni_agents.evaluation.match import simulate_games
+from manni_agents.registry import make_agent
 from manni_env.cli_options import add_variant_options, at_least, prepare_output_file, rules_from_args
-from manni_env.engine import GameState
 from manni_env.interrupts import deferred_interrupt
-from manni_env.records import game_record, write_records
-from manni_env.rules import Rules
-
-from ..bot_agent import BotError
-from ..match import play_game
-from ..registry import make_agent
+from manni_env.records import write_records
 
 
 def register(subparsers) -> None:
@@ -72,14 +60,3 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 2
     print(f"wrote {written} {rules.variant} games to {args.records}")
     return 0
-
-
-def simulate_games(
-    rules: Rules, policies: Sequence, games: int, seed: int, players: Sequence[str], progress: bool = False
-) -> Iterator[dict]:
-    """Play ``games`` games (seeded as the module docstring says); yield each game's record."""
-    for child in tqdm(np.random.SeedSequence(seed).spawn(games), desc="games", unit="game", disable=not progress):
-        state = GameState(rules, seed=int(child.generate_state(1)[0]))
-        play_game(state, policies, [np.random.default_rng(s) for s in child.spawn(3)])
-        yield game_record(state, players=players)
-

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_options import add_variant_options, rules_from_args
-from ..observation import HISTORIES, StateEncoder, layout_table
+from manni_env.cli_options import add_variant_options, rules_from_args
+from manni_env.observation import HISTORIES, StateEncoder, layout_table
 
 
 def register(subparsers) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..records import RecordError, iter_record_lines, validate_record
+from manni_env.records import RecordError, iter_record_lines, validate_record
 
 
 def register(subparsers) -> None:

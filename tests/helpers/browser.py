@@ -17,9 +17,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 @pytest.fixture
 def served(tmp_path):
     """``(url, store)`` of a server running in a thread on a free 127.0.0.1 port."""
-    from manni_agents.web.app import create_app, listen, server
-    from manni_agents.web.lineup import Lineup
-    from manni_agents.web.store import GameStore
+    from manni_agents.play.web.app import create_app, listen, server
+    from manni_agents.play.web.lineup import Lineup
+    from manni_agents.play.web.store import GameStore
 
     store = GameStore(tmp_path / "web")
     sock = listen("127.0.0.1", 0)

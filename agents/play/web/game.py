@@ -2,7 +2,7 @@
 
 The person's browser only ever gets :meth:`WebGame.snapshot`: the person's own
 :class:`~manni_env.view.SeatView`, the public table (the trick, counts, scores, the narration of
-:class:`~manni_agents.human.TableNarrator`) and the results of finished deals — never a hidden card.
+:class:`~manni_agents.play.human.TableNarrator`) and the results of finished deals — never a hidden card.
 The agents act on the server from their own seats' views. For an agent with
 ``action_probabilities(view)`` (the ``ppo`` agent) the probabilities of each decision are kept
 beside the game, one list per deal in decision order (``None`` for the others' decisions); the
@@ -17,6 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from manni_agents.play.human import TableNarrator, contract_text
+from manni_agents.registry import make_agent
 from manni_env import actions as A
 from manni_env.cards import card_to_str, cards_of, sort_for_display
 from manni_env.engine import GameState, IllegalActionError, Phase, RoundResult
@@ -24,9 +26,6 @@ from manni_env.records import game_record
 from manni_env.rules import Rules
 from manni_env.text import contract_name, decision_prompt
 from manni_env.view import SeatView
-
-from ..human import TableNarrator, contract_text
-from ..registry import make_agent
 
 HUMAN = "human"
 #: Narration lines kept per game (older ones are dropped) and sent with each snapshot.

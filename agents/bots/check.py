@@ -16,14 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from manni_agents.bots.agent import BotAgent, BotError
+from manni_agents.bots.process import EXIT_GRACE_S, BotFault
+from manni_agents.evaluation.match import play_game
+from manni_agents.random_agent import RandomAgent
 from manni_env import actions as A
 from manni_env.engine import GameState
 from manni_env.rules import VARIANTS, Phase, make_rules
-
-from .bot_agent import BotAgent, BotError
-from .bot_process import EXIT_GRACE_S, BotFault
-from .match import play_game
-from .random_agent import RandomAgent
 
 SEED = 7
 #: options that keep a whole game short (announcement variants have a fixed length)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from manni_agents.arena import Interval
+from manni_agents.evaluation.arena import Interval
 from manni_agents.ppo_agent import PPOAgent
 from manni_agents.vector_policy import NetworkPolicy, VectorPolicy, act_seats, make_vector_policy
 from manni_env.rules import Rules

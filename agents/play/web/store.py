@@ -17,9 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from manni_agents.play.web.game import WebGame
 from manni_env.records import write_records
-
-from .game import WebGame
 
 RECORDS_FILE = "games.jsonl"
 log = logging.getLogger("manni.serve")

@@ -41,17 +41,16 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from starlette.exceptions import HTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
+from manni_agents.play.web.game import MAX_ACTIONS, GameError, WebGame
+from manni_agents.play.web.limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, finished_record
+from manni_agents.play.web.lineup import Lineup
+from manni_agents.play.web.replay import build_replay, parse_records, summary
+from manni_agents.play.web.store import GameStore, StoreFull
+from manni_agents.play.web.table_api import WS_MAX_BYTES, add_table_routes
+from manni_agents.play.web.tables import TableStore
 from manni_env.actions import NUM_ACTIONS
 from manni_env.records import RecordError
 from manni_env.rules import VARIANTS, make_rules
-
-from .game import MAX_ACTIONS, GameError, WebGame
-from .limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, finished_record
-from .lineup import Lineup
-from .replay import build_replay, parse_records, summary
-from .store import GameStore, StoreFull
-from .table_api import WS_MAX_BYTES, add_table_routes
-from .tables import TableStore
 
 STATIC = Path(__file__).parent / "static"
 MAX_TARGET = 100
@@ -72,7 +71,7 @@ class NewGame(BaseModel):
 
 
 class Move(BaseModel):
-    """The person's actions (see :meth:`~manni_agents.web.game.WebGame.act`)."""
+    """The person's actions (see :meth:`~manni_agents.play.web.game.WebGame.act`)."""
 
     model_config = ConfigDict(extra="forbid")
     actions: list[Annotated[StrictInt, Field(ge=0, lt=NUM_ACTIONS)]] = Field(min_length=1, max_length=MAX_ACTIONS)
@@ -83,7 +82,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
                replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES) -> FastAPI:
     """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
     (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown.
-    Request bodies, replays and replays at once are bounded (:mod:`manni_agents.web.limits`)."""
+    Request bodies, replays and replays at once are bounded (:mod:`manni_agents.play.web.limits`)."""
     replays = replays or ReplayGuard()
     tables = TableStore(store, store.max_games)
 

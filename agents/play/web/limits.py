@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 from starlette.exceptions import HTTPException
 
-from .replay import build_replay
+from manni_agents.play.web.replay import build_replay
 
 #: Largest JSON request body (bytes); the largest valid one (a new game, a 16-card move) is under 1 kB.
 MAX_JSON_BYTES = 64 * 1024
@@ -106,7 +106,7 @@ class ReplayGuard:
                                 f"{self.max_deals:,} deals (manni serve --max-replay-deals)")
 
     def build(self, record: dict) -> dict:
-        """:func:`~manni_agents.web.replay.build_replay` of ``record`` within the limits."""
+        """:func:`~manni_agents.play.web.replay.build_replay` of ``record`` within the limits."""
         self.check(record)
         with self.slot():
             return build_replay(record)

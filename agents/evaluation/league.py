@@ -1,6 +1,6 @@
 """A league: every agent against two copies of every other in the duplicate arena, and a leaderboard.
 
-A *cell* ``(X, Y)`` is ``manni arena X Y Y`` in deals mode (:func:`manni_agents.arena.run_arena`, seeded
+A *cell* ``(X, Y)`` is ``manni arena X Y Y`` in deals mode (:func:`manni_agents.evaluation.arena.run_arena`, seeded
 with the league's seed), kept in ``OUT/VARIANT/X_vs_Y/`` as ``result.json``/``.md``/``.png`` and
 ``games.json`` (every game's seating and scores, for the ratings). In a spec, characters other
 than letters, digits and ``_.=,-`` become ``-`` in the directory name. A cell whose
@@ -14,7 +14,7 @@ The leaderboard of a variant, from the kept cells of its agents:
   (half-width ``sqrt(Σ halfᵢ²) / cells``, normal approximation over deals);
 - *rating*: openskill's Plackett-Luce model over every game of every cell (cells in agent order,
   games in unit then seating order), seats ranked by score, copies of an agent entering a match as
-  separate players and the agent's new rating being their mean (as in :mod:`manni_agents.arena`);
+  separate players and the agent's new rating being their mean (as in :mod:`manni_agents.evaluation.arena`);
 - *ms/move*: wall time inside ``act`` over all the agent's moves in its cells (the only figure
   that differs between identical runs); *strikes*: fallback moves of a failing ``bot:`` agent.
 """
@@ -31,10 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+from manni_agents.evaluation.arena import ArenaInterrupted, ArenaResult, Interval, openskill_ratings, run_arena
+from manni_agents.evaluation.results import atomic_write, write_outputs
 from manni_env.rules import Rules, make_rules
-
-from .arena import ArenaInterrupted, ArenaResult, Interval, openskill_ratings, run_arena
-from .commands.arena import _atomic, write_outputs
 
 LEADERBOARD_FILES = ("leaderboard.md", "leaderboard.json", "leaderboard.png")
 
@@ -106,7 +105,7 @@ def plan(pairs: list[tuple[str, str]], rules: Rules, seed: int, out: Path, deals
 def play(cells: list[Cell], rules: Rules, seed: int, workers: int = 1, progress: bool = True,
          say: Callable[[str], None] = print) -> None:
     """Play ``cells`` and write each one's files. On Ctrl-C the deals finished of the cell under way
-    are written too, and :class:`~manni_agents.arena.ArenaInterrupted` is raised."""
+    are written too, and :class:`~manni_agents.evaluation.arena.ArenaInterrupted` is raised."""
     for n, cell in enumerate(cells, 1):
         say(f"[{n}/{len(cells)}] {cell.x} vs {cell.y} ×2: {cell.deals} deals, seed {seed}")
         try:
@@ -123,7 +122,7 @@ def write_cell(result: ArenaResult, where: Path) -> None:
     where.mkdir(parents=True, exist_ok=True)
     games = [[g.unit, g.seating, list(g.players), list(g.score)] for g in result.games]
     data = {"agents": result.settings["agents"], "fields": ["unit", "seating", "players", "score"], "games": games}
-    _atomic(where / "games.json", lambda p: p.write_text(json.dumps(data, separators=(",", ":")) + "\n"))
+    atomic_write(where / "games.json", lambda p: p.write_text(json.dumps(data, separators=(",", ":")) + "\n"))
     write_outputs(result, where)
 
 
@@ -273,9 +272,9 @@ def leaderboard(out: Path, agents: list[str], rules: Rules, seed: int) -> Leader
 
 def write_leaderboard(board: Leaderboard, where: Path) -> None:
     where.mkdir(parents=True, exist_ok=True)
-    _atomic(where / "leaderboard.json", lambda p: p.write_text(json.dumps(board.to_dict(), indent=2) + "\n"))
-    _atomic(where / "leaderboard.md", lambda p: p.write_text(board.to_markdown()))
-    _atomic(where / "leaderboard.png", board.plot)
+    atomic_write(where / "leaderboard.json", lambda p: p.write_text(json.dumps(board.to_dict(), indent=2) + "\n"))
+    atomic_write(where / "leaderboard.md", lambda p: p.write_text(board.to_markdown()))
+    atomic_write(where / "leaderboard.png", board.plot)
 
 
 def _label(spec: str, keep: int = 28) -> str:

@@ -30,12 +30,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from manni_agents.base import legal_actions_of
+from manni_agents.bots import protocol as P
+from manni_agents.bots.process import BotFault, BotProcess, BotTimeout
+from manni_agents.spec_options import parse_options, positive_float
 from manni_env.view import SeatView
-
-from . import bot_protocol as P
-from .base import legal_actions_of
-from .bot_process import BotFault, BotProcess, BotTimeout
-from .spec_options import parse_options, positive_float
 
 if TYPE_CHECKING:
     from manni_env.engine import RoundResult

@@ -13,10 +13,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from manni_agents.registry import available_agents, make_agent
 from manni_env.engine import GameState
 from manni_env.rules import VARIANTS, make_rules
-
-from ..registry import available_agents, make_agent
 
 #: The shipped trained agent, preferred where it can play; the fallback elsewhere.
 SHIPPED = "ppo"

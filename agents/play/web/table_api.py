@@ -33,14 +33,13 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from starlette.exceptions import HTTPException
 
+from manni_agents.play.web.game import MAX_ACTIONS
+from manni_agents.play.web.limits import ReplayGuard, finished_record
+from manni_agents.play.web.lineup import SHIPPED, Lineup
+from manni_agents.play.web.store import StoreFull
+from manni_agents.play.web.tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
 from manni_env.actions import NUM_ACTIONS
 from manni_env.rules import VARIANTS, make_rules
-
-from .game import MAX_ACTIONS
-from .lineup import SHIPPED, Lineup
-from .limits import ReplayGuard, finished_record
-from .store import StoreFull
-from .tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
 
 #: Largest WebSocket message a client may send (characters), spectators per table, seconds a
 #: slow connection may take to receive one message before it is closed.

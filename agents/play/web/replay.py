@@ -17,13 +17,12 @@ import json
 import math
 from collections.abc import Iterator, Sequence
 
+from manni_agents.play.human import contract_name
 from manni_env import actions as A
 from manni_env.cards import card_from_str, card_to_str, sort_for_display
 from manni_env.engine import GameState, Phase
 from manni_env.records import RecordError, announce_actions, record_deals, record_rules, validate_record
 from manni_env.rules import ExchangeScheme
-
-from ..human import contract_name
 
 _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
 

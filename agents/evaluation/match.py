@@ -1,4 +1,5 @@
-"""The one game loop shared by the arena and terminal play: seats ask their policies in turn.
+"""The one game loop shared by the arena and terminal play: seats ask their policies in turn; and
+:func:`simulate_games`, seeded games between agents as records (``manni simulate``).
 
 Every policy sees only its seat's :class:`~manni_env.view.SeatView` and its own generator; the
 loop times each ``act`` call so the arena can report time per move.
@@ -7,14 +8,16 @@ loop times each ``act`` call so the arena can report time per move.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from tqdm.auto import tqdm
 
+from manni_agents.base import Policy
 from manni_env.engine import GameState, IllegalActionError, Phase
-
-from .base import Policy
+from manni_env.records import game_record
+from manni_env.rules import Rules
 
 #: ``observer(state, seat, phase, action)`` after each applied action (``phase``: before it).
 Observer = Callable[[GameState, int, Phase, int], None]
@@ -68,3 +71,18 @@ def _report_deal(state: GameState, policies: Sequence[Policy]) -> None:
         hook = getattr(policy, "deal_over", None)
         if hook is not None:
             hook(seat, state.rounds[-1], winners)
+
+
+def simulate_games(
+    rules: Rules, policies: Sequence, games: int, seed: int, players: Sequence[str], progress: bool = False
+) -> Iterator[dict]:
+    """Play ``games`` games and yield each game's record (``manni simulate``). Seeds: game ``i`` uses
+    ``child = numpy.random.SeedSequence(seed).spawn(games)[i]``; its deals come from
+    ``GameState(rules, seed=int(child.generate_state(1)[0]))`` (that 32-bit seed is the record's
+    ``seed``) and the agent in seat ``k`` acts with ``default_rng(child.spawn(3)[k])``. Game ``i`` is
+    therefore the same whatever ``games`` is, and the same on every run."""
+    for child in tqdm(np.random.SeedSequence(seed).spawn(games), desc="games", unit="game", disable=not progress):
+        state = GameState(rules, seed=int(child.generate_state(1)[0]))
+        play_game(state, policies, [np.random.default_rng(s) for s in child.spawn(3)])
+        yield game_record(state, players=players)
+

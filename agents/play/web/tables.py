@@ -28,16 +28,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from manni_agents.play.human import TableNarrator
+from manni_agents.play.web.game import BUTTON_LABELS, HUMAN, LOG_KEPT, MAX_ACTIONS, WebGame, check_decision, probabilities_of
+from manni_agents.play.web.store import GameStore, StoreFull
+from manni_agents.registry import make_agent
 from manni_env import actions as A
 from manni_env.cards import card_to_str
 from manni_env.engine import GameState
 from manni_env.records import game_record
 from manni_env.rules import Rules
-
-from ..human import TableNarrator
-from ..registry import make_agent
-from .game import BUTTON_LABELS, HUMAN, LOG_KEPT, MAX_ACTIONS, WebGame, check_decision, probabilities_of
-from .store import GameStore, StoreFull
 
 #: A seat open for a person (the other seats hold registry agent specs).
 PERSON = "person"
@@ -115,7 +114,7 @@ class Table:
         self.advisor = make_agent(advisor) if advisor is not None else None
         self.policies = {s: make_agent(seat.spec) for s, seat in enumerate(self.seats) if not seat.person}
         self.rngs = [np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(s,))) for s in range(3)]
-        self.probabilities: list[list[dict | None]] = [[]]  # per deal, per decision (see manni_agents.web.game)
+        self.probabilities: list[list[dict | None]] = [[]]  # per deal, per decision (see manni_agents.play.web.game)
         self.reviews: list[list[dict]] = [[]]  # per deal: the people's decisions beside the advisor's
         self.log: deque[str] = deque(maxlen=LOG_KEPT)
         self.names = self._names()

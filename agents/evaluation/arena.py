@@ -21,7 +21,7 @@ specs' scores. Ratings: openskill's Plackett-Luce model, one match per unit-seat
 seats ranked by score, matches in unit then seating order; copies of a spec enter a match as
 separate players and the spec's new rating is their mean. Time per move is the wall time inside
 ``act`` — the only figure that differs between identical runs. Strikes: the fallback moves played for
-a failing ``bot:`` agent with ``on_error=fallback`` (:mod:`manni_agents.bot_agent`).
+a failing ``bot:`` agent with ``on_error=fallback`` (:mod:`manni_agents.bots.agent`).
 
 Workers are spawned processes that each build the agents once and play small ranges of units; the
 results come back in unit order, so ``records`` grows unit by unit (with one worker, after every
@@ -43,13 +43,12 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from manni_agents.base import Policy
+from manni_agents.evaluation.match import play_game
 from manni_env.engine import GameState
 from manni_env.interrupts import deferred_interrupt, interrupt_ignored
 from manni_env.records import game_record, write_records
 from manni_env.rules import Rules
-
-from .base import Policy
-from .match import play_game
 
 #: Seating ``p`` puts player ``SEATINGS[p][k]`` (an index into the agent list) in seat ``k``.
 SEATINGS: tuple[tuple[int, int, int], ...] = tuple(itertools.permutations(range(3)))  # type: ignore[assignment]
@@ -345,7 +344,7 @@ def _check_arguments(agents: list[str], deals: int, seed: int, workers: int, mod
 
 
 def _make_agent(spec: str, rules: Rules | None = None) -> Policy:
-    from .registry import make_agent
+    from manni_agents.registry import make_agent
 
     return make_agent(spec, rules)
 

@@ -23,7 +23,7 @@ import time
 import weakref
 from pathlib import Path
 
-from . import bot_protocol as P
+from manni_agents.bots import protocol as P
 
 #: how long a closing bot may take to exit on its own before its process group is killed
 EXIT_GRACE_S = 0.5
