@@ -40,7 +40,7 @@ class LowestLegalActor(nn.Module):
 
 
 class ConstantCritic(nn.Module):
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+    def forward(self, obs: torch.Tensor, unseen: torch.Tensor | None = None) -> torch.Tensor:
         return torch.full((obs.shape[0],), BOOTSTRAP_VALUE)
 
 

@@ -181,8 +181,12 @@ class TrainArgs:
     two (in random order); ppo, ppo:VARIANT[,sample,symmetric|plain], ppo:PATH[,…], rule_based or random
     (vector and ray trainers; replaces --opponent-mix and the snapshot pool)"""
     eval_every: int = 100_000
-    """learner decisions between evaluations of the greedy policy against 2 × random and 2 ×
-    rule_based (history.json, the learning curve; 0: only at the end)"""
+    """learner decisions between evaluations of the greedy policy against 2 × each of --eval-against
+    (history.json, the learning curve; 0: only at the end)"""
+    eval_against: list[str] = field(default_factory=lambda: ["random", "rule_based"])
+    """the agents each evaluation plays the greedy policy against, two copies at a time: agents that act
+    in batches on the vector env (random, rule_based, ppo, ppo:VARIANT, ppo:PATH[,…]); the evaluations
+    do not change what is trained"""
     eval_deals: int = 2000
     """duplicate deals per evaluation, each played with the learner in every seat (vector env, seconds;
     the same deals in every trainer)"""
@@ -191,6 +195,9 @@ class TrainArgs:
     final_eval_deals: int = 500
     """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based,
     seed --eval-seed + 1 (0: none)"""
+    final_pimc_deals: int = 0
+    """duplicate deals (x 6 seatings) of a final arena against 2 × pimc, the search baseline, seed
+    --eval-seed + 1 (0: none; about 0.4 s a deal on one core)"""
     eval_workers: int = 1
     """processes for the final arena"""
 
@@ -227,9 +234,16 @@ class TrainArgs:
             if getattr(self, name) < 0:
                 raise ValueError(f"--{flag(name)} must not be negative, got {getattr(self, name)}")
         self.check_at_least(1, "num_envs", "num_steps", "minibatch_size", "update_epochs", "eval_deals", "eval_workers")
-        if self.final_eval_deals is not None and self.final_eval_deals < 0:
-            raise ValueError(f"--final-eval-deals must not be negative, got {self.final_eval_deals}")
+        for name in ("final_eval_deals", "final_pimc_deals"):
+            if getattr(self, name) is not None and getattr(self, name) < 0:
+                raise ValueError(f"--{flag(name)} must not be negative, got {getattr(self, name)}")
         self.mix()
+        if not self.eval_against:
+            raise ValueError("--eval-against needs at least one agent")
+        from manni_agents.vector_policy import make_vector_policy  # loads checkpoints: numpy only
+
+        for spec in self.eval_against:
+            make_vector_policy(spec, self.rules(), self.history, "python")
         if self.opponents:
             if not self.FIXED_OPPONENTS:
                 raise ValueError("--opponents: this trainer does not play fixed opponents "

@@ -22,6 +22,7 @@ from manni_env.observation import ObservationEncoder
 from manni_env.rules import Rules
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni
+from manni_train.critic_view import UNSEEN_SIZE, pack_flags, unseen_cards
 
 #: teachers that act for a whole batch of vector games
 TEACHERS = ("rule_based", "random")
@@ -65,7 +66,8 @@ class ObservationCodec:
 @dataclass
 class Demonstrations:
     """A teacher's decisions, stored compactly: observations by :class:`ObservationCodec`, legal
-    masks packed eight to a byte, actions as uint8, returns to go as float32."""
+    masks packed eight to a byte, actions as uint8, returns to go as float32, and with ``--critic
+    deal`` the cards hidden from each decision's seat (:mod:`manni_train.critic_view`), packed."""
 
     codec: ObservationCodec
     obs_bits: np.ndarray
@@ -73,6 +75,7 @@ class Demonstrations:
     mask_bits: np.ndarray
     actions: np.ndarray
     returns: np.ndarray
+    unseen_bits: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -80,22 +83,28 @@ class Demonstrations:
     @property
     def nbytes(self) -> int:
         """Memory taken by the stored arrays."""
-        return sum(a.nbytes for a in (self.obs_bits, self.obs_numbers, self.mask_bits, self.actions, self.returns))
+        arrays = (self.obs_bits, self.obs_numbers, self.mask_bits, self.actions, self.returns, self.unseen_bits)
+        return sum(a.nbytes for a in arrays if a is not None)
 
     def rows(self, idx: np.ndarray | slice) -> dict[str, np.ndarray]:
         """Rows ``idx`` as training arrays: ``obs`` (k, obs_size) float32, ``masks`` (k, 63) bool,
-        ``actions`` (k,) int64 and ``returns`` (k,) float32."""
-        return {"obs": self.codec.decode(self.obs_bits[idx], self.obs_numbers[idx]),
+        ``actions`` (k,) int64 and ``returns`` (k,) float32; with unseen cards also ``unseen`` (k,
+        :data:`~manni_train.critic_view.UNSEEN_SIZE`) float32."""
+        rows = {"obs": self.codec.decode(self.obs_bits[idx], self.obs_numbers[idx]),
                 "masks": np.unpackbits(self.mask_bits[idx], axis=1, count=NUM_ACTIONS).view(bool),
                 "actions": self.actions[idx].astype(np.int64), "returns": self.returns[idx]}
+        if self.unseen_bits is not None:
+            rows["unseen"] = np.unpackbits(self.unseen_bits[idx], axis=1, count=UNSEEN_SIZE).astype(np.float32)
+        return rows
 
 
 def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str = "summary", reward: str = "trick",
                            teacher: str = "rule_based", backend: str = "auto",
-                           reward_of: str = "own") -> Demonstrations:
+                           reward_of: str = "own", critic: str = "seat") -> Demonstrations:
     """``samples`` decisions of ``teacher`` playing every seat of vector games: their observations,
     legal masks, actions and returns to go under the training ``reward`` and ``reward_of`` (its seat's
-    rewards from that decision to the end of the deal; :mod:`manni_env.shaping`), as :class:`Demonstrations`.
+    rewards from that decision to the end of the deal; :mod:`manni_env.shaping`), and with ``critic``
+    ``"deal"`` the cards hidden from the seat, as :class:`Demonstrations`.
 
     ``min(1024, samples // 200)`` games (at least one) play side by side, each about 200
     decisions or more, so the data cover every phase of several deals; the games play on until
@@ -117,6 +126,8 @@ def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str =
     b_mask = np.zeros((steps, n, -(-NUM_ACTIONS // 8)), np.uint8)
     b_act = np.zeros((steps, n), np.uint8)
     b_seat = np.zeros((steps, n), np.int64)
+    pack = pack_flags(rules) if critic == "deal" else None
+    b_unseen = np.zeros((steps, n, -(-UNSEEN_SIZE // 8)), np.uint8) if pack is not None else None
     step_rewards: list[np.ndarray] = []  # (n, 3) training rewards of each step
     deal_end: list[np.ndarray] = []  # (n,) deals over in each step
     closed = np.zeros(n, bool)  # the deal under way at the last recorded step is over
@@ -126,6 +137,8 @@ def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str =
         if t < steps:
             b_bits[t], b_numbers[t] = codec.encode(obs)
             b_mask[t], b_act[t], b_seat[t] = np.packbits(mask, axis=1), actions, to_move
+            if b_unseen is not None:
+                b_unseen[t] = np.packbits(unseen_cards(venv.state, pack, games, to_move).astype(bool), axis=1)
         shaping.before_step()
         obs, mask, to_move, rewards, _, _, infos = venv.step(actions)
         step_rewards.append(shaping.after_step(rewards, infos["deal_over"]))
@@ -145,7 +158,8 @@ def collect_demonstrations(rules: Rules, samples: int, seed: int, history: str =
     def rows(a: np.ndarray) -> np.ndarray:
         return a.reshape(steps * n, *a.shape[2:])[:samples]
 
-    return Demonstrations(codec, rows(b_bits), rows(b_numbers), rows(b_mask), rows(b_act), rows(returns))
+    return Demonstrations(codec, rows(b_bits), rows(b_numbers), rows(b_mask), rows(b_act), rows(returns),
+                          None if b_unseen is None else rows(b_unseen))
 
 
 def imitate(

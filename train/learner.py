@@ -41,6 +41,7 @@ class PPOLearner:
         self.optimizer.param_groups[0]["lr"] = lr
         # the observations only feed the first layers, which autocast runs in the compute dtype: cast them once
         f_obs = batch.obs.to(self.device, self.dtype)
+        f_unseen = None if batch.unseen is None else batch.unseen.to(self.device, self.dtype)
         f_mask, f_act, f_logp, f_val, f_adv, f_ret = (
             t.to(self.device) for t in (batch.mask, batch.actions, batch.logp, batch.values, batch.advantages,
                                         batch.returns))
@@ -55,7 +56,7 @@ class PPOLearner:
                 act, old_logp, old_v, a, ret = (t.index_select(0, idx) for t in (f_act, f_logp, f_val, f_adv, f_ret))
                 with self.precision:  # the networks' hidden layers; their outputs and the losses are float32
                     logits = self.actor(obs, mask)[:n]
-                    v = self.critic(obs)[:n]
+                    v = self.critic(obs, None if f_unseen is None else f_unseen.index_select(0, rows))[:n]
                 logp_all = torch.log_softmax(logits, 1)
                 logp = logp_all.gather(1, act[:, None]).squeeze(1)
                 ratio = (logp - old_logp).exp()

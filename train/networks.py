@@ -70,16 +70,17 @@ class Actor(nn.Module):
 
 
 class Critic(nn.Module):
-    """Observation → value (used in training only; not part of the checkpoint)."""
+    """Observation (and with ``--critic deal`` the cards hidden from the seat, ``unseen`` more inputs:
+    :mod:`manni_train.critic_view`) → value. Used in training only; not part of the checkpoint."""
 
-    def __init__(self, obs_size: int, hidden: list[int], activation: str):
+    def __init__(self, obs_size: int, hidden: list[int], activation: str, unseen: int = 0):
         super().__init__()
-        self.vf = mlp([obs_size, *hidden], ACTIVATIONS[activation])
+        self.vf = mlp([obs_size + unseen, *hidden], ACTIVATIONS[activation])
         self.value = layer_init(nn.Linear(hidden[-1], 1), std=1.0)
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+    def forward(self, obs: torch.Tensor, unseen: torch.Tensor | None = None) -> torch.Tensor:
         """float32 values (the head runs in float32 under bf16 autocast)."""
-        hidden = self.vf(obs)
+        hidden = self.vf(obs if unseen is None else torch.cat([obs, unseen.to(obs.dtype)], 1))
         with full_precision(hidden):
             return self.value(hidden.float()).squeeze(-1)
 

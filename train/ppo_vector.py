@@ -65,6 +65,7 @@ from manni_env.shaping import REWARD_BASES
 from manni_env.vector import BACKENDS
 from manni_train import resume
 from manni_train.args import SelfPlayArgs, parse_args
+from manni_train.critic_view import CRITIC_VIEWS, unseen_size
 from manni_train.demonstrations import Demonstrations, collect_demonstrations, imitate
 from manni_train.init_from import load_actor
 from manni_train.learner import PPOLearner
@@ -95,6 +96,12 @@ class Args(SelfPlayArgs):
     """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based, seed
     --eval-seed + 1 (default: --total-steps / 4,000 between 100 and 500, so a short run has a short
     arena; 0: none)"""
+    final_pimc_deals: int | None = None
+    """duplicate deals (x 6 seatings) of the final arena against 2 × pimc, the search baseline, seed
+    --eval-seed + 1 (default: --total-steps / 30,000, at most 100, so a short run plays none; 0:
+    none; about 0.4 s a deal on one core, shared by --eval-workers)"""
+    eval_workers: int = 2
+    """processes for the final arena"""
     bc_samples: int | None = None
     """imitation warm start: decisions of --bc-teacher playing every seat, cloned before PPO (default:
     30% of --total-steps, at most 600,000, so a short run has a short warm start; 0: start from
@@ -107,6 +114,10 @@ class Args(SelfPlayArgs):
     """stop after this many seconds of wall time (0: no limit)"""
     backend: str = "auto"
     """vector env backend: numba, python (the same kernels, slow) or auto (numba when installed)"""
+    critic: str = "seat"
+    """what the critic reads in training: seat (the seat's observation, as the actor) or deal (that and
+    the cards hidden from the seat: the others' hands and the rest of the pack; the actor, and so the
+    exported agent, still reads the observation only; manni_train.critic_view)"""
     reward_scale: float = 1.0
     """rewards are multiplied by this before training"""
     reward_of: str = "own"
@@ -131,7 +142,8 @@ class Args(SelfPlayArgs):
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument."""
         super().check()
-        self.check_choices({"backend": BACKENDS, "precision": PRECISIONS, "reward_of": REWARD_BASES})
+        self.check_choices({"backend": BACKENDS, "precision": PRECISIONS, "reward_of": REWARD_BASES,
+                            "critic": CRITIC_VIEWS})
         self.check_at_least(1, "bc_batch_size")
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
@@ -139,6 +151,10 @@ class Args(SelfPlayArgs):
     def final_arena_deals(self) -> int:
         """``--final-eval-deals``, by default ``--total-steps`` / 4,000 between 100 and 500."""
         return min(500, max(100, self.total_steps // 4000)) if self.final_eval_deals is None else self.final_eval_deals
+
+    def final_pimc_arena_deals(self) -> int:
+        """``--final-pimc-deals``, by default ``--total-steps`` / 30,000, at most 100."""
+        return min(100, self.total_steps // 30_000) if self.final_pimc_deals is None else self.final_pimc_deals
 
     def warm_start_samples(self) -> int:
         """``--bc-samples``, by default 30% of ``--total-steps`` (at most 600,000)."""
@@ -153,7 +169,7 @@ def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, g
     def evaluate(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         logits = actor(batch["obs"], batch["masks"])
         log_prob = torch.log_softmax(logits.float(), 1).gather(1, batch["actions"][:, None]).squeeze(1)
-        return log_prob, critic(batch["obs"])
+        return log_prob, critic(batch["obs"], batch.get("unseen"))
 
     learning = ([] if args.init_from else list(actor.parameters())) + list(critic.parameters())
     what = "the critic, values of" if args.init_from else "imitating"
@@ -183,7 +199,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     own); ``algorithm`` describes the run in the export's metadata. Ctrl-C
     (``KeyboardInterrupt``) writes the current policy, the history and the resume state
     (:mod:`manni_train.resume`) before it propagates."""
-    args.final_eval_deals = args.final_arena_deals()  # saved in args.json as a number
+    args.final_eval_deals = args.final_arena_deals()  # saved in args.json as numbers
+    args.final_pimc_deals = args.final_pimc_arena_deals()
     args.check()
     run_dir = args.run_dir()
     from torch.utils.tensorboard import SummaryWriter
@@ -201,7 +218,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     sampler = sampler or VectorRollout(args, gen, rng, args.seed)
 
     actor = Actor(sampler.obs_size, args.hidden, args.activation)
-    critic = Critic(sampler.obs_size, args.hidden, args.activation)
+    critic = Critic(sampler.obs_size, args.hidden, args.activation, unseen_size(args.critic))
     progress, optimizer_state = resume.Progress(next_snapshot=args.snapshot_every, next_eval=args.eval_every), None
     history: list[dict] = []
     if args.resume and resume.saved(run_dir):
@@ -231,7 +248,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
             if args.warm_start_samples():
                 data = collect_demonstrations(args.rules(), args.warm_start_samples(), args.seed + 1_000_003,
                                               args.history, args.reward, args.bc_teacher, args.backend,
-                                              args.reward_of)
+                                              args.reward_of, args.critic)
                 for name, value in warm_start(actor, critic, data, args, gen).items():
                     writer.add_scalar(name, value, 0)
                 del data

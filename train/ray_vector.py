@@ -41,6 +41,7 @@ import torch.distributed as dist
 
 from manni_train import ppo_vector
 from manni_train.args import parse_args
+from manni_train.critic_view import unseen_size
 from manni_train.learner import PPOLearner
 from manni_train.networks import Actor, Critic
 from manni_train.reporting import TrainResult, report
@@ -114,7 +115,7 @@ class RolloutRunner:
         torch.set_num_threads(1)
         self.rollout = VectorRollout(args, torch.Generator().manual_seed(seed), np.random.default_rng(seed), seed)
         self.actor = Actor(self.rollout.obs_size, args.hidden, args.activation)
-        self.critic = Critic(self.rollout.obs_size, args.hidden, args.activation)
+        self.critic = Critic(self.rollout.obs_size, args.hidden, args.activation, unseen_size(args.critic))
 
     def obs_size(self) -> int:
         return self.rollout.obs_size
@@ -190,7 +191,7 @@ class LearnerActor:
     def build(self, kind: type[PPOLearner]) -> PPOLearner:
         args = self.args
         actor = Actor(self.obs_size, args.hidden, args.activation)
-        critic = Critic(self.obs_size, args.hidden, args.activation)
+        critic = Critic(self.obs_size, args.hidden, args.activation, unseen_size(args.critic))
         actor.load_state_dict(self.weights[0])
         critic.load_state_dict(self.weights[1])
         return kind(actor.to(self.device), critic.to(self.device), args, torch.Generator().manual_seed(self.seed),

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from manni_agents.evaluation.arena import BASELINES, ArenaResult, against_baselines
+from manni_agents.evaluation.arena import ArenaResult, against_baselines, run_arena
 from manni_agents.evaluation.results import atomic_write
 from manni_agents.evaluation.vector_arena import duplicate_score
 from manni_agents.vector_policy import VectorPolicy, make_vector_policy
@@ -64,19 +64,28 @@ def training_metadata(args: TrainArgs, algorithm: str, steps: int, wall_time: fl
 
 def evaluate(policy: VectorPolicy, args: TrainArgs, steps: int, wall_time: float, backend: str = "auto") -> dict[str, Any]:
     """Every trainer's periodic evaluation, one ``history.json`` entry: the learner decisions and
-    training wall time so far and, for each baseline, the mean deal score (95% CI) of the greedy
+    training wall time so far and, for each agent of ``--eval-against`` (key ``vs_`` + its
+    :func:`eval_label`), the mean deal score (95% CI) of the greedy
     batched ``policy`` against two copies of it over ``--eval-deals`` duplicate deals of seed
     ``--eval-seed`` on the vector env (:func:`manni_agents.evaluation.vector_arena.duplicate_score`; ``backend``
     changes the speed, not the numbers); with ``--opponents``, also against them (``vs_opponents``:
     a best response's score)."""
     rules = args.rules()
-    opponents: dict[str, Any] = {f"vs_{b}": b for b in BASELINES}
+    opponents: dict[str, Any] = {f"vs_{eval_label(spec)}": make_vector_policy(spec, rules, args.history, backend)
+                                 for spec in args.eval_against}
     if args.opponents:
         fixed = [make_vector_policy(spec, rules, args.history, backend) for spec in args.opponents]
         opponents["vs_opponents"] = fixed[0] if len(fixed) == 1 else tuple(fixed)
     return {"timesteps": int(steps), "wall_time_s": round(wall_time, 1),
             **{key: dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, opponent,
                                                        args.history, backend)) for key, opponent in opponents.items()}}
+
+
+def eval_label(spec: str) -> str:
+    """A short name for an ``--eval-against`` agent: the spec, a checkpoint path shortened to its file
+    name (``ppo:benchmarks/reference_agents/trjamann_ppo`` → ``ppo:trjamann_ppo``)."""
+    kind, colon, arg = spec.strip().partition(":")
+    return f"{kind}{colon}{Path(arg).name}" if "/" in arg else spec.strip()
 
 
 def write_history(run_dir: Path, history: list[dict]) -> None:
@@ -86,12 +95,18 @@ def write_history(run_dir: Path, history: list[dict]) -> None:
 
 def final_arena(spec: str, args: TrainArgs, run_dir: Path, progress: bool = False) -> dict[str, ArenaResult]:
     """The duplicate arena (``manni arena``) of ``spec`` against two copies of each baseline,
-    ``--final-eval-deals`` deals × 6 seatings, seed ``--eval-seed`` + 1; written to
-    ``arena_final.md`` / ``.json`` in ``run_dir``. Nothing with ``--final-eval-deals 0``."""
-    if not args.final_eval_deals:
+    ``--final-eval-deals`` deals × 6 seatings, and against two copies of ``pimc``,
+    ``--final-pimc-deals`` deals, seed ``--eval-seed`` + 1; written to ``arena_final.md`` / ``.json``
+    in ``run_dir``. Nothing where both are 0."""
+    results = {}
+    if args.final_eval_deals:
+        results = against_baselines(spec, args.rules(), args.final_eval_deals, args.eval_seed + 1, args.eval_workers,
+                                    progress)
+    if args.final_pimc_deals:
+        results["pimc"] = run_arena([spec, "pimc", "pimc"], args.rules(), args.final_pimc_deals, args.eval_seed + 1,
+                                    workers=args.eval_workers, progress=progress)
+    if not results:
         return {}
-    results = against_baselines(spec, args.rules(), args.final_eval_deals, args.eval_seed + 1, args.eval_workers,
-                                progress)
     (run_dir / "arena_final.md").write_text(arena_tables(results))
     (run_dir / "arena_final.json").write_text(json.dumps({b: r.to_dict() for b, r in results.items()}, indent=2) + "\n")
     return results

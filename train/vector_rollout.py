@@ -28,12 +28,13 @@ from manni_agents.vector_policy import RandomPolicy, VectorPolicy, act_seats, ma
 from manni_env.actions import NUM_ACTIONS
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni
+from manni_train.critic_view import UNSEEN_SIZE, pack_flags, unseen_cards
 from manni_train.precision import autocast, compute_dtype, padded_rows, run_padded
 from manni_train.snapshot_pool import SnapshotPool, sample
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 FIXED = -4  # FIXED - i: fixed opponent i of --opponents
-TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns")  # a RolloutBatch's rows
+TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns", "unseen")  # a RolloutBatch's rows
 
 
 @dataclass
@@ -47,6 +48,7 @@ class RolloutBatch:
     values: torch.Tensor  # the critic's value when it was drawn
     advantages: torch.Tensor  # GAE
     returns: torch.Tensor  # advantages + values
+    unseen: torch.Tensor | None = None  # with --critic deal: the cards hidden from the seat (critic_view)
     deal_scores: list[float] = field(default_factory=list)  # deal scores of the learner's seats in finished deals
     seconds: float = 0.0  # wall time of the rollouts (the longest, for rollouts run side by side)
     cpu_seconds: float = 0.0  # process time of the rollouts (summed over runners)
@@ -58,15 +60,17 @@ class RolloutBatch:
 
     def split(self, parts: int) -> list[RolloutBatch]:
         """``parts`` batches of consecutive rows, sizes differing by at most one (no deal scores)."""
-        pieces = [getattr(self, name).tensor_split(parts) for name in TENSORS]
-        return [RolloutBatch(**dict(zip(TENSORS, tensors))) for tensors in zip(*pieces)]
+        names = [name for name in TENSORS if getattr(self, name) is not None]
+        pieces = [getattr(self, name).tensor_split(parts) for name in names]
+        return [RolloutBatch(**dict(zip(names, tensors))) for tensors in zip(*pieces)]
 
     @classmethod
     def concat(cls, batches: list[RolloutBatch]) -> RolloutBatch:
         """One batch of the rows of ``batches``, in order (rollouts run side by side)."""
         if len(batches) == 1:
             return batches[0]
-        tensors = {name: torch.cat([getattr(b, name) for b in batches]) for name in TENSORS}
+        tensors = {name: torch.cat([getattr(b, name) for b in batches]) for name in TENSORS
+                   if getattr(batches[0], name) is not None}
         return cls(**tensors, deal_scores=[s for b in batches for s in b.deal_scores],
                    seconds=max(b.seconds for b in batches), cpu_seconds=sum(b.cpu_seconds for b in batches))
 
@@ -102,6 +106,9 @@ class VectorRollout:
         self.b_done = np.zeros((T, n), bool)
         self.b_valid = np.zeros((T, n), bool)
         self.b_seat = np.zeros((T, n), np.int64)
+        # with --critic deal: the cards hidden from each decision's seat, the critic's extra inputs
+        self.pack = pack_flags(args.rules()) if args.critic == "deal" else None
+        self.b_unseen = torch.zeros((T, n, UNSEEN_SIZE)) if self.pack is not None else None
 
     def assign_seats(self, games: np.ndarray) -> None:
         """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0, each seat
@@ -135,6 +142,12 @@ class VectorRollout:
         if self.pool.add(actor):
             self.controller[self.controller == 0] = LEARNER
             self.controller[self.controller > 0] -= 1
+
+    def unseen(self, games: np.ndarray, seats: np.ndarray) -> torch.Tensor | None:
+        """The critic's extra inputs for ``seats`` of ``games`` (None unless ``--critic deal``)."""
+        if self.pack is None:
+            return None
+        return torch.from_numpy(unseen_cards(self.venv.state, self.pack, games, seats))
 
     def others(self) -> dict[int, VectorPolicy]:
         """The controllers of the other non-learner seats (the pool's snapshots act apart) by code, in
@@ -173,7 +186,11 @@ class VectorRollout:
             padded = padded_rows(rows, self.dtype)  # one gather (padded under bf16) for both networks
             learner_obs = obs_t.index_select(0, padded)  # (index_select: faster than obs_t[padded])
             logits = actor(learner_obs, mask_t.index_select(0, padded))[:rows.numel()]
-            b_val[t, rows] = critic(learner_obs)[:rows.numel()]
+            games = padded.numpy()
+            unseen = self.unseen(games, to_move[games])
+            b_val[t, rows] = critic(learner_obs, unseen)[:rows.numel()]
+            if unseen is not None:
+                self.b_unseen[t, rows] = unseen[:rows.numel()]
             a = sample(logits, gen)
             actions[rows] = a
             b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
@@ -213,7 +230,10 @@ class VectorRollout:
         next_value = np.zeros((n, 3), np.float32)
         g, s = np.nonzero(last_t >= 0)
         if g.size:
-            next_value[g, s] = run_padded(critic, self.dtype, torch.from_numpy(venv.observe(g, s))).numpy()
+            inputs = [torch.from_numpy(venv.observe(g, s))]
+            if self.pack is not None:
+                inputs.append(self.unseen(g, s))
+            next_value[g, s] = run_padded(critic, self.dtype, *inputs).numpy()
         # GAE along each (game, seat) trajectory, backwards in time
         values = b_val.numpy()
         adv = np.zeros((T, n), np.float32)
@@ -232,4 +252,5 @@ class VectorRollout:
         return RolloutBatch(obs=b_obs.reshape(T * n, -1)[valid], mask=b_mask.reshape(T * n, -1)[valid],
                             actions=b_act.reshape(-1)[valid], logp=b_logp.reshape(-1)[valid], values=f_val,
                             advantages=f_adv, returns=f_adv + f_val, deal_scores=deal_scores,
+                            unseen=None if self.b_unseen is None else self.b_unseen.reshape(T * n, -1)[valid],
                             seconds=time.time() - start, cpu_seconds=time.process_time() - cpu_start)

@@ -1,0 +1,169 @@
+"""Time to strength: how fast ``manni train`` on its defaults turns the machine's minutes into a player.
+
+    python benchmarks/time_to_strength.py --variant trjamann --seeds 1 2 3 --pimc-deals 500 --workers 2
+
+For each seed it runs ``manni train --variant V --seed S`` on the trainer's defaults, adding only
+what does not change the training: the learning curve's opponents (``--eval-against rule_based
+REFERENCE``: two copies of the batched ``rule_based`` and of the variant's frozen reference agent,
+``benchmarks/reference_agents/``), ``--eval-every`` and no final arena against the baselines. Then
+``manni arena AGENT pimc pimc`` over ``--pimc-deals`` duplicate deals × 6 seatings (seed
+``--arena-seed``, not a seed any training used). ``--train-args`` adds options to every run (to
+measure a lever before it becomes a default).
+
+It writes, under ``--out``: the runs (``runs/``), the arenas (``pimc_V_sS/``), ``V.json`` (every
+number) and ``V.md`` (one row per seed: training wall time, learner decisions, minutes until the
+agent was level with the reference agent, final score against 2 × ``rule_based`` and 2 × reference,
+the margin over ``pimc``; and the seeds pooled), and ``V.png`` (the learning curves against wall
+time). Level with the reference means a mean deal score ≥ 0 against two copies of it; a run that
+never got there shows "–". Run it on an otherwise idle machine: the wall times are the point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from manni_env.rules import VARIANTS
+
+REFERENCE_DIR = Path(__file__).resolve().parent / "reference_agents"
+Z95 = 1.959963984540054
+
+
+def reference_spec(variant: str) -> str:
+    """The ``ppo:`` spec of ``variant``'s frozen reference agent."""
+    return f"ppo:{REFERENCE_DIR / f'{variant}_ppo'}"
+
+
+def manni(*args: str) -> list[str]:
+    """The command line of ``manni ARGS`` with this interpreter."""
+    return [sys.executable, "-m", "manni_env.cli", *args]
+
+
+def train(variant: str, seed: int, out: Path, eval_every: int, extra: list[str]) -> Path:
+    """Run ``manni train`` for one seed (kept when its agent exists already); its run directory."""
+    run = out / "runs" / f"{variant}_s{seed}"
+    if (run / "agent.json").is_file() and (run / "history.json").is_file():
+        print(f"kept {run}", flush=True)
+        return run
+    command = manni("train", "--variant", variant, "--seed", str(seed), "--runs-dir", str(run.parent),
+                    "--run-name", run.name, "--eval-against", "rule_based", reference_spec(variant),
+                    "--eval-every", str(eval_every), "--final-eval-deals", "0", "--no-progress-bar", *extra)
+    print("$", shlex.join(command), flush=True)
+    subprocess.run(command, check=True)
+    return run
+
+
+def versus_pimc(variant: str, run: Path, out: Path, deals: int, seed: int, workers: int) -> dict:
+    """``manni arena AGENT pimc pimc`` (kept when its result exists); the agent − pimc difference."""
+    arena = out / f"pimc_{run.name}"
+    if not (arena / "result.json").is_file():
+        command = manni("arena", f"ppo:{run / 'agent'}", "pimc", "pimc", "--variant", variant, "--deals", str(deals),
+                        "--seed", str(seed), "--workers", str(workers), "--out", str(arena), "--force",
+                        "--no-progress")
+        print("$", shlex.join(command), flush=True)
+        started = time.time()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        print(f"  arena took {(time.time() - started) / 60:.1f} min", flush=True)
+    result = json.loads((arena / "result.json").read_text())
+    pair = next(h for h in result["head_to_head"] if h["b"] == "pimc")
+    return {**pair["difference"], "deals": result["settings"]["units"]}
+
+
+def minutes_to_level(history: list[dict], key: str) -> float | None:
+    """Training minutes at the first evaluation scoring ≥ 0 against ``key``'s agents (None: never)."""
+    return next((h["wall_time_s"] / 60 for h in history if h[key]["mean"] >= 0), None)
+
+
+def pooled(intervals: list[dict]) -> dict:
+    """The mean of equally sized, independent runs' means with its 95% interval (normal approximation)."""
+    mean = sum(i["mean"] for i in intervals) / len(intervals)
+    se = math.sqrt(sum(((i["high"] - i["low"]) / (2 * Z95)) ** 2 for i in intervals)) / len(intervals)
+    return {"mean": mean, "low": mean - Z95 * se, "high": mean + Z95 * se}
+
+
+def text(interval: dict) -> str:
+    return f"{interval['mean']:+.3f} [{interval['low']:+.3f}, {interval['high']:+.3f}]"
+
+
+def plot(variant: str, rows: list[dict], path: Path) -> None:
+    """Learning curves of every seed against wall time: vs 2 × reference and vs 2 × rule_based."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True)
+    for ax, key, title in ((axes[0], "reference", "vs 2 × reference agent"), (axes[1], "rule_based", "vs 2 × rule_based")):
+        for row in rows:
+            xs = [h["wall_time_s"] / 60 for h in row["history"]]
+            ax.plot(xs, [h[row["keys"][key]]["mean"] for h in row["history"]], marker="o", label=f"seed {row['seed']}")
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.set(title=title, xlabel="training wall time (min)")
+    axes[0].set(ylabel="mean deal score")
+    axes[0].legend()
+    fig.suptitle(f"manni train --variant {variant}: time to strength")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def report(variant: str, rows: list[dict], train_args: list[str]) -> str:
+    lines = [f"## {variant}", "",
+             f"`manni train --variant {variant}` {shlex.join(train_args)}".rstrip() + " on its defaults otherwise; "
+             f"`manni arena AGENT pimc pimc` over {rows[0]['pimc']['deals']} duplicate deals × 6 seatings.", "",
+             "| seed | training wall time | learner decisions | min to level with the reference | "
+             "vs 2 × reference | vs 2 × rule_based | AGENT − pimc |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        last = row["history"][-1]
+        level = row["minutes_to_level"]
+        lines.append(f"| {row['seed']} | {row['wall_time_s'] / 60:.1f} min | {row['steps']:,} | "
+                     f"{'–' if level is None else f'{level:.1f}'} | {text(last[row['keys']['reference']])} | "
+                     f"{text(last[row['keys']['rule_based']])} | **{text(row['pimc'])}** |")
+    if len(rows) > 1:
+        lines.append(f"| pooled ({len(rows)} seeds, {sum(r['pimc']['deals'] for r in rows):,} deals) | | | | | | "
+                     f"**{text(pooled([r['pimc'] for r in rows]))}** |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="time_to_strength.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variant", required=True, choices=sorted(VARIANTS))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="training seeds (default 1 2 3)")
+    parser.add_argument("--pimc-deals", type=int, default=500, help="duplicate deals of each arena against pimc (default 500)")
+    parser.add_argument("--arena-seed", type=int, default=90210, help="seed of the arenas against pimc (default 90210)")
+    parser.add_argument("--eval-every", type=int, default=1_000_000, help="learner decisions between points of the curve")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes of each arena (default 1)")
+    parser.add_argument("--train-args", default="", help="options added to every manni train run, quoted")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/time_to_strength"), metavar="DIR")
+    args = parser.parse_args(argv)
+    if args.pimc_deals < 1 or not args.seeds:
+        parser.error("--pimc-deals must be at least 1 and --seeds needs a seed")
+    extra = shlex.split(args.train_args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    reference = reference_spec(args.variant)
+    keys = {"reference": f"vs_ppo:{Path(reference).name}", "rule_based": "vs_rule_based"}
+    rows = []
+    for seed in args.seeds:
+        run = train(args.variant, seed, args.out, args.eval_every, extra)
+        history = json.loads((run / "history.json").read_text())
+        meta = json.loads((run / "agent.json").read_text())["training"]
+        rows.append({"seed": seed, "run": str(run), "keys": keys, "history": history,
+                     "wall_time_s": meta["wall_time_s"], "steps": meta["timesteps"],
+                     "minutes_to_level": minutes_to_level(history, keys["reference"]),
+                     "pimc": versus_pimc(args.variant, run, args.out, args.pimc_deals, args.arena_seed, args.workers)})
+    summary = report(args.variant, rows, extra)
+    (args.out / f"{args.variant}.md").write_text(summary)
+    (args.out / f"{args.variant}.json").write_text(json.dumps({"train_args": extra, "rows": rows}, indent=1) + "\n")
+    plot(args.variant, rows, args.out / f"{args.variant}.png")
+    print(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
