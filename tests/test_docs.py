@@ -1,6 +1,8 @@
-"""The documentation site builds without a warning (``mkdocs build --strict``: broken links, missing
-pages, API reference entries that do not resolve), the sdist carries its sources, and the pages'
-Python snippets run as written."""
+"""The documentation site builds without a warning (``mkdocs build --strict`` with mkdocs.yml's
+``validation``: broken links or anchors, pages left out of the nav, API reference entries that do not
+resolve), the API reference shows no raw reST markup, every link of the README, guides and results
+pages reaches a file and heading, the sdist carries the docs' sources, and the pages' Python snippets
+run as written."""
 
 from __future__ import annotations
 
@@ -73,3 +75,50 @@ def test_bring_your_own_agent_snippets(tmp_path, monkeypatch, capsys, request):
     monkeypatch.chdir(tmp_path)
     exec(sb3, namespace)
     assert "| my_model | 1 |" in capsys.readouterr().out
+
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$", flags=re.M)
+
+
+def guide_pages() -> list[Path]:
+    """The Markdown a reader follows links through: the README, the guides, the results pages."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "benchmarks" / "results").glob("*.md"))]
+
+
+def prose(path: Path) -> str:
+    """``path``'s text without fenced code blocks, where a ``[x](y)`` or ``# x`` is not a link or heading."""
+    return re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.S | re.M)
+
+
+def anchors(path: Path) -> set[str]:
+    """The heading ids of ``path`` as the site (the toc slugify of mkdocs.yml) and GitHub make them."""
+    from pymdownx.slugs import slugify
+
+    slug, seen = slugify(case="lower"), set()
+    for _, title in HEADING.findall(prose(path)):
+        base = slug(re.sub(r"`([^`]*)`", r"\1", title), "-")
+        found, n = base, 0
+        while found in seen:
+            n += 1
+            found = f"{base}_{n}"
+        seen.add(found)
+    return seen
+
+
+def test_links_between_pages_reach_a_file_and_heading():
+    pytest.importorskip("pymdownx")
+    broken = []
+    for page in guide_pages():
+        for target in LINK.findall(prose(page)):
+            if re.match(r"[a-z]+:", target):
+                continue  # a web address
+            path, _, anchor = target.partition("#")
+            file = (page.parent / path).resolve() if path else page
+            if file == ROOT / "docs" / "changelog.md":
+                file = ROOT / "CHANGELOG.md"  # the site's copy of it (mkdocs_hooks.py)
+            if not file.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and file.suffix == ".md" and "api" not in file.parts and anchor not in anchors(file):
+                broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)
