@@ -6,14 +6,22 @@
   on GitHub but not on the site: pictures are copied into the site, other files become a link to
   the repository (``repo_url``) or, without one, their path as text.
 - ``changelog.md`` is the repository's ``CHANGELOG.md``.
+- :class:`ReSTMarkup`, a griffe extension (mkdocs.yml, mkdocstrings ``extensions``), turns the reST
+  markup of the docstrings into Markdown before mkdocstrings renders them: a role such as
+  ``:class:`~manni_env.engine.RoundResult``` becomes a cross-reference (a link where the object has a
+  page, its name otherwise) and a ``text::`` literal block a fenced code block.
 """
 
 from __future__ import annotations
 
+import ast
+import html
 import posixpath
 import re
+import textwrap
 from pathlib import Path
 
+import griffe
 from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parent
@@ -78,3 +86,73 @@ def on_page_markdown(markdown, page, config, **kwargs):
         return f"`{path}`" if text.strip("`").rstrip("/") == path else f"{text} (`{path}`)"
 
     return LINK.sub(repl, markdown)
+
+
+ROLE = re.compile(r":(?:py:)?(?:class|func|meth|attr|mod|data|exc|obj|const):`(~?)([^`]+)`")
+LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+\.)\s+")
+
+
+def _full_name(obj: griffe.Object, name: str) -> str:
+    """``name`` as written in ``obj``'s docstring, made absolute from ``obj``'s scope where it is relative."""
+    first, dot, rest = name.partition(".")
+    try:
+        return obj.resolve(first) + dot + rest
+    except (griffe.NameResolutionError, griffe.AliasResolutionError, griffe.CyclicAliasError):
+        return name
+
+
+def _literal_blocks(text: str) -> str:
+    """``text`` with each reST ``paragraph::`` + indented literal block as ``paragraph:`` + a fenced block."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.rstrip().endswith("::"):
+            out.append(line)
+            continue
+        item = LIST_ITEM.match(line)
+        inner = " " * (item.end() if item else len(line) - len(line.lstrip()))  # the paragraph's indentation
+        end = i
+        while end < len(lines) and (not lines[end].strip() or lines[end].startswith((inner + " ", inner + "\t"))):
+            end += 1
+        code = textwrap.dedent("\n".join(lines[i:end])).strip("\n")
+        if not code:
+            out.append(line)
+            continue
+        try:
+            ast.parse(code)
+            language = "python"
+        except SyntaxError:
+            language = "text"
+        intro = line.rstrip()[:-2].rstrip()
+        if intro.strip():
+            out += [intro + ":", ""]
+        out += [f"{inner}```{language}", *(inner + c if c else "" for c in code.split("\n")), inner + "```"]
+        if end < len(lines):
+            out.append("")
+        i = end
+    return "\n".join(out)
+
+
+def rest_to_markdown(text: str, obj: griffe.Object) -> str:
+    """The Markdown of a docstring written with reST roles and ``::`` literal blocks."""
+
+    def role(match: re.Match) -> str:
+        tilde, name = match.groups()
+        target = _full_name(obj, name.lstrip("."))
+        shown = name.rsplit(".", 1)[-1] if tilde else name
+        return f'<autoref identifier="{html.escape(target)}" optional><code>{html.escape(shown)}</code></autoref>'
+
+    return ROLE.sub(role, _literal_blocks(text))
+
+
+class ReSTMarkup(griffe.Extension):
+    """Rewrites every docstring of a loaded package from reST markup to Markdown (see the module docstring)."""
+
+    def on_package(self, *, pkg: griffe.Module, **kwargs) -> None:
+        todo = [pkg]
+        while todo:
+            obj = todo.pop()
+            if obj.docstring is not None:
+                obj.docstring.value = rest_to_markdown(obj.docstring.value, obj)
+            todo.extend(member for member in obj.members.values() if not member.is_alias)

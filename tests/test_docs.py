@@ -27,7 +27,31 @@ def test_the_site_builds_strictly(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     api = (tmp_path / "site" / "api" / "agents" / "index.html").read_text()
     assert "make_agent" in api and "run_arena" in api  # the reference is generated from the docstrings
+    for page in sorted((tmp_path / "site" / "api").glob("*/index.html")):
+        html = page.read_text()
+        raw = re.findall(r".{40}(?::(?:py:)?(?:class|func|meth|attr|mod|data|exc|obj|const):|::).{40}", html)
+        assert not raw, f"{page.parent.name}: reST markup left as text: {raw[:3]}"
+        assert 'class="autorefs autorefs-internal"' in html  # the roles became links
     assert (tmp_path / "site" / "changelog" / "index.html").is_file()
+
+
+def test_rest_markup_becomes_markdown():
+    pytest.importorskip("griffe")
+    sys.path.insert(0, str(ROOT))
+    try:
+        import griffe
+
+        from mkdocs_hooks import rest_to_markdown
+    finally:
+        sys.path.remove(str(ROOT))
+    engine = griffe.load("manni_env.engine")
+    text = "Raises :class:`IllegalActionError`; see :func:`~manni_env.view.SeatView` and ``x``.\n\nTypical use::\n\n    a = 1\n\n    b = a\n\nAfter."
+    assert rest_to_markdown(text, engine) == (
+        'Raises <autoref identifier="manni_env.engine.IllegalActionError" optional><code>IllegalActionError</code></autoref>; '
+        'see <autoref identifier="manni_env.view.SeatView" optional><code>SeatView</code></autoref> and ``x``.'
+        "\n\nTypical use:\n\n```python\na = 1\n\nb = a\n```\n\nAfter.")
+    block = "- a list item, then text::\n\n      not python (\n\n  back in the item"
+    assert rest_to_markdown(block, engine) == "- a list item, then text:\n\n  ```text\n  not python (\n  ```\n\n  back in the item"
 
 
 def test_the_sdist_carries_the_docs():
