@@ -106,6 +106,7 @@ def on_page_markdown(markdown, page, config, **kwargs):
 
     return LINK.sub(repl, markdown)
 
+
 ROLE = re.compile(r":(?:py:)?(?:class|func|meth|attr|mod|data|exc|obj|const):`(~?)([^`]+)`")
 LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+\.)\s+")
 

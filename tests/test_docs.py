@@ -45,13 +45,16 @@ def test_rest_markup_becomes_markdown():
     finally:
         sys.path.remove(str(ROOT))
     engine = griffe.load("manni_env.engine")
-    text = "Raises :class:`IllegalActionError`; see :func:`~manni_env.view.SeatView` and ``x``.\n\nTypical use::\n\n    a = 1\n\n    b = a\n\nAfter."
-    assert rest_to_markdown(text, engine) == (
-        'Raises <autoref identifier="manni_env.engine.IllegalActionError" optional><code>IllegalActionError</code></autoref>; '
+    text = ("Raises :class:`IllegalActionError`; see :func:`~manni_env.view.SeatView` and ``x``.\n\n"
+            "Typical use::\n\n    a = 1\n\n    b = a\n\nAfter.")
+    assert rest_to_markdown(text, engine) == (  # a relative name resolved in the docstring's module
+        'Raises <autoref identifier="manni_env.engine.IllegalActionError" optional>'
+        "<code>IllegalActionError</code></autoref>; "
         'see <autoref identifier="manni_env.view.SeatView" optional><code>SeatView</code></autoref> and ``x``.'
         "\n\nTypical use:\n\n```python\na = 1\n\nb = a\n```\n\nAfter.")
-    block = "- a list item, then text::\n\n      not python (\n\n  back in the item"
-    assert rest_to_markdown(block, engine) == "- a list item, then text:\n\n  ```text\n  not python (\n  ```\n\n  back in the item"
+    item = "- a list item, then text::\n\n      not python (\n\n  back in the item"
+    assert rest_to_markdown(item, engine) == (
+        "- a list item, then text:\n\n  ```text\n  not python (\n  ```\n\n  back in the item")
 
 
 def test_the_sdist_carries_the_docs():
@@ -108,7 +111,8 @@ HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$", flags=re.M)
 
 def guide_pages() -> list[Path]:
     """The Markdown a reader follows links through: the README, the guides, the results pages."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "benchmarks" / "results").glob("*.md"))]
+    results = sorted((ROOT / "benchmarks" / "results").glob("*.md"))
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *results]
 
 
 def prose(path: Path) -> str:
