@@ -1,0 +1,1 @@
+"""Evaluating play: par scores (:mod:`.par`)."""
