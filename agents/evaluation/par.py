@@ -99,6 +99,23 @@ class ParTracker:
             self._start = state.clone()
 
 
+def tracker_for(state: GameState) -> ParTracker | None:
+    """A :class:`ParTracker` for the game ``state`` starts, or ``None`` when the par agent cannot
+    play its rules (no shipped agent for them)."""
+    try:
+        par_agent().check_rules(state.rules)
+    except CheckpointError:
+        return None
+    return ParTracker(state)
+
+
+def summary(tracker: ParTracker | None) -> dict | None:
+    """What a page shows: ``{"deals": [DealPar.to_dict(), ...], "totals": totals(...)}``, or ``None``."""
+    if tracker is None:
+        return None
+    return {"deals": [p.to_dict() for p in tracker.pars], "totals": totals(tracker.pars)}
+
+
 def record_par(record: dict, agent: Policy | None = None) -> list[DealPar]:
     """The par of every deal of ``record`` (validated first:
     :class:`~manni_env.records.RecordError` if it is broken)."""
@@ -134,4 +151,5 @@ def report(record: dict) -> list[str]:
     return lines
 
 
-__all__ = ["PAR_AGENT", "DealPar", "ParTracker", "deal_par", "par_agent", "record_par", "report", "totals"]
+__all__ = ["PAR_AGENT", "DealPar", "ParTracker", "deal_par", "par_agent", "record_par", "report", "summary",
+           "totals", "tracker_for"]

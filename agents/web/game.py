@@ -6,7 +6,8 @@ The person's browser only ever gets :meth:`WebGame.snapshot`: the person's own
 The agents act on the server from their own seats' views. For an agent with
 ``action_probabilities(view)`` (the ``ppo`` agent) the probabilities of each decision are kept
 beside the game, one list per deal in decision order (``None`` for the others' decisions); the
-saved record carries them as the extra field ``probabilities`` and the replay shows them.
+saved record carries them as the extra field ``probabilities`` and the replay shows them. Each
+finished deal's par (:mod:`manni_agents.evaluation.par`) goes to the page with the snapshot.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from manni_env.rules import Rules
 from manni_env.text import contract_name, decision_prompt
 from manni_env.view import SeatView
 
+from ..evaluation import par
 from ..human import TableNarrator, contract_text
 from ..registry import make_agent
 
@@ -113,6 +115,7 @@ class WebGame:
             policy.reset()
         self.rngs = [np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(s,))) for s in range(3)]
         self.state = GameState(rules, seed=self.seed)
+        self.par = par.tracker_for(self.state)
         self.log: deque[str] = deque(maxlen=LOG_KEPT)
         self.narrator = TableNarrator(self.names, seat, lambda line: self.log.append(line.strip()))
         self.probabilities: list[list[dict | None]] = [[]]
@@ -151,6 +154,8 @@ class WebGame:
         self.probabilities[-1].append(probabilities)
         if len(state.rounds) > deal:
             self.probabilities.append([])
+            if self.par is not None:
+                self.par.update(state)
         self.narrator(state, seat, phase, action)
 
     # ------------------------------------------------------------------ what leaves the server
@@ -200,6 +205,7 @@ class WebGame:
             "plus": list(view.plus),
             "minus": list(view.minus),
             "rounds": [round_summary(r, self.names) for r in state.rounds],
+            "par": par.summary(self.par),
             "finished": state.finished,
             "truncated": state.truncated,
             "winners": list(state.winners),

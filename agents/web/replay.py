@@ -8,7 +8,9 @@ field ``probabilities`` (one list per deal, one entry per decision in this order
 ``{action: probability}``, written by ``manni serve`` for agents that expose them) is shown beside
 each decision; for a person's decision (player ``human``, at a table) they are the shipped agent's
 advice and the frame names its choice (``agent_choice``). :func:`parse_records` reads an uploaded
-JSON Lines file from memory.
+JSON Lines file from memory. Each deal carries its par (:mod:`manni_agents.evaluation.par`): the
+shipped agent's points in each seat playing all three seats on the deal's cards, and the players'
+points minus it; ``par`` sums them over the game.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from manni_env.cards import card_to_str, sort_for_display
 from manni_env.engine import GameState, Phase
 from manni_env.records import RecordError, record_deals, record_rules, round_actions, validate_record
 
+from ..evaluation import par
 from ..human import contract_name
 
 _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
@@ -107,6 +110,7 @@ def build_replay(record: dict) -> dict:
     names = [f"seat {s} ({p})" for s, p in enumerate(players)] if players else [f"seat {s}" for s in range(3)]
     frames: list[dict] = []
     deals = []
+    pars = par.tracker_for(state)
     for i, r in enumerate(record["rounds"]):
         deal_probs = probabilities[i] if i < len(probabilities) else []
         discarded: list[list[int]] = [[], [], []]
@@ -137,6 +141,9 @@ def build_replay(record: dict) -> dict:
             if probs and players and players[seat] == "human":  # a person's move beside the agent's (a table's review)
                 frames[-1]["agent_choice"] = max(probs, key=probs.get)
         frames[-1]["deal_over"] = {key: r[key] for key in ("tricks_won", "points", "totals")}
+        if pars is not None:
+            pars.update(state)
+            deals[-1]["par"] = frames[-1]["deal_over"]["par"] = pars.pars[-1].to_dict()
         frames[-1]["text"] += f". Deal {i + 1} over: points " + ", ".join(
             f"{names[s]} {r['points'][s]:+d}" for s in range(3))
     return {
@@ -147,6 +154,7 @@ def build_replay(record: dict) -> dict:
         "final": record.get("final"),
         "deals": deals,
         "frames": frames,
+        "par": par.summary(pars),
     }
 
 
