@@ -97,10 +97,16 @@ def test_landing_page_quick_play_and_one_notation(served, browser, tmp_path):
     for _ in range(6):
         move(page)
         check_text(page)
-    disabled_red = page.locator("#hand button.card.red:disabled")
-    if disabled_red.count():  # dimmed, still red
-        style = disabled_red.first.evaluate("c => [getComputedStyle(c).color, getComputedStyle(c).filter]")
-        assert style == ["rgb(196, 29, 37)", "none"]
+    style = page.evaluate("""() => {  // a card you may not play: dimmed, its red suit still red
+        const card = cardEl("QH", "button");
+        card.disabled = true;
+        document.getElementById("hand").append(card);
+        const s = getComputedStyle(card);
+        const seen = [s.color, s.filter, Number(s.opacity)];
+        card.remove();
+        return seen;
+    }""")
+    assert style[:2] == ["rgb(196, 29, 37)", "none"] and 0.4 <= style[2] < 1
 
     rules = browser({"width": 1200, "height": 760})
     rules.goto(url + "rules#basic")
