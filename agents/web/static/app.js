@@ -70,7 +70,7 @@ async function api(method, path, body, raw = false) {
 
 function showError(message) {
   const box = $("error");
-  box.textContent = message;
+  box.replaceChildren(richText("span", "", message));
   box.hidden = !message;
 }
 

@@ -142,7 +142,8 @@ function showHints(hints) {
   $("hint-panel").hidden = !hints;
   if (!hints) return;
   const valued = hints.some((h) => h.points !== undefined);
-  $("hint-note").textContent = valued ? `Each card's expected deal points for you, by the search over ${hints[0].worlds} ` +
+  const worlds = valued ? hints.find((h) => h.worlds).worlds : 0;
+  $("hint-note").textContent = valued ? `Each card's expected deal points for you, by the search over ${worlds} ` +
     "sampled deals that fit what you can see, and in brackets what it gives away against the best card; the bar and " +
     "the percentage: how likely the agent is to play it." : "How likely the agent is to make each move.";
   $("hints").replaceChildren(...hints.slice(0, 16).map((h, k) => {
