@@ -78,6 +78,15 @@ def test_validate_par(tmp_path, capsys) -> None:
     assert main(["validate", str(path)]) == 0 and "par" not in capsys.readouterr().out
 
 
+def test_validate_par_without_the_agents_layer(tmp_path, capsys, monkeypatch) -> None:
+    from manni_env.commands import validate
+
+    monkeypatch.setattr(validate, "entry_points", lambda **_: [])  # as if only manni_env were installed
+    assert main(["validate", "--par", str(tmp_path / "any.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--par needs the agents layer" in err
+
+
 def test_deal_par_record() -> None:
     assert DealPar(1, (2, -1, -1), (0, 1, -1)).to_dict() == {
         "deal": 1, "points": [2, -1, -1], "par": [0, 1, -1], "difference": [2, -2, 0]}

@@ -9,6 +9,7 @@ package never imports the agents.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
 
@@ -44,7 +45,8 @@ def _reporter(name: str) -> Callable[[dict], list[str]] | None:
 def _main(args: argparse.Namespace) -> int:
     par = _reporter("par") if args.par else None
     if args.par and par is None:
-        print(f"manni validate: error: --par needs the agents layer (no 'par' entry point in {REPORTS_GROUP})")
+        print(f"manni validate: error: --par needs the agents layer (no 'par' entry point in {REPORTS_GROUP})",
+              file=sys.stderr)
         return 2
     games, problems = 0, 0
     for path in args.files:
