@@ -20,6 +20,9 @@ the deal, and choose the card with the best mean outcome (ties: the lowest card)
   is the likelihood to the power 1/``temperature``; 1 is the plain likelihood, larger is flatter;
   default :data:`DEFAULT_TEMPERATURE`, chosen by the effective number of worlds,
   :func:`effective_worlds`, in docs/search.md).
+- **Card values** (:meth:`SearchAgent.card_values`): per legal card, the same worlds' weighted mean
+  of the seat's own deal points, with the number of worlds: what ``manni serve``'s hints and
+  reviews say a card is worth.
 - **Which decisions are searched**: card play. The network alone decides the exchange, the swap,
   the pickup, the discards and the announcement (as good as ``pimc`` there: see docs/search.md).
 - **Network**: the shipped ``ppo`` network of the variant being played, or ``model=PATH`` (a
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from collections.abc import Iterator
 
 import numpy as np
@@ -68,6 +72,26 @@ def make_search_agent(arg: str | None) -> SearchAgent:
     return SearchAgent(network, **options)
 
 
+@dataclass(frozen=True)
+class CardValues:
+    """The search's estimate of each legal card of one decision: ``points``, the seat's expected
+    deal points after playing it (the worlds' weighted mean), over ``worlds`` sampled worlds
+    (``effective``: Kish's effective number, ``worlds`` for uniform weights)."""
+
+    points: dict[int, float]
+    worlds: int
+    effective: float
+
+    @property
+    def best(self) -> float:
+        """The expected points of the best card."""
+        return max(self.points.values())
+
+    def cost(self, card: int) -> float:
+        """How many expected points ``card`` gives away against the best card (0 for the best)."""
+        return self.best - self.points[card]
+
+
 class SearchAgent:
     """Card-play search over sampled worlds with network rollouts (see the module docstring)."""
 
@@ -99,6 +123,22 @@ class SearchAgent:
 
     def evaluate(self, view: SeatView, rng: np.random.Generator) -> tuple[int, dict[int, float], np.ndarray]:
         """The chosen card, the (weighted) mean outcome of every legal card and the worlds' weights."""
+        legal, weights, points = self._play_worlds(view, rng)
+        means = weights @ relative_points(points)[:, :, view.seat]
+        best = int(legal[int(np.argmax(means))])  # argmax: the first (lowest) card among equals
+        return best, {int(a): float(m) for a, m in zip(legal, means)}, weights
+
+    def card_values(self, view: SeatView, rng: np.random.Generator) -> CardValues:
+        """What each legal card is worth to the seat on turn: its expected deal points over the
+        worlds :meth:`evaluate` samples from the same ``rng`` state (the seat's own points, not the
+        outcome the search maximises; the same ranking in the zero-sum variants). Reads ``view`` only."""
+        legal, weights, points = self._play_worlds(view, rng)
+        means = weights @ points[:, :, view.seat]
+        return CardValues({int(a): float(m) for a, m in zip(legal, means)}, self.worlds, effective_worlds(weights))
+
+    def _play_worlds(self, view: SeatView, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The legal cards of ``view``, the sampled worlds' weights and the deal points of every
+        seat after each card in each world (worlds × cards × 3)."""
         if view.phase != Phase.PLAY or not view.legal_actions:
             raise ValueError(f"search evaluates card play of the seat on turn, got phase {view.phase.name} "
                              f"for seat {view.seat} (seat {view.to_move} on turn)")
@@ -111,10 +151,8 @@ class SearchAgent:
                 weights = tempered_weights(rollouts.log_likelihoods(view, template), self.temperature)
             else:
                 weights = np.full(self.worlds, 1 / self.worlds)
-            outcomes = rollouts.play_out(template, legal, view.seat).reshape(self.worlds, legal.size)
-        means = weights @ outcomes
-        best = int(legal[int(np.argmax(means))])  # argmax: the first (lowest) card among equals
-        return best, {int(a): float(m) for a, m in zip(legal, means)}, weights
+            points = rollouts.play_out(template, legal).reshape(self.worlds, legal.size, 3)
+        return legal, weights, points.astype(np.float64)
 
     def log_likelihoods(self, view: SeatView, rng: np.random.Generator) -> np.ndarray:
         """Per world that :meth:`evaluate` samples from the same ``rng`` state, the log-probability
@@ -249,9 +287,9 @@ class _Rollouts:
             actions[multi] = self.network.policy_logits(obs[multi], mask[multi], self.rules).argmax(1)
         return actions
 
-    def play_out(self, template: VectorState, cards: np.ndarray, seat: int) -> np.ndarray:
-        """Outcome for ``seat`` of playing each of ``cards`` in each world of ``template`` and then
-        the network's greedy play to the end of the deal: shape (worlds × cards,), world-major."""
+    def play_out(self, template: VectorState, cards: np.ndarray) -> np.ndarray:
+        """Every seat's deal points after playing each of ``cards`` in each world of ``template`` and
+        then the network's greedy play to the end of the deal: shape (worlds × cards, 3), world-major."""
         state = VectorState(*(np.repeat(a, cards.size, axis=0) for a in template))
         actions = np.tile(cards, len(template.phase))
         while True:
@@ -261,7 +299,7 @@ class _Rollouts:
                 break
             obs, mask = self._observe(state, state.to_move)
             actions = self._greedy(obs, mask)
-        return relative_points(out.points)[:, seat]
+        return out.points
 
     def log_likelihoods(self, view: SeatView, template: VectorState) -> np.ndarray:
         """Per world, the log-probability under the network's masked softmax policy of the
@@ -315,5 +353,5 @@ def network_card_decisions(rules: Rules, deals: int, seed: int, progress: bool =
             yield view, card, rng
 
 
-__all__ = ["DEFAULT_TEMPERATURE", "WEIGHTINGS", "SearchAgent", "effective_worlds", "make_search_agent",
+__all__ = ["DEFAULT_TEMPERATURE", "WEIGHTINGS", "CardValues", "SearchAgent", "effective_worlds", "make_search_agent",
            "network_card_decisions", "network_decisions", "tempered_weights"]

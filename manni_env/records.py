@@ -5,7 +5,8 @@
 rebuilds every deal from the record's hands, Manni and cut card, replays the exchange decisions and
 the tricks through the engine and compares the engine's results with the record's, raising
 :class:`RecordError` at the first broken rule. The engine alone decides what is legal, who wins a
-trick and what a deal scores; this module only compares.
+trick and what a deal scores; this module only compares. :func:`round_actions` gives a validated
+round's decisions as the engine's actions (for replays and par scores).
 
 Besides the fields of RECORD.md a record carries ``max_deals`` and ``first_dealer`` (so a replay
 uses exactly the game's rules) and, in the announcement variants, ``contract.name`` (the contract
@@ -229,6 +230,36 @@ def record_deals(record: dict) -> list[Deal]:
     """The explicit deal of each round of ``record`` (hands, Manni, cut card), for a replay with
     ``GameState(rules, deals=...)``; :class:`RecordError` if one cannot be read."""
     return [_deal_of(r, i) for i, r in enumerate(_field(record, "rounds", list))]
+
+
+def round_actions(state: GameState, r: dict) -> Iterator[tuple[int, list[str] | None]]:
+    """The decisions of ``r``, one validated entry of a record's ``rounds``, in the engine's order
+    (``state`` at the start of that deal), each with the cards the decider drew if this decision
+    ends a Hornafjarðarmanni exchange. Lazy: reads the state between decisions, so apply each
+    action to ``state`` before taking the next."""
+    scheme = state.rules.spec.exchange
+    for e in r["exchanges"]:
+        if scheme == ExchangeScheme.EXCHANGE:
+            limit = state.exchange_limit()
+            discards = [card_from_str(c) for c in e["discards"]]
+            for k, card in enumerate(discards):
+                yield card, (e["drawn"] if k == limit - 1 else None)
+            if len(discards) < limit:
+                yield A.EXCHANGE_DONE, e["drawn"]
+        elif scheme == ExchangeScheme.SWAP:
+            yield (A.SWAP_HAND if e["swap"] else A.KEEP_HAND), None
+        elif e["take"]:
+            yield A.TAKE_MANNI, None
+            for card in e["discards"]:
+                yield card_from_str(card), None
+        else:
+            yield A.PASS_MANNI, None
+    if state.rules.is_announcement:
+        contract = r["contract"]
+        yield announce_actions(state.rules)[(contract["kind"], contract["trump"])], None
+    for trick in r["tricks"]:
+        for card in trick["cards"]:
+            yield card_from_str(card), None
 
 
 def _rules_of(record: dict, rounds: list) -> Rules:

@@ -90,15 +90,14 @@ def test_batched_rollouts_equal_the_engine(variant: str) -> None:
                 assert np.array_equal(obs[w], encoder.encode(world.view(seat)))
                 assert np.array_equal(mask[w], encoder.action_mask(world.view(seat)))
         cards = np.array(view.legal_actions)
-        outcomes = rollouts.play_out(template, cards, view.seat).reshape(2, cards.size)
+        outcomes = rollouts.play_out(template, cards).reshape(2, cards.size, 3)
         for w, world in enumerate(worlds):
             for j, card in enumerate(cards.tolist()):
                 game = world.clone()
                 game.apply(card)
                 while not game.rounds:
                     game.apply(PPO.act(game.view(game.to_move), rng))
-                points = game.rounds[0].points
-                assert outcomes[w, j] == points[view.seat] - (sum(points) - points[view.seat]) / 2
+                assert outcomes[w, j].tolist() == list(game.rounds[0].points)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -212,3 +211,24 @@ def test_tempered_weights_in_log_space() -> None:
     """Log-likelihoods far below exp's range still give proper weights, as the likelihoods ** (1/T)."""
     weights = tempered_weights(np.array([-5000.0, -5000.0 - np.log(4), -6000.0]), 2)
     assert weights == pytest.approx([2 / 3, 1 / 3, 0], abs=1e-12) and weights.sum() == pytest.approx(1)
+
+
+@pytest.mark.parametrize("variant", ["hornafjardar", "basic"])
+def test_card_values_are_the_searchs_worlds_own_points_from_the_view_only(variant: str) -> None:
+    """The card values are the seat's expected deal points over the worlds evaluate samples (in a
+    zero-sum deal its outcome is 1.5 x the points); a seat that cannot tell two deals apart gets
+    the same values; the best card costs nothing, every other card costs its shortfall."""
+    state = to_play(GameState(make_rules(variant), seed=4), 4, np.random.default_rng(3))
+    seat = state.to_move
+    agent = make_agent("search:worlds=6")
+    values = agent.card_values(state.view(seat), np.random.default_rng(9))
+    assert sorted(values.points) == sorted(state.legal_actions()) and values.worlds == 6
+    assert values.effective == pytest.approx(6.0)
+    twin = twin_with_other_hidden_cards(state, seat)
+    assert agent.card_values(twin.view(seat), np.random.default_rng(9)) == values
+    best, outcomes, _ = agent.evaluate(state.view(seat), np.random.default_rng(9))
+    if variant == "hornafjardar":
+        assert outcomes == pytest.approx({a: 1.5 * p for a, p in values.points.items()})
+        assert values.cost(best) == 0
+    costs = {a: values.cost(a) for a in values.points}
+    assert min(costs.values()) == 0 and all(c == pytest.approx(values.best - values.points[a]) for a, c in costs.items())

@@ -79,6 +79,7 @@ def test_play_by_clicking_then_replay_the_game_and_an_uploaded_file(served, page
     url, store = served
     page.goto(url)
     page.wait_for_selector("body[data-ready='1']")
+    page.click("#more-options > summary")  # the forms behind the landing page's two actions
     page.select_option("#variant", "basic")
     page.select_option("#opp1", "rule_based")  # choices and defaults follow the variant
     assert page.input_value("#opp1") == "rule_based" and page.input_value("#opp2") == "ppo"

@@ -67,7 +67,7 @@ def check_hints(person: Person) -> None:
     legal = set(page.locator("#hand button.card:not([disabled])").evaluate_all("cs => cs.map(c => c.dataset.card)"))
     legal |= set(page.locator("#buttons button.action").evaluate_all("bs => bs.map(b => b.textContent)"))
     rows = page.locator("#hints .prob")
-    labels = rows.locator(".label").all_inner_texts()
+    labels = rows.evaluate_all("rs => rs.map(r => r.dataset.label)")  # shown as 10♠: the card's id
     assert set(labels) == legal
     total = sum(float(v.rstrip("%")) for v in rows.locator(".value").all_inner_texts())
     assert abs(total - 100) < 1
@@ -82,6 +82,7 @@ def test_two_people_play_a_deal_by_clicking_one_rejoins_mid_trick_with_hints(ser
         page = anna.page
         page.goto(url)
         page.wait_for_selector("body[data-ready='1']")
+        page.click("#more-options > summary")  # the forms behind the landing page's two actions
         page.select_option("#variant", "basic")
         page.fill("#target", "1")
         page.fill("#seed", "8")
@@ -154,6 +155,7 @@ def test_two_people_play_a_deal_by_clicking_one_rejoins_mid_trick_with_hints(ser
         page = anna.open()  # hints off: a new table with two agents, no hint panel
         page.goto(url)
         page.wait_for_selector("body[data-ready='1']")
+        page.click("#more-options > summary")  # the forms behind the landing page's two actions
         page.select_option("#variant", "basic")
         page.select_option("#t-seat1", "ppo")
         assert not page.is_checked("#t-hints")

@@ -3,7 +3,9 @@
 =======  ================================  ==================================================
 method   path                              what
 =======  ================================  ==================================================
-GET      ``/``                             the page (play and replay)
+GET      ``/``                             the page (what Manni is, play, tables, replay)
+GET      ``/rules``                        the rules, one section per variant (``/rules#basic``)
+GET      ``/api/variants``                 the variants: id, display name, one line, facts
 GET      ``/api/options``                  variants, opponents per variant and their default,
                                            the games of the server's ``--records`` file
 POST     ``/api/games``                    new game ``{variant, opponents?, seat?, seed?,
@@ -13,13 +15,16 @@ POST     ``/api/games/{id}/actions``       the person's move ``{"actions": [int,
 GET      ``/api/games/{id}/replay``        a finished game's replay, with the agents'
                                            action probabilities
 GET      ``/api/records/{n}``              replay of game ``n`` of the ``--records`` file
+GET      ``/api/library``                  the newest games this server saved (records dir)
+GET      ``/api/library/{offset}``         replay of the saved game at that byte offset
 POST     ``/api/replay?game=n``            replay of game ``n`` of an uploaded records file
                                            (the request body; read in memory, size-limited)
 =======  ================================  ==================================================
 
 Every error is JSON ``{"error": "..."}`` with a 4xx status (500 and a generic message for a bug,
 whose traceback goes to the server log only). No request names a file: the server reads only its
-static page and its own ``--records`` file, and writes only its records directory.
+static page, the rules text, its own ``--records`` file and its records directory's games file, and
+writes only its records directory.
 """
 
 from __future__ import annotations
@@ -33,15 +38,18 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from fastapi import FastAPI, Query, Request
+from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from starlette.exceptions import HTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
 from manni_agents.play.web.game import MAX_ACTIONS, GameError, WebGame
+from manni_agents.play.web.guide import rules_page, variant_rows
+from manni_agents.play.web.library import saved_game, saved_games
 from manni_agents.play.web.limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, finished_record
 from manni_agents.play.web.lineup import Lineup
 from manni_agents.play.web.replay import build_replay, parse_records, summary
@@ -112,6 +120,14 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
     def page() -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
+    @app.get("/rules", include_in_schema=False)
+    def rules() -> HTMLResponse:
+        return HTMLResponse(rules_page())
+
+    @app.get("/api/variants")
+    def variants() -> dict:
+        return {"variants": variant_rows()}
+
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     add_table_routes(app, tables, lineup, replays)
 
@@ -167,6 +183,21 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         if not 0 <= index < len(records):
             raise HTTPException(404, f"no game {index}: this server's records file holds {len(records)} (from 0)")
         return replays.build(records[index])
+
+    @app.get("/api/library")
+    def library() -> dict:
+        return {"games": saved_games(store.records_path)}
+
+    @app.get("/api/library/{offset}")
+    def library_replay(offset: Annotated[int, PathParam(ge=0, lt=2**62)]) -> dict:
+        try:
+            record = saved_game(store.records_path, offset)
+        except KeyError:
+            raise HTTPException(404, f"no saved game starts at {offset}: choose one from /api/library") from None
+        try:
+            return replays.build(record)
+        except RecordError as err:
+            raise HTTPException(400, f"the saved game is not a valid record: {err}") from None
 
     @app.post("/api/replay")
     async def upload_replay(request: Request, game: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> dict:

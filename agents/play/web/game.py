@@ -6,7 +6,8 @@ The person's browser only ever gets :meth:`WebGame.snapshot`: the person's own
 The agents act on the server from their own seats' views. For an agent with
 ``action_probabilities(view)`` (the ``ppo`` agent) the probabilities of each decision are kept
 beside the game, one list per deal in decision order (``None`` for the others' decisions); the
-saved record carries them as the extra field ``probabilities`` and the replay shows them.
+saved record carries them as the extra field ``probabilities`` and the replay shows them. Each
+finished deal's par (:mod:`manni_agents.evaluation.par`) goes to the page with the snapshot.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from manni_agents.evaluation import par
 from manni_agents.play.human import TableNarrator, contract_text
 from manni_agents.registry import make_agent
 from manni_env import actions as A
@@ -112,6 +114,7 @@ class WebGame:
             policy.reset()
         self.rngs = [np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(s,))) for s in range(3)]
         self.state = GameState(rules, seed=self.seed)
+        self.par = par.tracker_for(self.state)
         self.log: deque[str] = deque(maxlen=LOG_KEPT)
         self.narrator = TableNarrator(self.names, seat, lambda line: self.log.append(line.strip()))
         self.probabilities: list[list[dict | None]] = [[]]
@@ -150,6 +153,8 @@ class WebGame:
         self.probabilities[-1].append(probabilities)
         if len(state.rounds) > deal:
             self.probabilities.append([])
+            if self.par is not None:
+                self.par.update(state)
         self.narrator(state, seat, phase, action)
 
     # ------------------------------------------------------------------ what leaves the server
@@ -199,6 +204,7 @@ class WebGame:
             "plus": list(view.plus),
             "minus": list(view.minus),
             "rounds": [round_summary(r, self.names) for r in state.rounds],
+            "par": par.summary(self.par),
             "finished": state.finished,
             "truncated": state.truncated,
             "winners": list(state.winners),

@@ -8,21 +8,23 @@ field ``probabilities`` (one list per deal, one entry per decision in this order
 ``{action: probability}``, written by ``manni serve`` for agents that expose them) is shown beside
 each decision; for a person's decision (player ``human``, at a table) they are the shipped agent's
 advice and the frame names its choice (``agent_choice``). :func:`parse_records` reads an uploaded
-JSON Lines file from memory.
+JSON Lines file from memory. Each deal carries its par (:mod:`manni_agents.evaluation.par`): the
+shipped agent's points in each seat playing all three seats on the deal's cards, and the players'
+points minus it; ``par`` sums them over the game.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
+from manni_agents.evaluation import par
 from manni_agents.play.human import contract_name
 from manni_env import actions as A
-from manni_env.cards import card_from_str, card_to_str, sort_for_display
+from manni_env.cards import card_to_str, sort_for_display
 from manni_env.engine import GameState, Phase
-from manni_env.records import RecordError, announce_actions, record_deals, record_rules, validate_record
-from manni_env.rules import ExchangeScheme
+from manni_env.records import RecordError, record_deals, record_rules, round_actions, validate_record
 
 _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
 
@@ -89,34 +91,6 @@ def _probabilities(record: dict) -> list:
     raise RecordError("'probabilities' must be a list per deal of lists holding null or {action: probability in [0, 1]}")
 
 
-def _round_actions(state: GameState, r: dict) -> Iterator[tuple[int, list[str] | None]]:
-    """A validated round's decisions in the engine's order, each with the cards the decider drew
-    if this decision ends a Hornafjarðarmanni exchange. Lazy: reads the state between decisions."""
-    scheme = state.rules.spec.exchange
-    for e in r["exchanges"]:
-        if scheme == ExchangeScheme.EXCHANGE:
-            limit = state.exchange_limit()
-            discards = [card_from_str(c) for c in e["discards"]]
-            for k, card in enumerate(discards):
-                yield card, (e["drawn"] if k == limit - 1 else None)
-            if len(discards) < limit:
-                yield A.EXCHANGE_DONE, e["drawn"]
-        elif scheme == ExchangeScheme.SWAP:
-            yield (A.SWAP_HAND if e["swap"] else A.KEEP_HAND), None
-        elif e["take"]:
-            yield A.TAKE_MANNI, None
-            for card in e["discards"]:
-                yield card_from_str(card), None
-        else:
-            yield A.PASS_MANNI, None
-    if state.rules.is_announcement:
-        contract = r["contract"]
-        yield announce_actions(state.rules)[(contract["kind"], contract["trump"])], None
-    for trick in r["tricks"]:
-        for card in trick["cards"]:
-            yield card_from_str(card), None
-
-
 def _contract_text(contract, names: Sequence[str]) -> str | None:
     if contract is None:
         return None
@@ -135,6 +109,7 @@ def build_replay(record: dict) -> dict:
     names = [f"seat {s} ({p})" for s, p in enumerate(players)] if players else [f"seat {s}" for s in range(3)]
     frames: list[dict] = []
     deals = []
+    pars = par.tracker_for(state)
     for i, r in enumerate(record["rounds"]):
         deal_probs = probabilities[i] if i < len(probabilities) else []
         discarded: list[list[int]] = [[], [], []]
@@ -145,7 +120,7 @@ def build_replay(record: dict) -> dict:
         frames.append(_frame(state, i, "deal", None, None, f"Deal {i + 1}: {names[r['dealer']]} deals{cut}"
                              + (f" — {contract}" if contract else ""), [state.hand(s) for s in range(3)],
                              discarded, [], None, contract, None))
-        for step, (action, drawn) in enumerate(_round_actions(state, r)):
+        for step, (action, drawn) in enumerate(round_actions(state, r)):
             seat, phase = state.to_move, state.phase
             before = [state.hand(s) for s in range(3)]
             state.apply(action)
@@ -165,6 +140,9 @@ def build_replay(record: dict) -> dict:
             if probs and players and players[seat] == "human":  # a person's move beside the agent's (a table's review)
                 frames[-1]["agent_choice"] = max(probs, key=probs.get)
         frames[-1]["deal_over"] = {key: r[key] for key in ("tricks_won", "points", "totals")}
+        if pars is not None:
+            pars.update(state)
+            deals[-1]["par"] = frames[-1]["deal_over"]["par"] = pars.pars[-1].to_dict()
         frames[-1]["text"] += f". Deal {i + 1} over: points " + ", ".join(
             f"{names[s]} {r['points'][s]:+d}" for s in range(3))
     return {
@@ -175,6 +153,7 @@ def build_replay(record: dict) -> dict:
         "final": record.get("final"),
         "deals": deals,
         "frames": frames,
+        "par": par.summary(pars),
     }
 
 

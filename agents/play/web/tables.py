@@ -12,9 +12,13 @@ the token. A table whose people have all been away for the grace period is over
 (:meth:`Table.tick`); :class:`TableStore` then saves its record like a single game's.
 
 Hints (opt-in per table) are the advisor's (the variant's shipped agent) probability of each legal
-move for the person on turn. Every decision of a person is kept beside the advisor's choice and
-probabilities: the *review* of a deal (sent after the deal) and, as the record's
-``probabilities`` of the person's decisions, in the replay.
+move for the person on turn and, for a card to play, what the card is worth: the ``search``
+agent's expected deal points for it over its sampled worlds (:meth:`~manni_agents.search.SearchAgent.card_values`,
+from the person's view only) and what it gives away against the best card. Every decision of a
+person is kept beside the advisor's choice and probabilities, and a card played beside its worth
+and cost: the *review* of a deal (sent after the deal, with the cost summed over the deal and the
+deal's par, :mod:`manni_agents.evaluation.par`) and, as the record's ``probabilities`` of the
+person's decisions, in the replay.
 """
 
 from __future__ import annotations
@@ -28,13 +32,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from manni_agents.evaluation import par
 from manni_agents.play.human import TableNarrator
 from manni_agents.play.web.game import BUTTON_LABELS, HUMAN, LOG_KEPT, MAX_ACTIONS, WebGame, check_decision, probabilities_of
 from manni_agents.play.web.store import GameStore, StoreFull
 from manni_agents.registry import make_agent
+from manni_agents.search import CardValues
 from manni_env import actions as A
 from manni_env.cards import card_to_str
-from manni_env.engine import GameState
+from manni_env.engine import GameState, Phase
 from manni_env.records import game_record
 from manni_env.rules import Rules
 
@@ -85,6 +91,7 @@ class _SeatWindow(WebGame):
     def __init__(self, table: Table, seat: int):  # noqa: D107 - no WebGame.__init__: no agents
         self.state, self.seat, self.seed = table.state, seat, table.seed
         self.names, self.specs, self.log, self.saved = table.names, table.players, table.log, table.saved
+        self.par = table.par
 
 
 def clean_name(name: str, seat: int) -> str:
@@ -112,6 +119,9 @@ class Table:
         self.state = GameState(rules, seed=self.seed)
         self.stand_in, self.hints, self.grace_seconds, self.clock = stand_in, hints, grace_seconds, clock
         self.advisor = make_agent(advisor) if advisor is not None else None
+        self.search = make_agent("search") if advisor is not None else None  # what a card is worth
+        self._worth: tuple[tuple[int, int, int], CardValues | None] | None = None  # the last decision's
+        self.par = par.tracker_for(self.state)
         self.policies = {s: make_agent(seat.spec) for s, seat in enumerate(self.seats) if not seat.person}
         self.rngs = [np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(s,))) for s in range(3)]
         self.probabilities: list[list[dict | None]] = [[]]  # per deal, per decision (see manni_agents.play.web.game)
@@ -279,14 +289,31 @@ class Table:
             self.reviews[-1].append({
                 "deal": deal + 1, "seat": seat, "phase": phase.name.lower(), "action": chosen, "agent": best,
                 "p_action": probabilities.get(chosen, 0.0), "p_agent": probabilities[best], "differs": chosen != best,
+                **_worth_of(self._card_values(seat), action),
             })
         state.apply(action)
         self.probabilities[-1].append(probabilities)
         if len(state.rounds) > deal:
             self.probabilities.append([])
             self.reviews.append([])
+            if self.par is not None:
+                self.par.update(state)
         if self.narrator is not None:
             self.narrator(state, seat, phase, action)
+
+    def _card_values(self, seat: int) -> CardValues | None:
+        """What each legal card of ``seat``'s card play now is worth (``None`` for other decisions,
+        a single legal card or no advisor), from ``seat``'s view only; one search per decision,
+        seeded by the table's seed and the decision (hints and review agree)."""
+        state = self.state
+        view = state.view(seat)
+        if self.search is None or state.to_move != seat or view.phase != Phase.PLAY or len(view.legal_actions) < 2:
+            return None
+        key = (len(state.rounds), len(view.plays), seat)
+        if self._worth is None or self._worth[0] != key:
+            rng = np.random.default_rng([self.seed, *key])
+            self._worth = key, self.search.card_values(view, rng)
+        return self._worth[1]
 
     # ------------------------------------------------------------------ what leaves the server
     def info(self) -> dict:
@@ -334,8 +361,9 @@ class Table:
         view = state.view(seat)
         probabilities = self.advisor.action_probabilities(view)
         labels = {**BUTTON_LABELS, A.EXCHANGE_DONE: "End the exchange"}
+        values = self._card_values(seat)
         hints = [{"action": a, "label": card_to_str(a) if a < 52 else labels.get(a, A.action_to_str(a)),
-                  "p": round(float(p), 4)} for a, p in probabilities.items()]
+                  "p": round(float(p), 4), **_worth_of(values, a)} for a, p in probabilities.items()]
         return sorted(hints, key=lambda h: -h["p"])
 
     def _review(self, seat: int | None) -> dict | None:
@@ -343,7 +371,10 @@ class Table:
         if seat is None or deals == 0:
             return None
         decisions = [r for r in self.reviews[deals - 1] if r["seat"] == seat]
-        return {"deal": deals, "decisions": decisions, "differs": sum(r["differs"] for r in decisions)}
+        deal_par = self.par.pars[deals - 1].to_dict() if self.par is not None else None
+        return {"deal": deals, "decisions": decisions, "differs": sum(r["differs"] for r in decisions),
+                "cost": round(sum(r.get("cost") or 0.0 for r in decisions), 3), "par": deal_par,
+                "par_totals": par.totals(self.par.pars) if self.par is not None else None}
 
     def record(self) -> dict:
         """The ``manni-record/1`` record of the finished deals, with the agents' and the advisor's
@@ -353,6 +384,15 @@ class Table:
         if any(p is not None for deal in probabilities for p in deal):
             record["probabilities"] = probabilities
         return record
+
+
+def _worth_of(values: CardValues | None, action: int) -> dict:
+    """``{"points", "best", "cost", "worlds"}`` of ``action`` by ``values`` (expected deal points,
+    rounded), or ``{}`` when it was not valued (not a card play)."""
+    if values is None or action not in values.points:
+        return {}
+    return {"points": round(values.points[action], 3), "best": round(values.best, 3),
+            "cost": round(values.cost(action), 3), "worlds": values.worlds}
 
 
 class TableStore:

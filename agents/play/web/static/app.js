@@ -12,6 +12,38 @@ function el(tag, className, text) {
   return node;
 }
 
+// One card notation everywhere: the hand's (10♠, red suits red); moves that are not cards in words.
+const CARD_TOKEN = /\b([2-9TJQKA])([CDHS])\b/g;
+const ACTION_WORDS = { keep_hand: "keep the hand", swap_hand: "swap for the Manni", take_manni: "take the Manni",
+  pass_manni: "pass", exchange_done: "end the exchange" };
+
+function cardName(card) {
+  return (card[0] === "T" ? "10" : card[0]) + SUIT_SYMBOLS[card[1]];
+}
+
+function inWords(text) {
+  return String(text).replace(/\b(keep_hand|swap_hand|take_manni|pass_manni|exchange_done)\b/g, (m) => ACTION_WORDS[m])
+    .replace(/\bannounce_([a-z]+)\b/g, "announce $1");
+}
+
+// An element showing `text` with every card in the hand's notation (a span per card, coloured by suit).
+function richText(tag, className, text) {
+  const node = el(tag, className);
+  const words = inWords(text ?? "");
+  let last = 0;
+  for (const match of words.matchAll(CARD_TOKEN)) {
+    node.append(words.slice(last, match.index), el("span", "DH".includes(match[2]) ? "suit-red" : "suit-black", cardName(match[0])));
+    last = match.index + match[0].length;
+  }
+  node.append(words.slice(last));
+  return node;
+}
+
+function signed(x, digits = 0) {
+  const text = Math.abs(x).toFixed(digits);
+  return x > 0 ? `+${text}` : x < 0 ? `−${text}` : text;
+}
+
 function cardEl(card, tag = "div") {
   const node = el(tag, "card" + ("DH".includes(card[1]) ? " red" : ""));
   node.dataset.card = card;
@@ -38,7 +70,7 @@ async function api(method, path, body, raw = false) {
 
 function showError(message) {
   const box = $("error");
-  box.textContent = message;
+  box.replaceChildren(richText("span", "", message));
   box.hidden = !message;
 }
 
@@ -56,6 +88,7 @@ function showTab(name) {
     $(tab).hidden = tab !== name;
     $(`tab-${tab}`).classList.toggle("active", tab === name);
   }
+  if (name === "replay") guarded(loadLibrary);
 }
 
 // ------------------------------------------------------------------ play
@@ -65,6 +98,36 @@ let selected = new Set();
 let roundsSeen = 0;
 let busy = false;
 
+let variants = [];
+
+function showVariantCards() {
+  const chosen = $("variant").value;
+  $("variant-cards").replaceChildren(...variants.map((v) => {
+    const card = el("div", "variant-card" + (v.id === chosen ? " chosen" : ""));
+    card.setAttribute("role", "radio");
+    card.setAttribute("aria-checked", String(v.id === chosen));
+    card.tabIndex = 0;
+    card.dataset.variant = v.id;
+    const rules = el("a", "rules-link", "Rules");
+    rules.href = v.rules;
+    rules.addEventListener("click", (event) => event.stopPropagation());
+    card.append(el("h3", "", v.name), el("p", "", v.description),
+      el("p", "facts", `${v.pack} cards · ${v.hand} each · Manni ${v.manni} · contract: ${v.contract} · ${v.end}`), rules);
+    const choose = () => {
+      $("variant").value = v.id;
+      $("variant").dispatchEvent(new Event("change"));
+    };
+    card.addEventListener("click", choose);
+    card.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") { event.preventDefault(); choose(); } });
+    return card;
+  }));
+}
+
+function variantName(id) {
+  const row = variants.find((v) => v.id === id);
+  return row ? row.name : id;
+}
+
 function fillOpponents() {
   const menu = options.agents[$("variant").value];
   for (const id of ["opp1", "opp2"]) {
@@ -73,6 +136,7 @@ function fillOpponents() {
     select.value = menu.default;
   }
   $("target-label").hidden = !["hornafjardar", "basic"].includes($("variant").value);
+  showVariantCards();
 }
 
 async function startGame(event) {
@@ -142,13 +206,14 @@ function scoreTable(table, names, g) {
 function showGame(g) {
   game = g;
   selected = new Set();
+  $("home").hidden = true;
   $("table").hidden = false;
   $("box-left").replaceChildren(seatBox(g, (g.seat + 1) % 3));
   $("box-right").replaceChildren(seatBox(g, (g.seat + 2) % 3));
-  const info = [`Deal ${g.deal}`, `${g.variant}`];
+  const info = [`Deal ${g.deal}`, variantName(g.variant)];
   if (g.contract) info.push(g.contract);
   if (g.drawn.length) info.push(`you drew ${g.drawn.join(" ")}`);
-  $("info").textContent = info.join(" · ");
+  $("info").replaceChildren(richText("span", "", info.join(" · ")));
   const current = el("div", "current");
   current.append(trickEl(g.trick, g, null));
   const last = el("div", "last");
@@ -157,10 +222,10 @@ function showGame(g) {
       trickEl(g.last_trick.cards, g, g.last_trick.winner));
   }
   $("trick").replaceChildren(last, current);
-  $("prompt").textContent = g.prompt;
+  $("prompt").replaceChildren(richText("span", "", g.prompt));
   renderHand();
   scoreTable($("score"), g.players, g);
-  $("log").replaceChildren(...g.log.map((line) => el("li", "", line)));
+  $("log").replaceChildren(...g.log.map((line) => richText("li", "", line)));
   $("log").scrollTop = $("log").scrollHeight;
   if (g.rounds.length > roundsSeen) showSummary();
 }
@@ -220,19 +285,26 @@ function showSummary() {
   const g = game;
   const r = g.rounds[g.rounds.length - 1];
   $("summary-title").textContent = g.finished ? g.prompt : `Deal ${r.deal} is over`;
-  $("summary-contract").textContent = r.contract + (r.cut_card ? ` (cut card ${r.cut_card})` : "");
+  $("summary-contract").replaceChildren(richText("span", "", r.contract + (r.cut_card ? ` (cut card ${r.cut_card})` : "")));
   const plusMinus = g.scoring === "plus_minus";
+  const par = g.par && g.par.deals[r.deal - 1];
   const head = el("tr");
-  for (const h of ["", "tricks", "points", "total"].concat(plusMinus ? ["plus", "minus"] : [])) head.append(el("th", "", h));
+  for (const h of ["", "tricks", "points"].concat(par ? ["par", "− par", "game − par"] : [], ["total"], plusMinus ? ["plus", "minus"] : [])) {
+    head.append(el("th", "", h));
+  }
   const rows = [head];
   g.players.forEach((name, s) => {
     const row = el("tr");
-    row.append(el("th", "", name), el("td", "", r.tricks_won[s]), el("td", "", (r.points[s] > 0 ? "+" : "") + r.points[s]),
-      el("td", "", r.totals[s]));
+    row.append(el("th", "", name), el("td", "", r.tricks_won[s]), el("td", "", signed(r.points[s])));
+    if (par) row.append(el("td", "", signed(par.par[s])), el("td", "par-diff", signed(par.difference[s])),
+      el("td", "par-diff", signed(g.par.totals.difference[s])));
+    row.append(el("td", "", r.totals[s]));
     if (plusMinus) row.append(el("td", "", r.plus[s]), el("td", "", r.minus[s]));
     rows.push(row);
   });
   $("summary-table").replaceChildren(...rows);
+  $("summary-par").textContent = par ? "Par: the points the shipped agent makes in each seat when it plays all three " +
+    "seats with these same cards. Points − par takes out the luck of the cards, not the other players' play." : "";
   $("summary-ok").textContent = g.finished ? "Close" : "Next deal";
   $("summary-replay").hidden = !g.finished;
   $("summary").hidden = false;
@@ -279,18 +351,25 @@ function renderFrame() {
   const deal = replay.deals[f.deal - 1];
   $("r-slider").value = frame;
   $("r-counter").textContent = `${frame + 1} / ${replay.frames.length}`;
-  $("r-text").textContent = f.text;
-  const info = [`Deal ${f.deal} of ${replay.deals.length}`, replay.variant];
+  let text = f.text;
+  if (f.deal_over && f.deal_over.par) {
+    const par = f.deal_over.par;
+    text += `. Par (the agent in all three seats): ${par.par.map((x) => signed(x)).join(", ")}; points − par: ` +
+      par.difference.map((x) => signed(x)).join(", ");
+  }
+  $("r-text").replaceChildren(richText("span", "", text));
+  const info = [`Deal ${f.deal} of ${replay.deals.length}`, variantName(replay.variant)];
   if (f.contract) info.push(f.contract);
   info.push(`Manni as dealt: ${deal.manni.join(" ")}`);
-  $("r-info").textContent = info.join(" · ");
+  if (replay.par) info.push(`game points − par: ${replay.par.totals.difference.map((x) => signed(x)).join(", ")}`);
+  $("r-info").replaceChildren(richText("span", "", info.join(" · ")));
   const seats = replay.players.map((name, s) => {
     const box = el("div", "r-seat" + (f.seat === s ? " on-turn" : ""));
     box.append(el("div", "name", name + (s === deal.dealer ? " · dealer" : "")));
     const hand = el("div", "hand small");
     hand.append(...f.hands[s].map((c) => cardEl(c)));
     box.append(hand);
-    if (f.discarded[s].length) box.append(el("div", "facts", `discarded: ${f.discarded[s].join(" ")}`));
+    if (f.discarded[s].length) box.append(richText("div", "facts", `discarded: ${f.discarded[s].join(" ")}`));
     box.append(el("div", "facts", `tricks ${f.tricks_won[s]} · total ${f.totals[s]}` +
       (replay.scoring === "plus_minus" ? ` · plus ${f.plus[s]} · minus ${f.minus[s]}` : "")));
     return box;
@@ -312,13 +391,13 @@ function renderProbabilities(f) {
     const row = el("div", "prob" + (action === f.action ? " chosen" : "") + (action === f.agent_choice ? " agent-choice" : ""));
     const bar = el("div", "bar");
     bar.style.width = `${Math.round(p * 100)}%`;
-    row.append(el("span", "label", action), el("span", "track"), el("span", "value", `${(p * 100).toFixed(1)}%`));
+    row.append(richText("span", "label", action), el("span", "track"), el("span", "value", `${(p * 100).toFixed(1)}%`));
     row.children[1].append(bar);
     return row;
   });
   if (f.agent_choice) {  // a person's move beside the agent's (a table's review)
     const same = f.agent_choice === f.action;
-    rows.unshift(el("p", "review-note" + (same ? "" : " differs"), same ? "The agent would have played the same." :
+    rows.unshift(richText("p", "review-note" + (same ? "" : " differs"), same ? "The agent would have played the same." :
       `The agent would have played ${f.agent_choice}.`));
   }
   box.replaceChildren(...rows);
@@ -356,9 +435,25 @@ function dealStep(direction) {
 function fillGames(select, games) {
   select.replaceChildren(...games.map((g) => {
     const winners = g.winners ? ` · winner ${g.winners.map((s) => (g.players ? g.players[s] : `seat ${s}`)).join(", ")}` : " · unfinished";
-    return el("option", "", `${g.index + 1}: ${g.variant} · ${g.deals} deal${g.deals === 1 ? "" : "s"}${winners}`);
+    return el("option", "", `${g.index + 1}: ${variantName(g.variant)} · ${g.deals} deal${g.deals === 1 ? "" : "s"}${winners}`);
   }));
   games.forEach((g, i) => { select.options[i].value = String(g.index); });
+}
+
+async function loadLibrary() {
+  const games = (await api("GET", "/api/library")).games;
+  $("library-empty").hidden = games.length > 0;
+  $("library-list").replaceChildren(...games.map((g) => {
+    const item = el("li");
+    const open = el("button", "action", `${variantName(g.variant)} · ${g.deals} deal${g.deals === 1 ? "" : "s"}`);
+    open.type = "button";
+    open.dataset.index = g.index;
+    open.addEventListener("click", () => guarded(async () => openReplay(await api("GET", `/api/library/${g.index}`))));
+    const who = g.players ? g.players.join(", ") : "";
+    const won = g.winners ? `won by ${g.winners.map((s) => (g.players ? g.players[s] : `seat ${s}`)).join(" and ")}` : "unfinished";
+    item.append(open, el("span", "note", ` ${who} · ${won}`));
+    return item;
+  }));
 }
 
 async function loadUpload(index) {
@@ -374,6 +469,8 @@ function wire() {
   $("tab-play").addEventListener("click", () => showTab("play"));
   $("tab-replay").addEventListener("click", () => showTab("replay"));
   $("variant").addEventListener("change", fillOpponents);
+  $("quick-play").addEventListener("click", () => $("new-game").requestSubmit());
+  $("quick-table").addEventListener("click", () => $("new-table").requestSubmit());
   wireTables();
   $("new-game").addEventListener("submit", startGame);
   $("summary-ok").addEventListener("click", closeSummary);
@@ -411,7 +508,12 @@ async function init() {
   wire();
   await guarded(async () => {
     options = await api("GET", "/api/options");
-    $("variant").replaceChildren(...options.variants.map((v) => el("option", "", v)));
+    variants = (await api("GET", "/api/variants")).variants.filter((v) => options.variants.includes(v.id));
+    $("variant").replaceChildren(...variants.map((v) => {
+      const option = el("option", "", v.name);
+      option.value = v.id;
+      return option;
+    }));
     fillOpponents();
     if (options.records.length) {
       fillGames($("server-records"), options.records);

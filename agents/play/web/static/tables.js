@@ -50,7 +50,8 @@ async function resumeTable() {
   }
   const info = await api("GET", `/api/tables/${id}`);
   const people = info.seats.filter((s) => s.joined).map((s) => s.name);
-  $("join-text").textContent = `A table of ${info.variant}` + (people.length ? ` with ${people.join(" and ")}` : "") +
+  $("home").hidden = true;
+  $("join-text").textContent = `A table of ${variantName(info.variant)}` + (people.length ? ` with ${people.join(" and ")}` : "") +
     (info.open_seats ? `: ${info.open_seats} open seat${info.open_seats > 1 ? "s" : ""}.` : ": no open seat; you can watch.");
   $("join").hidden = !info.open_seats;
   $("join-panel").hidden = false;
@@ -60,7 +61,7 @@ async function resumeTable() {
 function openTable(id, token) {
   history.replaceState(null, "", `#table=${id}`);
   $("join-panel").hidden = true;
-  $("new-game").hidden = $("new-table").hidden = true;
+  $("home").hidden = true;
   $("invite").value = `${location.origin}/#table=${id}`;
   $("seats-panel").hidden = false;
   tableView = { id, token, seat: null, ws: null, tries: 0, over: false, move: tableMove };
@@ -140,20 +141,30 @@ function showTableState(message) {
 function showHints(hints) {
   $("hint-panel").hidden = !hints;
   if (!hints) return;
-  $("hints").replaceChildren(...hints.slice(0, 12).map((h, k) => {
+  const valued = hints.some((h) => h.points !== undefined);
+  const worlds = valued ? hints.find((h) => h.worlds).worlds : 0;
+  $("hint-note").textContent = valued ? `Each card's expected deal points for you, by the search over ${worlds} ` +
+    "sampled deals that fit what you can see, and in brackets what it gives away against the best card; the bar and " +
+    "the percentage: how likely the agent is to play it." : "How likely the agent is to make each move.";
+  $("hints").replaceChildren(...hints.slice(0, 16).map((h, k) => {
     const row = el("div", "prob hint" + (k === 0 ? " chosen" : ""));
     const bar = el("div", "bar");
     bar.style.width = `${Math.round(h.p * 100)}%`;
-    row.append(el("span", "label", h.label), el("span", "track"), el("span", "value", `${(h.p * 100).toFixed(1)}%`));
+    const worth = h.points === undefined ? "" : `${signed(h.points, 2)} (${h.cost > 0 ? signed(-h.cost, 2) : "best"})`;
+    row.append(richText("span", "label", h.label), el("span", "track"), el("span", "worth", worth),
+      el("span", "value", `${(h.p * 100).toFixed(1)}%`));
     row.children[1].append(bar);
     row.dataset.action = h.action;
+    row.dataset.label = h.label;
     return row;
   }));
   const byAction = new Map(hints.map((h) => [h.action, h.p]));
   for (const button of document.querySelectorAll("#hand button.card")) {
     const h = game.hand.find((c) => c.card === button.dataset.card);
     if (h && byAction.has(h.action)) {
-      button.title = `agent: ${(byAction.get(h.action) * 100).toFixed(1)}%`;
+      const hint = hints.find((x) => x.action === h.action);
+      button.title = (hint.points === undefined ? "" : `worth ${signed(hint.points, 2)} points · `) +
+        `agent: ${(byAction.get(h.action) * 100).toFixed(1)}%`;
       button.classList.toggle("hint-top", h.action === hints[0].action);
     }
   }
@@ -163,16 +174,36 @@ function showReview(review) {
   const box = $("review");
   box.hidden = !review || !review.decisions.length || $("summary").hidden;
   if (box.hidden) return;
-  $("review-title").textContent = `Your decisions in deal ${review.deal} beside the agent's: ${review.differs} differ`;
+  const seat = tableView.seat;
+  let title = `Your decisions in deal ${review.deal} beside the agent's: ${review.differs} differ; ` +
+    `your cards cost ${review.cost.toFixed(2)} expected points against the best ones`;
+  if (review.par) {
+    title += `. Your points ${signed(review.par.points[seat])}, par ${signed(review.par.par[seat])}: ` +
+      `${signed(review.par.difference[seat])} against par (game: ${signed(review.par_totals.difference[seat])})`;
+  }
+  $("review-title").textContent = title;
   const head = el("tr");
-  for (const h of ["", "you", "agent", "p(yours)", "p(agent's)"]) head.append(el("th", "", h));
+  for (const h of ["", "you", "agent", "worth", "best", "cost"]) head.append(el("th", "", h));
   const rows = review.decisions.map((d, k) => {
     const row = el("tr", d.differs ? "differs" : "");
-    row.append(el("th", "", `${k + 1}. ${d.phase}`), el("td", "", d.action), el("td", "", d.agent),
-      el("td", "", `${(d.p_action * 100).toFixed(0)}%`), el("td", "", `${(d.p_agent * 100).toFixed(0)}%`));
+    const valued = d.points !== undefined;
+    row.append(el("th", "", `${k + 1}. ${d.phase}`), richText("td", "", d.action), richText("td", "", d.agent),
+      el("td", "", valued ? signed(d.points, 2) : ""), el("td", "", valued ? signed(d.best, 2) : ""),
+      el("td", valued && d.cost > 0 ? "cost" : "", valued ? d.cost.toFixed(2) : ""));
     return row;
   });
   $("review-table").replaceChildren(head, ...rows);
+}
+
+async function copyInvite() {
+  const link = $("invite").value;
+  try {
+    await navigator.clipboard.writeText(link);
+  } catch (err) {  // no clipboard API (plain http on another host): select it for Ctrl+C
+    $("invite").select();
+    document.execCommand("copy");
+  }
+  $("copy-note").textContent = "Copied: send it to your friends.";
 }
 
 function wireTables() {
@@ -184,5 +215,6 @@ function wireTables() {
   });
   $("watch").addEventListener("click", () => openTable($("join-panel").dataset.table, null));
   $("t-start").addEventListener("click", () => tableView.ws.send(JSON.stringify({ type: "start" })));
+  $("copy-invite").addEventListener("click", copyInvite);
   $("summary-ok").addEventListener("click", () => { $("review").hidden = true; });
 }
