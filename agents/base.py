@@ -37,3 +37,11 @@ def legal_actions_of(view: SeatView) -> tuple[int, ...]:
     if not legal:
         raise ValueError(f"seat {view.seat} has no legal action (it is seat {view.to_move}'s turn)")
     return legal
+
+
+def close_policies(players) -> None:
+    """Stop the players that hold a resource (a ``bot:`` process): those with a ``close()``."""
+    for player in players:
+        close = getattr(player, "close", None)
+        if close is not None:
+            close()

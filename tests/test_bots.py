@@ -232,11 +232,120 @@ def test_strikes_are_counted_in_the_arena_result():
     assert result.to_dict()["agents"][0]["strikes"] == struck[spec]
 
 
-def test_a_bot_that_never_answers_hello_times_out_at_start():
+def test_a_bot_that_never_answers_hello_times_out_at_start_quoting_hello():
     bot = make_agent(f"bot:start_limit=0.3:{FAULTY} mute")
     state = GameState(make_rules("basic"), seed=0)
-    with pytest.raises(BotError, match=r"timed out after 0.3 s at hello"):
+    with pytest.raises(BotError, match=r"timed out after 0.3 s at hello \(no answer; .*flush after each line") as stop:
         bot.act(state.view(state.to_move), np.random.default_rng(0))
+    assert 'request: {"type":"hello"' in str(stop.value) and '"type":"act"' not in str(stop.value)
+
+
+# ---------------------------------------------------------------------------------- hostile bots
+@pytest.mark.parametrize("mode, reason", [
+    ("nested", "answer too long ("),
+    ("deep", f"answer nests deeper than {P.MAX_DEPTH} levels"),
+    ("deep-hello", f"hello answer nests deeper than {P.MAX_DEPTH} levels"),
+    ("huge", "answer too long ("),
+])
+@pytest.mark.parametrize("on_error", ["stop", "fallback"])
+def test_nested_and_huge_answers_are_protocol_errors(mode, reason, on_error):
+    """Neither a RecursionError nor a quadratic read of a 20 MB line: one clean fault, at once."""
+    bot = make_agent(f"bot:on_error={on_error},start_limit=5:{FAULTY} {mode}")
+    state = GameState(make_rules("basic"), seed=0)
+    start = time.monotonic()
+    try:
+        bot.act(state.view(state.to_move), np.random.default_rng(0))
+        assert on_error == "fallback" and bot.strikes == 1
+        text = bot.faults[0]
+    except BotError as err:
+        assert on_error == "stop"
+        text = str(err)
+    assert time.monotonic() - start < 3
+    assert reason in text and "Recursion" not in text
+    if mode == "deep-hello":
+        assert 'request: {"type":"hello"' in text
+    bot.close()
+
+
+def test_an_over_long_line_is_found_in_linear_time():
+    """A 20 MB answer is refused after about MAX_LINE_BYTES read, however it arrives."""
+    from manni_agents.bots.process import BotProcess, StderrLog
+
+    command = f"{sys.executable} -c \"import sys; sys.stdout.write('x' * 20_000_000 + chr(10)); sys.stdout.flush()\""
+    proc = BotProcess(command, StderrLog(command))
+    start = time.monotonic()
+    with pytest.raises(Exception, match=r"answer too long \(\d[\d,]* bytes without a newline > 65,536\)"):
+        proc.receive(time.monotonic() + 10)
+    assert time.monotonic() - start < 1
+    proc.close()
+
+
+def test_a_bot_flooding_stderr_gets_a_bounded_log_with_its_tail(tmp_path):
+    from manni_agents.bots.process import LOG_CAP_BYTES, LOG_TAIL_BYTES
+
+    bot = make_agent(f"bot:log={tmp_path}:{FAULTY} flood")
+    state = GameState(make_rules("basic"), seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(3):  # 12 MB of stderr
+        state.apply(bot.act(state.view(state.to_move), rng))
+    bot.close()
+    [log] = tmp_path.iterdir()
+    text = log.read_bytes()
+    assert len(text) <= LOG_CAP_BYTES + LOG_TAIL_BYTES + 200
+    assert b"bytes of this process's stderr are not logged" in text and text.endswith(b"flood 3 done\n")
+
+
+def test_a_bot_that_crashes_at_start_shows_its_stderr_in_the_check():
+    done = subprocess.run(manni("bot", "check", f"{FAULTY} start-crash", "--variant", "basic"), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("FAIL  hello: exited with code 1 at hello; request: {\"type\":\"hello\"")
+    assert "(ends: faulty bot: cannot start on purpose)" in first
+
+
+@pytest.mark.parametrize("mode", ["fork", "fork-exit"])
+def test_closing_a_bot_stops_what_it_started_outside_its_process_group(mode, tmp_path):
+    marker = f"marker-{tmp_path.name}"
+    bot = make_agent(f"bot:on_error=fallback:{FAULTY} {mode} 0 {marker}")
+    state = GameState(make_rules("basic"), seed=0)
+    bot.act(state.view(state.to_move), np.random.default_rng(0))
+    bot.close()
+    time.sleep(0.2)
+    assert _running(marker) == []
+
+
+def test_a_bot_started_by_a_passing_thread_dies_with_its_owner_not_the_thread(tmp_path):
+    """A server starts bots in worker threads that come and go: the bot outlives the thread, but
+    not a SIGKILL of the server."""
+    marker = f"marker-{tmp_path.name}"
+    script = f"""
+import threading, time
+from manni_agents.registry import make_agent
+from manni_env.rules import make_rules
+bots = []
+def start():
+    bot = make_agent({f"bot:{FAULTY} deaf 0 {marker}"!r})
+    bot.start_game(make_rules("basic"), 0)
+    bots.append(bot)
+thread = threading.Thread(target=start)
+thread.start()
+thread.join()
+print(bots[0]._proc.proc.pid, flush=True)
+time.sleep(60)
+"""
+    owner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(owner.stdout.readline())
+        time.sleep(0.3)
+        assert alive(pid)  # the thread that started it is gone
+    finally:
+        owner.kill()
+        owner.wait()
+    deadline = time.monotonic() + 3
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)
 
 
 def test_a_bot_that_ignores_bye_and_sigterm_is_killed_on_close():
@@ -331,3 +440,14 @@ def test_a_person_plays_against_a_bot_in_the_terminal():
     state = play_terminal(make_rules("basic", target=2), [f"bot:{PYTHON_BOT}", "random"], seat=1, seed=4,
                           input_fn=person.input, output_fn=person.output)
     assert state.finished and "Game over after" in "\n".join(person.screen)
+
+
+def test_a_finished_web_game_stops_its_bots():
+    from manni_agents.play.web.game import WebGame
+
+    game = WebGame(make_rules("basic", target=1), [f"bot:{PYTHON_BOT}", "random"], seat=1, seed=3)
+    bot = game.policies[0]
+    while not game.state.finished:
+        assert bot._proc is not None and bot._proc.alive
+        game.act([game.state.legal_actions()[0]])
+    assert bot._proc is None

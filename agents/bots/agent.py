@@ -32,7 +32,7 @@ import numpy as np
 
 from manni_agents.base import legal_actions_of
 from manni_agents.bots import protocol as P
-from manni_agents.bots.process import BotFault, BotProcess, BotTimeout
+from manni_agents.bots.process import BotFault, BotProcess, BotTimeout, StderrLog
 from manni_agents.spec_options import parse_options, positive_float
 from manni_env.view import SeatView
 
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     from manni_env.rules import Rules
 
 ON_ERROR = ("stop", "fallback")
+#: added to a timeout with no answer at all: the usual cause
+BUFFERING_HINT = ("if the bot did write an answer, it is probably still in its output buffer: flush after each "
+                  "line (docs/bot-protocol.md, Flushing)")
 _OPTIONS = re.compile(r"^([A-Za-z_]+=[^\s,:]*(?:,[A-Za-z_]+=[^\s,:]*)*):(.*)$", re.S)
 
 
@@ -93,6 +96,7 @@ class BotAgent:
         self.strikes = 0
         self.faults: list[str] = []
         self._proc: BotProcess | None = None
+        self._log: StderrLog | None = None  # one log file for all the bot's processes
         self._game: tuple[Rules, int] | None = None
 
     def reset(self) -> None:
@@ -103,12 +107,9 @@ class BotAgent:
         request = P.act(view)
         try:
             self.start_game(view.rules, view.seat)
-            line = self._proc.ask(request, self.time_limit)
-            return P.parse_action(line, legal)
-        except BotTimeout as fault:
-            reason = f"timed out after {self.time_limit:g} s ({fault})"
+            return P.parse_action(self._ask(request, self.time_limit), legal)
         except BotFault as fault:
-            reason = str(fault)
+            reason, request = str(fault), fault.request or request
         except ValueError as err:
             reason = str(err)
         return self._fault(view.seat, reason, request, legal, rng)
@@ -136,34 +137,53 @@ class BotAgent:
 
     # ------------------------------------------------------------------ internals
     def start_game(self, rules: Rules, seat: int) -> None:
-        """Start the process (``hello``) if needed and announce the game if it is new."""
+        """Start the process (``hello``) if needed and announce the game if it is new; a
+        :class:`BotFault` carries the message the bot failed."""
         if self._proc is None or not self._proc.alive:
             if self._proc is not None:
                 self._proc.close()
             self._game = None
-            self._proc = BotProcess(self.command, self.log_dir, self.transcript)
-            try:
-                line = self._proc.ask(P.hello(self.time_limit), self.start_limit)
-            except BotTimeout as fault:
-                raise BotFault(f"timed out after {self.start_limit:g} s at hello ({fault})") from None
-            except BotFault as fault:
-                raise BotFault(f"{fault} at hello") from None
+            if self._log is None:
+                self._log = StderrLog(self.command, self.log_dir)
+            self._proc = BotProcess(self.command, self._log, self.transcript)
+            hello = P.hello(self.time_limit)
+            line = self._ask(hello, self.start_limit, " at hello")
             try:
                 self.bot_name = P.parse_hello(line)
             except ValueError as err:
-                raise BotFault(str(err)) from None
+                raise BotFault(str(err), hello) from None
         if self._game != (rules, seat):
-            self._proc.send(P.game(rules, seat, self.time_limit), _deadline(self.time_limit))
+            message = P.game(rules, seat, self.time_limit)
+            try:
+                self._proc.send(message, _deadline(self.time_limit))
+            except BotFault as fault:
+                raise BotFault(f"{fault} at the game message", message) from None
             self._game = (rules, seat)
 
-    def _fault(self, seat: int, reason: str, request: dict, legal: tuple[int, ...], rng: np.random.Generator) -> int:
-        log = self._proc.log if self._proc is not None else None
-        tail = self._proc.log_tail() if self._proc is not None else ""
+    def _ask(self, message: dict, seconds: float, where: str = "") -> bytes:
+        """The bot's answer line to ``message``; a :class:`BotFault` saying why not, carrying ``message``."""
+        try:
+            return self._proc.ask(message, seconds)
+        except BotTimeout as fault:
+            hint = f"; {BUFFERING_HINT}" if str(fault) == "no answer" else ""
+            raise BotFault(f"timed out after {seconds:g} s{where} ({fault}{hint})", message) from None
+        except BotFault as fault:
+            raise BotFault(f"{fault}{where}", message) from None
+
+    def explain(self, reason: str, request: dict) -> str:
+        """``reason`` with the request line and the stderr log's path and last lines; stops the bot
+        first, so that everything it wrote is in the log."""
+        proc = self._proc
         self.close()
+        message = f"{reason}; request: {P.encode(request).decode().strip()}"
+        if proc is not None:
+            tail = proc.log_tail()
+            message += f"; stderr log: {proc.log}" + (f" (ends: {tail})" if tail else "")
+        return message
+
+    def _fault(self, seat: int, reason: str, request: dict, legal: tuple[int, ...], rng: np.random.Generator) -> int:
         who = f"bot {self.name!r}" + (f" ({self.bot_name})" if self.bot_name else "")
-        message = f"{who} in seat {seat}: {reason}; request: {P.encode(request).decode().strip()}"
-        if log is not None:
-            message += f"; stderr log: {log}" + (f" (ends: {tail})" if tail else "")
+        message = f"{who} in seat {seat}: {self.explain(reason, request)}"
         if self.on_error == "stop":
             raise BotError(message)
         self.strikes += 1

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from manni_agents.bots import protocol as P
 from manni_agents.bots.agent import BotAgent, BotError
 from manni_agents.bots.process import EXIT_GRACE_S, BotFault
 from manni_agents.evaluation.match import play_game
@@ -97,9 +98,8 @@ def _hello(bot: BotAgent) -> Check:
     state = GameState(make_rules(VARIANTS[0]), seed=SEED)
     try:
         bot.start_game(state.rules, state.to_move)
-    except (BotFault, ValueError) as err:
-        bot.close()
-        return Check("hello", False, str(err))
+    except BotFault as fault:
+        return Check("hello", False, bot.explain(str(fault), fault.request or P.hello(bot.time_limit)))
     return Check("hello", True, f"protocol manni-bot/1, name {bot.bot_name!r}")
 
 
@@ -132,8 +132,7 @@ def _bye(bot: BotAgent) -> Check:
     try:
         bot.start_game(make_rules(VARIANTS[0]), 0)  # a bot stopped by a failed check is started again
     except BotFault as fault:
-        bot.close()
-        return Check("bye", False, f"could not start it again: {fault}")
+        return Check("bye", False, f"could not start it again: {bot.explain(str(fault), fault.request or P.bye())}")
     code = bot.close()
     if code < 0:
         return Check("bye", False, f"did not exit within {EXIT_GRACE_S} s of bye and the end of its input (killed)")

@@ -1,17 +1,23 @@
 """A bot program as a child process speaking newline-delimited JSON, with a deadline on every answer.
 
 The child runs in its own process group (Ctrl-C at the terminal reaches only this process, which
-then stops it) and, on Linux, is killed by the kernel if this process dies first. Its stderr goes
-to a log file; a transcript file, if given, gets every line sent (``> ``) and received (``< ``).
-:meth:`BotProcess.close` says ``bye``, closes its stdin, waits briefly, then kills
-its whole process group; it also runs when the owner is garbage-collected and at interpreter exit.
+then stops it) and, on Linux, is killed by the kernel if this process dies first. Its stderr is
+drained by a thread into a log file of bounded size (:class:`StderrLog`); a transcript file, if
+given, gets every line sent (``> ``) and received (``< ``). An answer line longer than
+:data:`MAX_LINE_BYTES` is a fault, found in time linear in what was read.
+:meth:`BotProcess.close` says ``bye``, closes its stdin, waits briefly, then kills its whole
+process group and every process it started that carries its mark (:func:`_descendants`); it also
+runs when the owner is garbage-collected and at interpreter exit.
 """
 
 from __future__ import annotations
 
+import collections
 import ctypes
+import functools
 import os
 import re
+import secrets
 import select
 import shlex
 import signal
@@ -21,18 +27,38 @@ import tempfile
 import threading
 import time
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import psutil
 
 from manni_agents.bots import protocol as P
 
 #: how long a closing bot may take to exit on its own before its process group is killed
 EXIT_GRACE_S = 0.5
+#: longest answer line read from a bot (its newline excluded); a longer one is a fault
+MAX_LINE_BYTES = 64 * 1024
+#: stderr written to a bot's log file, all its processes together; beyond, a note and each
+#: process's last :data:`LOG_TAIL_BYTES`, while the file is under twice this size
+LOG_CAP_BYTES = 1024 * 1024
+#: stderr kept in memory per process (its last bytes: error messages quote its last lines)
+LOG_TAIL_BYTES = 16 * 1024
+#: the environment variable that marks a bot's processes and everything they start
+MARK = "MANNI_BOT_PROCESS"
+_READ = 65536
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+#: starts the bots of threads other than the main one (see :func:`_spawn`)
+_SPAWNER: ThreadPoolExecutor
 
 
 class BotFault(Exception):
-    """The bot did not answer in time, exited, or wrote something that is not an answer."""
+    """The bot did not answer in time, exited, or wrote something that is not an answer; ``request``
+    is the message it was given when it failed (set by :class:`~manni_agents.bots.agent.BotAgent`)."""
+
+    def __init__(self, reason: str, request: dict | None = None):
+        super().__init__(reason)
+        self.request = request
 
 
 class BotTimeout(BotFault):
@@ -43,33 +69,84 @@ def default_log_dir() -> Path:
     return Path(tempfile.gettempdir()) / "manni-bot-logs"
 
 
+class StderrLog:
+    """The stderr log file of one bot, shared by its successive processes, at most about
+    2 × :data:`LOG_CAP_BYTES` long: the first :data:`LOG_CAP_BYTES` of stderr, then for each
+    process that wrote more a note of how much was left out and its last :data:`LOG_TAIL_BYTES`."""
+
+    def __init__(self, command: str, log_dir: Path | None = None):
+        log_dir = default_log_dir() if log_dir is None else Path(log_dir)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        argv = shlex.split(command)
+        program = next((arg for arg in argv[1:] if Path(arg).is_file()), argv[0])  # the script, else the program
+        slug = re.sub(r"[^A-Za-z0-9_.-]", "-", Path(program).name)[:40] or "bot"
+        fd, path = tempfile.mkstemp(dir=log_dir, prefix=f"{slug}-", suffix=".log")
+        os.close(fd)
+        self.path = Path(path)
+        self.size = 0
+        self.lock = threading.Lock()
+
+
+class _Drain(threading.Thread):
+    """Reads one process's stderr to its end: logs what fits in its :class:`StderrLog` and keeps the
+    last :data:`LOG_TAIL_BYTES` in memory."""
+
+    def __init__(self, pipe, log: StderrLog):
+        super().__init__(daemon=True, name="manni-bot-stderr")
+        self.pipe, self.log = pipe, log
+        self._tail: collections.deque[bytes] = collections.deque()
+        self._kept = 0
+        self._lock = threading.Lock()
+
+    def tail(self) -> bytes:
+        with self._lock:
+            return b"".join(self._tail)[-LOG_TAIL_BYTES:]
+
+    def run(self) -> None:
+        log, dropped = self.log, 0
+        with open(log.path, "ab") as out:
+            while chunk := _read(self.pipe):
+                with self._lock:
+                    self._tail.append(chunk)
+                    self._kept += len(chunk)
+                    while self._kept - len(self._tail[0]) >= LOG_TAIL_BYTES:
+                        self._kept -= len(self._tail.popleft())
+                with log.lock:
+                    room = max(0, LOG_CAP_BYTES - log.size)
+                    out.write(chunk[:room])
+                    out.flush()
+                    log.size += min(room, len(chunk))
+                    dropped += max(0, len(chunk) - room)
+            with log.lock:
+                if dropped and log.size < 2 * LOG_CAP_BYTES:
+                    kept = self.tail()
+                    note = (f"\n[manni: {dropped:,} bytes of this process's stderr are not logged (the log keeps "
+                            f"the first {LOG_CAP_BYTES:,}); its last {len(kept):,} follow]\n").encode()
+                    out.write(note + kept)
+                    log.size += len(note) + len(kept)
+
+
 class BotProcess:
     """One running bot program. ``ask`` sends a message and returns the answer line."""
 
-    def __init__(self, command: str, log_dir: Path | None = None, transcript: Path | None = None):
+    def __init__(self, command: str, log: StderrLog, transcript: Path | None = None):
         argv = shlex.split(command)
         if not argv:
             raise ValueError("a bot command is a non-empty command line")
-        log_dir = default_log_dir() if log_dir is None else Path(log_dir)
-        log_dir.mkdir(parents=True, exist_ok=True)
-        program = next((arg for arg in argv[1:] if Path(arg).is_file()), argv[0])  # the script, else the program
-        slug = re.sub(r"[^A-Za-z0-9_.-]", "-", Path(program).name)[:40] or "bot"
-        fd, log = tempfile.mkstemp(dir=log_dir, prefix=f"{slug}-", suffix=".log")
-        self.command, self.log = command, Path(log)
+        self.command, self.log = command, log.path
+        self.mark = secrets.token_hex(8)
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=fd,
-                                         start_new_session=True, bufsize=0,
-                                         preexec_fn=_die_with_parent if _main_thread() else None)
+            self.proc = _spawn(argv, dict(os.environ, **{MARK: self.mark}))
         except OSError as err:
             raise BotFault(f"cannot start {command!r}: {err.strerror or err}") from None
-        finally:
-            os.close(fd)
         self._out = self.proc.stdout.fileno()
         self._in = self.proc.stdin.fileno()
         os.set_blocking(self._in, False)
-        self._buffer = b""
+        self._buffer = bytearray()
+        self._stderr = _Drain(self.proc.stderr, log)
+        self._stderr.start()
         self._transcript = None if transcript is None else open(transcript, "ab")  # noqa: SIM115 (closed in _stop)
-        self._finalizer = weakref.finalize(self, _stop, self.proc, self._transcript)
+        self._finalizer = weakref.finalize(self, _stop, self.proc, self.mark, self._transcript, self._stderr)
 
     def send(self, message: dict, deadline: float) -> None:
         """Write one message, waiting at most until ``deadline`` (``time.monotonic()``) for pipe space."""
@@ -90,16 +167,24 @@ class BotProcess:
                     raise BotTimeout("it does not read its input")
 
     def receive(self, deadline: float) -> bytes:
-        """The next line the bot writes, waiting at most until ``deadline``."""
-        while b"\n" not in self._buffer:
+        """The next line the bot writes, waiting at most until ``deadline``; a line over
+        :data:`MAX_LINE_BYTES` is a :class:`BotFault` (each byte is searched for the newline once)."""
+        searched = 0
+        while (end := self._buffer.find(b"\n", searched)) < 0:
+            searched = len(self._buffer)
+            if searched > MAX_LINE_BYTES:
+                raise BotFault(f"answer too long ({searched:,} bytes without a newline > {MAX_LINE_BYTES:,})")
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self._out], [], [], left)[0]:
-                raise BotTimeout("no answer")
-            chunk = os.read(self._out, 65536)
+                raise BotTimeout("no answer" if not searched else f"no end of line after {searched:,} bytes")
+            chunk = os.read(self._out, _READ)
             if not chunk:
                 raise BotFault(self._gone())
             self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+        if end > MAX_LINE_BYTES:
+            raise BotFault(f"answer too long ({end:,} bytes > {MAX_LINE_BYTES:,})")
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
         if self._transcript is not None:
             self._transcript.write(b"< " + line + b"\n")
         return line
@@ -117,15 +202,12 @@ class BotProcess:
         return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
 
     def log_tail(self, lines: int = 5) -> str:
-        """The last lines of the bot's stderr log."""
-        try:
-            text = self.log.read_text(errors="replace").strip()
-        except OSError:
-            return ""
+        """The last lines the bot wrote to stderr (complete once the process is closed)."""
+        text = self._stderr.tail().decode(errors="replace").strip()
         return "\n".join(text.splitlines()[-lines:])
 
     def close(self) -> None:
-        """Say bye, close stdin, wait :data:`EXIT_GRACE_S`, then kill the process group."""
+        """Say bye, close stdin, wait :data:`EXIT_GRACE_S`, then kill the process group and the rest."""
         if self.proc.poll() is None:
             try:
                 self.send(P.bye(), time.monotonic() + EXIT_GRACE_S)
@@ -138,7 +220,57 @@ class BotProcess:
         return self.proc.poll() is None
 
 
-def _stop(proc: subprocess.Popen, transcript) -> None:
+def _read(pipe) -> bytes:
+    try:
+        return os.read(pipe.fileno(), _READ)
+    except (OSError, ValueError):  # closed under the reader
+        return b""
+
+
+def _spawn(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """Start the bot. The kernel's parent-death signal is tied to the *thread* that started the
+    child, so a bot asked for by a short-lived thread (a server's worker) is started by one
+    long-lived thread instead: it dies with this process, not with the thread."""
+    popen = functools.partial(
+        subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True, bufsize=0, env=env, preexec_fn=_die_with_parent if _LIBC is not None else None)
+    if threading.current_thread() is threading.main_thread():
+        return popen()
+    return _SPAWNER.submit(popen).result()
+
+
+def _new_spawner() -> None:
+    global _SPAWNER
+    _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="manni-bot-spawner")
+
+
+_new_spawner()
+os.register_at_fork(after_in_child=_new_spawner)  # a forked child has none of its parent's threads
+
+
+def _descendants(proc: subprocess.Popen, mark: str) -> list[psutil.Process]:
+    """Every live process the bot started: its descendants now, and any process whose environment
+    carries its mark (one that left the process group with ``setsid`` and was orphaned; the same
+    trick as Jenkins's process tree killer). A process that scrubs its environment and was
+    orphaned escapes."""
+    found: dict[int, psutil.Process] = {}
+    try:
+        found.update((p.pid, p) for p in psutil.Process(proc.pid).children(recursive=True))
+    except psutil.Error:
+        pass
+    me = os.getuid() if hasattr(os, "getuid") else None
+    for p in psutil.process_iter(["uids"]):
+        if p.pid in found or p.pid == proc.pid or (me is not None and p.info["uids"] and p.info["uids"].real != me):
+            continue
+        try:
+            if p.environ().get(MARK) == mark:
+                found[p.pid] = p
+        except psutil.Error:
+            pass
+    return list(found.values())
+
+
+def _stop(proc: subprocess.Popen, mark: str, transcript, stderr: threading.Thread) -> None:
     if transcript is not None:
         transcript.close()
     for pipe in (proc.stdin, proc.stdout):
@@ -150,17 +282,22 @@ def _stop(proc: subprocess.Popen, transcript) -> None:
         proc.wait(timeout=EXIT_GRACE_S)
     except subprocess.TimeoutExpired:
         pass
+    rest = _descendants(proc, mark)
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the bot and anything it started
     except (ProcessLookupError, PermissionError):
         pass
+    for p in rest:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
     proc.wait()
-
-
-def _main_thread() -> bool:
-    """Whether the kernel may tie the child's life to this thread (it does so per thread, and a
-    worker thread of a server may end while the bot should live on)."""
-    return _LIBC is not None and threading.current_thread() is threading.main_thread()
+    stderr.join(timeout=1.0)  # its writers are gone: the rest of stderr is read at once
+    try:
+        proc.stderr.close()
+    except OSError:
+        pass
 
 
 def _die_with_parent() -> None:

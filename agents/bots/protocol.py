@@ -8,7 +8,10 @@ actions use the names of :mod:`manni_env.cards` and :mod:`manni_env.actions`.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from manni_env import actions as A
 from manni_env.cards import NUM_CARDS, SUITS, card_to_str, cards_of
@@ -19,6 +22,9 @@ if TYPE_CHECKING:
     from manni_env.engine import RoundResult
 
 PROTOCOL = "manni-bot/1"
+#: deepest nesting of arrays and objects read in a bot's answer (an answer needs 1)
+MAX_DEPTH = 32
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
 #: every action's name by number (cards first), looked up once per message field
 _NAMES = tuple(A.action_to_str(a) for a in range(A.NUM_ACTIONS))
@@ -139,13 +145,24 @@ def encode(message: dict) -> bytes:
     return (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
 
 
+def decode(line: bytes, what: str) -> object:
+    """A bot's answer line as JSON; ``ValueError`` naming ``what`` if it is not JSON or nests
+    deeper than :data:`MAX_DEPTH` (checked before parsing, in linear time)."""
+    if line.count(b"[") + line.count(b"{") > MAX_DEPTH:
+        codes = np.frombuffer(_STRINGS.sub(b"", line), dtype=np.uint8)
+        steps = np.isin(codes, (91, 123)).astype(np.int64) - np.isin(codes, (93, 125))
+        if steps.size and int(np.cumsum(steps).max()) > MAX_DEPTH:
+            raise ValueError(f"{what} nests deeper than {MAX_DEPTH} levels: {_shorten(line, 60)}")
+    try:
+        return json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"{what} is not JSON: {_shorten(line)}") from None
+
+
 def parse_action(line: bytes, legal: tuple[int, ...]) -> int:
     """The action of a bot's answer ``{"action": 34}`` (or its name, ``{"action": "TH"}``);
     ``ValueError`` naming the problem if the line is not such an answer or the action is not legal."""
-    try:
-        answer = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ValueError(f"answer is not JSON: {_shorten(line)}") from None
+    answer = decode(line, "answer")
     if not isinstance(answer, dict) or "action" not in answer:
         raise ValueError(f'answer is not an object with "action": {_shorten(line)}')
     action = answer["action"]
@@ -163,10 +180,7 @@ def parse_action(line: bytes, legal: tuple[int, ...]) -> int:
 
 def parse_hello(line: bytes) -> str:
     """The bot's name from its hello answer; ``ValueError`` for another answer or protocol."""
-    try:
-        answer = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ValueError(f"hello answer is not JSON: {_shorten(line)}") from None
+    answer = decode(line, "hello answer")
     if not isinstance(answer, dict) or answer.get("type") != "hello":
         raise ValueError(f'hello answer is not {{"type": "hello", ...}}: {_shorten(line)}')
     if answer.get("protocol") != PROTOCOL:

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from manni_agents.base import Policy
+from manni_agents.base import Policy, close_policies
 from manni_agents.evaluation.match import play_game
 from manni_env.engine import GameState
 from manni_env.interrupts import deferred_interrupt, interrupt_ignored
@@ -295,7 +295,7 @@ def _chunk_results(specs: list[str], rules: Rules, seed: int, mode: str, deals: 
         try:
             yield (_play_units(players, specs, rules, seed, mode, unit, unit + 1, want_records) for unit in range(deals))
         finally:
-            _close(players)
+            close_policies(players)
         return
     size = max(1, min(math.ceil(deals / (workers * 8)), MAX_CHUNK))
     spans = [(start, min(start + size, deals)) for start in range(0, deals, size)]
@@ -323,14 +323,6 @@ def _play_in_worker(specs: list[str], rules: Rules, seed: int, mode: str, want_r
     if _worker_players is None:
         _worker_players = [_make_agent(spec) for spec in specs]
     return _play_units(_worker_players, specs, rules, seed, mode, *span, want_records)
-
-
-def _close(players: list[Policy]) -> None:
-    """Stop the agents that hold a resource (a ``bot:`` process)."""
-    for player in players:
-        close = getattr(player, "close", None)
-        if close is not None:
-            close()
 
 
 def _check_arguments(agents: list[str], deals: int, seed: int, workers: int, mode: str) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from manni_agents.base import close_policies
 from manni_agents.evaluation import par
 from manni_agents.play.human import TableNarrator, contract_text
 from manni_agents.registry import make_agent
@@ -145,6 +146,8 @@ class WebGame:
             policy = self.policies[seat]
             action = policy.act(view, self.rngs[seat])
             self._apply(action, probabilities_of(policy, view))
+        if state.finished:
+            close_policies(self.policies.values())  # a bot's process ends with its game
 
     def _apply(self, action: int, probabilities: dict | None) -> None:
         state = self.state

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from manni_agents.base import close_policies
 from manni_agents.play.web.game import WebGame
 from manni_env.records import write_records
 
@@ -81,6 +82,7 @@ class GameStore:
             games = [self._games.pop(key)[0] for key in old]
         for game in games:
             self.save(game)
+            close_policies(game.policies.values())
         return len(games)
 
     def close(self) -> None:
@@ -90,6 +92,7 @@ class GameStore:
             self._games.clear()
         for game in games:
             self.save(game)
+            close_policies(game.policies.values())
 
     def save(self, game: WebGame) -> bool:
         """Append ``game``'s record once (if it has a finished deal); ``False`` if nothing was written."""

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from manni_agents.base import close_policies
 from manni_agents.evaluation import par
 from manni_agents.play.human import TableNarrator
 from manni_agents.play.web.game import BUTTON_LABELS, HUMAN, LOG_KEPT, MAX_ACTIONS, WebGame, check_decision, probabilities_of
@@ -273,6 +274,7 @@ class Table:
                 return
             self._apply(self._policy(state.to_move).act(state.view(state.to_move), self.rngs[state.to_move]),
                         person=False)
+        close_policies(self.policies.values())  # the game is over: a bot's process ends with it
 
     def _policy(self, seat: int):
         if seat not in self.policies:  # a person's seat: the stand-in agent, built at its first move
@@ -454,6 +456,7 @@ class TableStore:
                 self._ended.popitem(last=False)
         with table.lock:
             table.closed = True
+            close_policies(table.policies.values())
         return self.games.save(table)  # duck-typed: lock, saved, state, record()
 
     def close(self) -> None:
