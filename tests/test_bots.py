@@ -34,8 +34,11 @@ from helpers.interrupts import alive, interrupt_when_written, manni
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON_BOT = f"{sys.executable} {ROOT / 'examples/bots/simple_bot.py'}"
 NODE_BOT = f"node {ROOT / 'examples/bots/simple_bot.js'}"
+PERL_BOT = f"perl {ROOT / 'examples/bots/simple_bot.pl'}"
 FAULTY = f"{sys.executable} {ROOT / 'tests/bots/faulty_bot.py'}"
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+needs_perl = pytest.mark.skipif(shutil.which("perl") is None or subprocess.run(["perl", "-MJSON::PP", "-e", "1"]).returncode,
+                                reason="perl with JSON::PP is not installed")
 CARD = re.compile(r"^[2-9TJQKA][CDHS]$")
 
 
@@ -382,7 +385,8 @@ def _cmdline(proc: Path) -> str:
 
 
 # ---------------------------------------------------------------------------------- everywhere an agent is
-@pytest.mark.parametrize("command", [PYTHON_BOT, pytest.param(NODE_BOT, marks=needs_node)])
+@pytest.mark.parametrize("command", [PYTHON_BOT, pytest.param(NODE_BOT, marks=needs_node),
+                                     pytest.param(PERL_BOT, marks=needs_perl)])
 def test_example_bots_pass_the_check(command):
     done = subprocess.run(manni("bot", "check", command, "--time-limit", "5"), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -451,3 +455,65 @@ def test_a_finished_web_game_stops_its_bots():
         assert bot._proc is not None and bot._proc.alive
         game.act([game.state.legal_actions()[0]])
     assert bot._proc is None
+
+
+# ---------------------------------------------------------------------------------- the guide
+GUIDE = ROOT / "docs/bot-protocol.md"
+
+
+def _guide_rows(*first_cells: str) -> dict[str, list[str]]:
+    """The guide's table rows whose first cell is one of ``first_cells``, by that cell."""
+    rows = {}
+    for line in GUIDE.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and cells[0] in first_cells:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_the_guides_variant_table_is_the_rules_table():
+    from manni_env.cards import RANKS, SUITS, TWOS
+    from manni_env.rules import VARIANT_TABLE, ContractKind
+
+    rows = _guide_rows(*(f"`{v}`" for v in VARIANTS))
+    assert list(rows) == [f"`{v}`" for v in VARIANTS]
+    for variant, spec in VARIANT_TABLE.items():
+        pack, hand, manni, contracts, ace = rows[f"`{variant}`"]
+        assert pack == f"{spec.pack.bit_count()} cards" + (" (no twos)" if not spec.pack & TWOS else "")
+        assert (int(hand), int(manni)) == (spec.hand_size, spec.manni_size)
+        kinds = set(spec.cut_kinds) | {a.kind for a in spec.announcements} | ({ContractKind.TRUMP} if spec.trump_rotation else set())
+        assert ace == ("low" if ContractKind.NULLO in kinds else "no nullo")
+        if spec.cut_kinds:
+            for kind in set(spec.cut_kinds):
+                ranks = [RANKS[r] for r, k in enumerate(spec.cut_kinds) if k == kind]
+                assert f"{ranks[0]}–{ranks[-1]} {kind.label}" in contracts
+        if spec.trump_rotation:
+            assert ", ".join(SUITS[t] for t in spec.trump_rotation) in contracts
+        if spec.announcements:
+            assert contracts.startswith("announced: ") and [c.split(" (")[0] for c in contracts[11:].split(", ")] == list(spec.contracts)
+
+
+def test_the_guides_card_numbers_and_rank_order_are_the_engines():
+    from manni_env.engine import trick_winner
+
+    ranks = _guide_rows("rank")["rank"]
+    suits = _guide_rows("suit")["suit"]
+    numbers = {"rank": _guide_rows("`rank`")["`rank`"], "suit": _guide_rows("`suit`")["`suit`"]}
+    for r, name in enumerate(ranks):
+        for s, suit in enumerate(suits):
+            assert A.action_from_str(name + suit[0]) == int(numbers["suit"][s]) * 13 + int(numbers["rank"][r])
+    text = GUIDE.read_text()
+    for name, number in re.findall(r"`(\w\w)` = (\d+)", text):
+        assert A.action_from_str(name) == int(number)
+    ace, king, two = (card_from_str(c) for c in ("AS", "KS", "2S"))
+    assert trick_winner([ace, king, two], None, nullo=False) == 0 and trick_winner([ace, king, two], None, nullo=True) == 1
+    assert "the ace is the lowest card of its suit" in text
+
+
+@pytest.mark.parametrize("answer", [b'{"action": 34}', b'{"action": "TH"}', b'{"action": "th"}', b'{"action": "10H"}'])
+def test_the_guides_answer_forms_are_accepted(answer):
+    assert P.parse_action(answer, (34, 52)) == 34
+    assert P.parse_action(b'{"action": "exchange_done"}', (34, 52)) == 52
+    for refused in (b'{"action": 34.0}', b'{"action": "34"}', b'{"action": true}'):
+        with pytest.raises(ValueError):
+            P.parse_action(refused, (34, 52))
