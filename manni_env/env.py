@@ -137,6 +137,7 @@ variants do not bump it.
 
 from __future__ import annotations
 
+import difflib
 import warnings
 from typing import Any
 
@@ -255,9 +256,11 @@ class raw_env(AECEnv, EzPickle):
             return None
         if not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'deals': [...]}}, got {type(options).__name__}")
-        unknown = sorted(set(options) - {"deals"})
-        if unknown:
-            warnings.warn(f"manni_v0 reset ignores unknown options {unknown}; it understands 'deals'", stacklevel=3)
+        # other keys are ignored, as Gymnasium envs do (PettingZoo's api_test passes one); a key
+        # that looks like a misspelt 'deals' is reported rather than silently dropped
+        misspelt = sorted(k for k in options if k != "deals" and difflib.get_close_matches(str(k).lower(), ["deals"]))
+        if misspelt:
+            warnings.warn(f"manni_v0 reset ignores unknown options {misspelt}; it understands 'deals'", stacklevel=3)
         deals = options.get("deals")
         if deals is not None and not all(isinstance(d, Deal) for d in deals):
             raise ValueError("options['deals'] must be a list of manni_env.engine.Deal")

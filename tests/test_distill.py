@@ -120,6 +120,8 @@ def test_command_writes_a_loadable_agent_and_refuses_bad_input(tmp_path, capsys)
     # the labelled decisions are reused without the teacher
     reuse = ["--run-name", "again", "--data", str(run / "decisions.npz"), "--teacher", "nobody"]
     assert distill.main([*common, *reuse]) == 0
+    out = [*common[:-3], "--no-progress", "--out", str(tmp_path / "o"), "--data", str(run / "decisions.npz")]
+    assert distill.main(out) == 0 and (tmp_path / "o" / "agent.json").exists()  # --out: the run directory in one
     other_variant = [*common, "--run-name", "v", "--data", str(run / "decisions.npz")]
     other_variant[1] = "trjamann"
     with pytest.raises(SystemExit):
@@ -132,6 +134,7 @@ def test_command_writes_a_loadable_agent_and_refuses_bad_input(tmp_path, capsys)
         distill.main([*common, "--run-name", "b", "--data", str(tmp_path / "bad.npz")])
     assert "not a legal action" in capsys.readouterr().err
     for bad, message in ((["--run-name", "r"], "already holds a run"),
+                         (["--out", str(tmp_path / "p")], "not both"),
                          (["--run-name", "x", "--teacher", "nobody"], "unknown agent 'nobody'"),
                          (["--run-name", "y", "--init-from", "rule_based"], "takes a ppo checkpoint"),
                          (["--run-name", "z", "--init-from", "ppo:trjamann"], "cannot play 'basic'"),

@@ -194,3 +194,18 @@ def test_play_save_into_a_directory_is_refused_before_the_game(tmp_path, capsys,
     with pytest.raises(SystemExit):
         main(["play", "--save", str(tmp_path)])
     assert f"argument --save: {tmp_path} is a directory, not a file" in capsys.readouterr().err
+
+
+def test_play_save_declined_leaves_no_empty_file(tmp_path, monkeypatch):
+    from manni_env.cli import main
+
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\nn\n"))
+    path = tmp_path / "declined.jsonl"
+    assert main(["play", "--variant", "basic", "--opponents", "random", "random", "--save", str(path)]) == 0
+    assert not path.exists()
+    path.write_text("")  # a file that was there before is the player's: kept as it was
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\nn\n"))
+    assert main(["play", "--variant", "basic", "--opponents", "random", "random", "--save", str(path)]) == 0
+    assert path.exists()

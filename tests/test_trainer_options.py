@@ -447,3 +447,18 @@ def test_renamed_options_name_their_new_flag(capsys):
     del saved["learning_rate"], saved["opponent_mix"]
     args = Args.from_dict(saved)  # an args.json of release 0.2.0 (--resume)
     assert args.learning_rate == 1e-3 and args.mix() == {"snapshot": 0.1, "rule_based": 0.5, "random": 0.2}
+
+
+def test_out_names_the_run_directory_and_the_bar_counts_what_is_trained(tmp_path, capsys):
+    """``--out RUN`` as in arena and league (the older --runs-dir/--run-name stay); a --total-steps
+    that ends inside a rollout trains the whole rollout and says so."""
+    args = parse_args(Args, ["--out", str(tmp_path / "run"), "--total-steps", "500", "--num-envs", "16",
+                             "--num-steps", "24", "--hidden", "32", "--eval-every", "0", "--eval-deals", "4",
+                             "--bc-samples", "0", "--final-eval-deals", "0", "--torch-threads", "1", "--no-progress-bar"])
+    result = train(args)
+    assert result.run_dir == tmp_path / "run" and (tmp_path / "run" / "args.json").exists()
+    assert result.steps > 500
+    assert f"PPO: {result.steps:,} learner decisions: --total-steps 500 rounded up to whole rollouts" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_args(Args, ["--out", str(tmp_path / "x"), "--run-name", "y"])
+    assert "not both" in capsys.readouterr().err

@@ -113,10 +113,13 @@ class TrainArgs:
     #: short name of the trainer in default run names
     TRAINER: ClassVar[str] = "train"
 
+    out: str | None = None
+    """the run's directory, as every manni command that writes results takes it (default:
+    runs/<variant>_<trainer>_s<seed>_<UTC time>)"""
     run_name: str | None = None
-    """directory name of the run under --runs-dir (default: <variant>_<trainer>_s<seed>_<UTC time>)"""
+    """the run's directory name under --runs-dir (older spelling: --out DIR is --runs-dir and --run-name in one)"""
     runs_dir: str = "runs"
-    """where runs are written"""
+    """where runs are written (older spelling: see --run-name)"""
     seed: int = 1
     """seed of the run: networks, deals, opponents"""
     variant: str = "hornafjardar"
@@ -134,7 +137,8 @@ class TrainArgs:
     episode: str = DEFAULT_EPISODE
     """what ends a learner's episode: deal or game"""
     total_steps: int = 1_000_000
-    """learner decisions to train for"""
+    """learner decisions to train for, rounded up to whole rollouts (the progress bar and the run
+    report the count trained)"""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the actor and of the critic"""
     activation: str = "relu"
@@ -219,6 +223,10 @@ class TrainArgs:
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument (subclasses add their own checks)."""
         self.rules()
+        if self.out is not None and (self.run_name is not None or self.runs_dir != "runs"):
+            raise ValueError("--out DIR names the whole run directory: give it or --runs-dir/--run-name, not both")
+        if self.out is not None and not Path(self.out).name:
+            raise ValueError(f"--out: expected a directory name, got {self.out!r}")
         self.check_choices({"history": HISTORIES, "episode": EPISODES, "activation": ACTIVATIONS})
         if self.total_steps is not None and self.total_steps < 1:
             raise ValueError(f"--total-steps must be at least 1, got {self.total_steps}")
@@ -266,6 +274,8 @@ class TrainArgs:
 
     def run_dir(self) -> Path:
         """``runs_dir/run_name``, created, with ``args.json``; names the run if it has no name."""
+        if self.out is not None:  # kept in args.json as its two parts, which --resume reads
+            self.runs_dir, self.run_name, self.out = str(Path(self.out).parent), Path(self.out).name, None
         if self.run_name is None:
             self.run_name = f"{self.variant}_{self.TRAINER}_s{self.seed}_{datetime.now(timezone.utc):%Y%m%d_%H%M%S}"
         path = Path(self.runs_dir) / self.run_name

@@ -17,7 +17,7 @@ tie-break (the lowest card) would be learned as a preference. ``--holdout`` of t
 aside to measure, after every epoch, how many of the teacher's changes the student makes and how
 many of its other moves it keeps.
 
-Everything goes to ``runs/<run_name>/``: ``args.json``; ``decisions.npz`` (the labelled decisions,
+Everything goes to ``--out DIR`` (default ``runs/<run_name>/``): ``args.json``; ``decisions.npz`` (the labelled decisions,
 observations stored compactly; ``--data`` fine-tunes them again, e.g. with another ``--margin``,
 without asking the teacher); ``distill.json`` (the agreement per epoch, epoch 0 being the student
 before fine-tuning; the labelling and training times); and ``agent.safetensors`` + ``agent.json``, a
@@ -279,8 +279,9 @@ def build_parser(prog: str = "manni distill") -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=at_least(0), default=1,
                         help="seed of the deals, the teacher and the fine-tuning (default 1)")
     parser.add_argument("--workers", type=at_least(1), default=1, help="labelling processes (default 1)")
-    parser.add_argument("--runs-dir", default="runs", help="where runs go (default runs)")
-    parser.add_argument("--run-name", help="the run's directory name (default VARIANT_distill_sSEED)")
+    parser.add_argument("--out", metavar="DIR", help="the run's directory (default runs/VARIANT_distill_sSEED)")
+    parser.add_argument("--runs-dir", help="older spelling: --out is --runs-dir DIR --run-name NAME in one")
+    parser.add_argument("--run-name", help="older spelling: see --runs-dir")
     parser.add_argument("--force", action="store_true", help="overwrite the files of an earlier run of that name")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
@@ -299,9 +300,11 @@ def main(argv: list[str] | None = None, prog: str = "manni distill") -> int:
             make_agent(args.teacher, rules)  # a bad teacher spec fails before any work
     except (ValueError, CheckpointError) as err:
         parser.error(str(err))
-    run = Path(args.runs_dir) / (args.run_name or f"{rules.variant}_distill_s{args.seed}")
+    if args.out is not None and (args.runs_dir or args.run_name):
+        parser.error("--out DIR names the whole run directory: give it or --runs-dir/--run-name, not both")
+    run = Path(args.out) if args.out else Path(args.runs_dir or "runs") / (args.run_name or f"{rules.variant}_distill_s{args.seed}")
     if run.exists() and any(run.iterdir()) and not args.force:
-        parser.error(f"{run} already holds a run; choose another --run-name or pass --force")
+        parser.error(f"{run} already holds a run; choose another --out or pass --force")
     run.mkdir(parents=True, exist_ok=True)
     options = {k: v for k, v in vars(args).items() if not k.startswith("_")}
     (run / "args.json").write_text(json.dumps(options, indent=2) + "\n")

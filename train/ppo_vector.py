@@ -272,7 +272,9 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
             progress.updates += 1
             steps = progress.steps
             elapsed = wall_time()
-            bar.update(min(batch.steps, bar.total - bar.n))
+            if steps > bar.total:  # the last rollout passed --total-steps: the bar shows what ran
+                bar.total = steps
+            bar.update(steps - bar.n)
             for name, value in (*losses.items(), ("charts/learning_rate", lr),
                                 ("charts/steps_per_second", steps / elapsed),
                                 ("charts/rollout_seconds", batch.seconds),
@@ -295,6 +297,9 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
             if fitter is not None:
                 fitter.maybe_refit()
         bar.close()
+        if progress.steps > args.total_steps:
+            print(f"PPO: {progress.steps:,} learner decisions: --total-steps {args.total_steps:,} rounded up to "
+                  "whole rollouts (--num-envs x --num-steps moves each)", file=sys.stderr)
         resume.remove(run_dir)  # training is over: nothing left to resume
     except KeyboardInterrupt:
         with deferred_interrupt():  # a second Ctrl-C waits until everything is written

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 
 from manni_agents.play.terminal import DEFAULT_OPPONENTS, FALLBACK_OPPONENTS, default_opponents, play_terminal
@@ -40,11 +41,23 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             make_agent(spec, rules)
     except ValueError as err:
         parser.error(str(err))
+    created = args.save is not None and not os.path.lexists(args.save)
     if args.save is not None:
-        prepare_output_file(parser, args.save, "--save", append=True)
+        prepare_output_file(parser, args.save, "--save", append=True)  # creates the file to prove it can
     try:
         play_terminal(rules, opponents, args.seat, args.seed, args.save)
     except BotError as err:
         print(f"manni play: {err}", file=sys.stderr)
         return 1
+    finally:
+        if created:
+            _remove_if_empty(args.save)  # nothing was saved (the player declined): no empty file left
     return 0
+
+
+def _remove_if_empty(path: str) -> None:
+    try:
+        if os.path.getsize(path) == 0:
+            os.remove(path)
+    except OSError:
+        pass
