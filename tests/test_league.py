@@ -32,7 +32,8 @@ def without_times(data: dict) -> list[dict]:
 def test_leaderboard_numbers_come_from_the_cells(tmp_path, capsys):
     assert league(tmp_path, "random", "rule_based", PYTHON_BOT, "--variant", "basic") == 0
     printed = capsys.readouterr().out
-    assert printed.count("] ") >= 6 and "# League: basic" in printed
+    assert printed.count("] ") >= 6 and "League basic: rank, agent" in printed
+    assert "X − Y" not in printed and "simple-python (" + PYTHON_BOT + ")" in printed  # a summary, the bot by its name
     assert {p.name for p in (tmp_path / "basic").iterdir() if p.is_file()} == {"leaderboard.md", "leaderboard.json", "leaderboard.png"}
     data = board(tmp_path)
     assert sorted(s["spec"] for s in data["standings"]) == sorted(["random", "rule_based", PYTHON_BOT])
@@ -49,7 +50,9 @@ def test_leaderboard_numbers_come_from_the_cells(tmp_path, capsys):
         assert s["ordinal"] == pytest.approx(s["mu"] - 3 * s["sigma"]) and s["moves"] > 0
     text = (tmp_path / "basic" / "leaderboard.md").read_text()
     first = data["standings"][0]
-    assert f"| 1 | `{first['spec']}` | {Interval(**first['deal_score']).text()} | {first['mu']:.2f} |" in text
+    assert f"| 1 | `{first['label']}` | {Interval(**first['deal_score']).text()} | {first['mu']:.2f} |" in text
+    assert {s["spec"]: s["label"] for s in data["standings"]}[PYTHON_BOT] == "simple-python"
+    assert "| `simple-python` | " in text and "X − Y" in text  # the matrix is in the file
     assert "[random_vs_rule_based/result.md](random_vs_rule_based/result.md)" in text
 
 
@@ -115,3 +118,33 @@ def test_ctrl_c_keeps_the_finished_deals_and_the_next_run_completes_the_cell(tmp
     printed = capsys.readouterr().out
     assert "kept random vs rule_based" in printed and "[1/1] rule_based vs random" in printed
     assert "(interrupted)" not in (tmp_path / "basic" / "leaderboard.md").read_text()
+
+
+def test_a_cell_is_played_again_when_its_bot_or_checkpoint_changes(tmp_path, capsys):
+    import numpy as np
+
+    from manni_agents.ppo_agent import load_checkpoint, save_checkpoint
+
+    bot = tmp_path / "bot.py"
+    bot.write_text((ROOT / "examples/bots/simple_bot.py").read_text())
+    for suffix in (".safetensors", ".json"):
+        (tmp_path / f"net{suffix}").write_bytes((ROOT / f"agents/models/basic_ppo{suffix}").read_bytes())
+    specs = [f"bot:{sys.executable} {bot}", f"ppo:{tmp_path / 'net'}"]
+    out = tmp_path / "league"
+    assert league(out, *specs, "--variant", "basic") == 0
+    capsys.readouterr()
+    assert league(out, *specs, "--variant", "basic") == 0
+    assert capsys.readouterr().out.count("kept ") == 2
+    bot.write_text(bot.read_text().replace('"name": "simple-python"', '"name": "simple-python", "version": "2"'))
+    assert league(out, *specs, "--variant", "basic") == 0
+    printed = capsys.readouterr().out
+    assert "kept " not in printed and printed.count(" again: ") == 2
+    assert "bot version None → 2" in printed and "script sha256" in printed and "simple-python 2 (" in printed
+    layers, meta = load_checkpoint(tmp_path / "net")  # retrained in place
+    layers[-1] = (layers[-1][0], layers[-1][1] + np.float32(1e-3))
+    save_checkpoint(tmp_path / "net", layers, meta)
+    assert league(out, *specs, "--variant", "basic") == 0
+    printed = capsys.readouterr().out
+    assert printed.count(" again: ") == 2 and "weights sha256" in printed
+    players = json.loads((cell_dir(out, "basic", *specs) / "players.json").read_text())["players"]
+    assert [p["spec"] for p in players] == specs and players[0]["bot_version"] == "2"

@@ -32,7 +32,7 @@ import numpy as np
 
 from manni_agents.base import legal_actions_of
 from manni_agents.bots import protocol as P
-from manni_agents.bots.process import BotFault, BotProcess, BotTimeout, StderrLog
+from manni_agents.bots.process import BotFault, BotProcess, BotTimeout, StderrLog, script_of
 from manni_agents.spec_options import parse_options, positive_float
 from manni_env.view import SeatView
 
@@ -92,12 +92,18 @@ class BotAgent:
         self.name = f"bot:{command}"
         self.time_limit, self.start_limit = float(time_limit), float(start_limit)
         self.on_error, self.log_dir, self.transcript = _on_error(on_error), log, transcript
-        self.bot_name: str | None = None
+        self.bot_name: str | None = None  # from its hello
+        self.bot_version: str | None = None
         self.strikes = 0
         self.faults: list[str] = []
         self._proc: BotProcess | None = None
         self._log: StderrLog | None = None  # one log file for all the bot's processes
         self._game: tuple[Rules, int] | None = None
+
+    @property
+    def script(self) -> Path | None:
+        """The script file the command names (``mybot.py`` of ``python3 mybot.py``), if any."""
+        return script_of(self.command)
 
     def reset(self) -> None:
         self._game = None
@@ -149,7 +155,7 @@ class BotAgent:
             hello = P.hello(self.time_limit)
             line = self._ask(hello, self.start_limit, " at hello")
             try:
-                self.bot_name = P.parse_hello(line)
+                self.bot_name, self.bot_version = P.parse_hello(line)
             except ValueError as err:
                 raise BotFault(str(err), hello) from None
         if self._game != (rules, seat):

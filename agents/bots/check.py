@@ -100,7 +100,8 @@ def _hello(bot: BotAgent) -> Check:
         bot.start_game(state.rules, state.to_move)
     except BotFault as fault:
         return Check("hello", False, bot.explain(str(fault), fault.request or P.hello(bot.time_limit)))
-    return Check("hello", True, f"protocol manni-bot/1, name {bot.bot_name!r}")
+    version = f", version {bot.bot_version!r}" if bot.bot_version is not None else ""
+    return Check("hello", True, f"protocol manni-bot/1, name {bot.bot_name!r}{version}")
 
 
 def _decision(bot: BotAgent, name: str, state: GameState) -> Check:

@@ -65,6 +65,11 @@ class BotTimeout(BotFault):
     """No answer (or no room in the bot's input) before the deadline."""
 
 
+def script_of(command: str) -> Path | None:
+    """The first argument after the program that names a file (``mybot.py`` of ``python3 mybot.py``), if any."""
+    return next((Path(arg) for arg in shlex.split(command)[1:] if Path(arg).is_file()), None)
+
+
 def default_log_dir() -> Path:
     return Path(tempfile.gettempdir()) / "manni-bot-logs"
 
@@ -77,8 +82,7 @@ class StderrLog:
     def __init__(self, command: str, log_dir: Path | None = None):
         log_dir = default_log_dir() if log_dir is None else Path(log_dir)
         log_dir.mkdir(parents=True, exist_ok=True)
-        argv = shlex.split(command)
-        program = next((arg for arg in argv[1:] if Path(arg).is_file()), argv[0])  # the script, else the program
+        program = script_of(command) or shlex.split(command)[0]
         slug = re.sub(r"[^A-Za-z0-9_.-]", "-", Path(program).name)[:40] or "bot"
         fd, path = tempfile.mkstemp(dir=log_dir, prefix=f"{slug}-", suffix=".log")
         os.close(fd)

@@ -178,8 +178,9 @@ def parse_action(line: bytes, legal: tuple[int, ...]) -> int:
     return action
 
 
-def parse_hello(line: bytes) -> str:
-    """The bot's name from its hello answer; ``ValueError`` for another answer or protocol."""
+def parse_hello(line: bytes) -> tuple[str, str | None]:
+    """The bot's name and version (``None`` if it gives none) from its hello answer; ``ValueError``
+    for another answer or protocol."""
     answer = decode(line, "hello answer")
     if not isinstance(answer, dict) or answer.get("type") != "hello":
         raise ValueError(f'hello answer is not {{"type": "hello", ...}}: {_shorten(line)}')
@@ -188,7 +189,10 @@ def parse_hello(line: bytes) -> str:
     name = answer.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"hello answer has no name: {_shorten(line)}")
-    return name.strip()
+    version = answer.get("version")
+    if version is not None and (not isinstance(version, (str, int, float)) or isinstance(version, bool)):
+        raise ValueError(f"hello answer's version is not a string: {version!r}")
+    return name.strip(), None if version is None else str(version).strip()[:100]
 
 
 def _shorten(line: bytes, keep: int = 200) -> str:

@@ -52,19 +52,25 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         for variant in variants:
             rules = make_rules(variant)
-            for spec in agents:
-                make_agent(spec, rules)
+            built = {spec: make_agent(spec, rules) for spec in agents}
+        players = {spec: league.identity(spec, agent) for spec, agent in built.items()}  # starts each bot once
+        for variant in variants:
+            rules = make_rules(variant)
             pairs = [(x, y) for x in agents for y in agents if x != y]
-            plans.append((rules, league.plan(pairs, rules, args.seed, out, lambda x, y: args.deals, args.force)))
+            plans.append((rules, league.plan(pairs, rules, args.seed, out, lambda x, y: args.deals, args.force,
+                                             players=players)))
     except ValueError as err:
         parser.error(str(err))
+    except BotError as err:
+        print(f"manni league: {err}", file=sys.stderr)
+        return 1
     code = 0
     try:
         for rules, cells in plans:
             league.play(cells, rules, args.seed, args.workers, progress=not args.no_progress)
-            _board(league, out, agents, rules, args.seed)
+            _board(league, out, agents, rules, args.seed, players)
     except KeyboardInterrupt:
-        _board(league, out, agents, rules, args.seed)
+        _board(league, out, agents, rules, args.seed, players)
         print(f"manni league: interrupted; kept the finished deals and rebuilt {out / rules.variant}", file=sys.stderr)
         code = 130
     except BotError as err:
@@ -73,8 +79,9 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return code
 
 
-def _board(league, out: Path, agents: list[str], rules, seed: int) -> None:
-    board = league.leaderboard(out, agents, rules, seed)
+def _board(league, out: Path, agents: list[str], rules, seed: int, players: dict[str, dict]) -> None:
+    board = league.leaderboard(out, agents, rules, seed, players)
     league.write_leaderboard(board, out / rules.variant)
-    print(board.to_markdown())
-    print(f"wrote {', '.join(league.LEADERBOARD_FILES)} to {out / rules.variant}")
+    print(board.summary())
+    print(f"wrote {', '.join(league.LEADERBOARD_FILES)} to {out / rules.variant} (the matrix of every cell and "
+          "the command that plays it: leaderboard.md)")

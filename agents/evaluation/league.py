@@ -2,10 +2,15 @@
 
 A *cell* ``(X, Y)`` is ``manni arena X Y Y`` in deals mode (:func:`manni_agents.evaluation.arena.run_arena`, seeded
 with the league's seed), kept in ``OUT/VARIANT/X_vs_Y/`` as ``result.json``/``.md``/``.png`` and
-``games.json`` (every game's seating and scores, for the ratings). In a spec, characters other
-than letters, digits and ``_.=,-`` become ``-`` in the directory name. A cell whose
-``result.json`` already holds these settings (agents, rules, seed, at least its deals) is kept, so
-adding an agent plays only its new cells; a cell interrupted by Ctrl-C is completed by the next run.
+``games.json`` (every game's seating and scores, for the ratings) and ``players.json`` (who X and Y
+were: :func:`identity`). In a spec, characters other than letters, digits and ``_.=,-`` become
+``-`` in the directory name. A cell whose ``result.json`` already holds these settings (agents,
+rules, seed, at least its deals) is kept while its players are the same (the spec; for a
+checkpoint path the hash of its weights and metadata; for a bot the name and version it gives in
+``hello`` and the hash of the script its command names), so adding an agent plays only its new
+cells and editing a bot or retraining a checkpoint in place plays its cells again; a cell
+interrupted by Ctrl-C is completed by the next run. Tables and plots name a bot by the name it
+gives itself.
 
 The leaderboard of a variant, from the kept cells of its agents:
 
@@ -21,6 +26,7 @@ The leaderboard of a variant, from the kept cells of its agents:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -31,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from manni_agents.bots.agent import BotAgent, BotError
+from manni_agents.bots.process import BotFault
 from manni_agents.evaluation.arena import ArenaInterrupted, ArenaResult, Interval, openskill_ratings, run_arena
 from manni_agents.evaluation.results import atomic_write, write_outputs
 from manni_env.rules import Rules, make_rules
@@ -45,6 +53,57 @@ def safe_name(spec: str) -> str:
 
 def cell_dir(out: Path, variant: str, x: str, y: str) -> Path:
     return out / variant / f"{safe_name(x)}_vs_{safe_name(y)}"
+
+
+def identity(spec: str, agent) -> dict:
+    """What makes ``agent`` (built from ``spec``) the same player as before: the spec, the hash of a
+    checkpoint file it loads, and for a bot its ``hello`` (it is started and stopped for it) and the
+    hash of its script. :class:`~manni_agents.bot_agent.BotError` if a bot cannot say hello."""
+    who: dict = {"spec": spec}
+    path = getattr(agent, "path", None)
+    if path is not None and Path(path).is_file():
+        who["weights_sha256"] = _sha256(Path(path), Path(path).with_suffix(".json"))
+    if isinstance(agent, BotAgent):
+        try:
+            agent.start_game(make_rules(), 0)
+        except BotFault as fault:
+            raise BotError(f"bot {spec!r} at its start: {agent.explain(str(fault), fault.request or {})}") from None
+        agent.close()
+        who["bot_name"], who["bot_version"] = agent.bot_name, agent.bot_version
+        if agent.script is not None:
+            who["script_sha256"] = _sha256(agent.script)
+    return who
+
+
+def labels(players: dict[str, dict]) -> dict[str, str]:
+    """The name each agent goes by in tables and plots: a bot's own name (and version), unless two
+    agents would share it; else the spec."""
+    def own(who: dict) -> str:
+        name = who.get("bot_name")
+        return who["spec"] if name is None else name + (f" {who['bot_version']}" if who.get("bot_version") else "")
+
+    names = {spec: own(who) for spec, who in players.items()}
+    taken = list(names.values())
+    return {spec: name if taken.count(name) == 1 else spec for spec, name in names.items()}
+
+
+def _sha256(*files: Path) -> str:
+    """One SHA-256 of the files that exist, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    for file in files:
+        if file.is_file():
+            with file.open("rb") as data:
+                while chunk := data.read(1 << 20):
+                    digest.update(chunk)
+    return digest.hexdigest()
+
+
+def kept_players(where: Path) -> list[dict] | None:
+    """The players a cell was played by (``players.json``), or None if it does not say."""
+    try:
+        return json.loads((where / "players.json").read_text())["players"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def wanted(x: str, y: str, rules: Rules, seed: int) -> dict:
@@ -82,24 +141,41 @@ class Cell:
     y: str
     where: Path
     deals: int
+    players: list[dict] | None = None  # identity of x and of y (None: not checked, not recorded)
 
 
 def plan(pairs: list[tuple[str, str]], rules: Rules, seed: int, out: Path, deals_of: Callable[[str, str], int],
-         force: bool = False, say: Callable[[str], None] = print) -> list[Cell]:
-    """The cells of ``pairs`` to play; kept ones are announced with ``say``. ``ValueError`` for a
-    kept result of other settings (unless ``force``)."""
+         force: bool = False, say: Callable[[str], None] = print, players: dict[str, dict] | None = None) -> list[Cell]:
+    """The cells of ``pairs`` to play; kept ones are announced with ``say``, and so are those played
+    again because a player changed (``players``: each spec's :func:`identity`; None: the players
+    are not compared). ``ValueError`` for a kept result of other settings (unless ``force``)."""
     todo = []
     for x, y in pairs:
-        cell = Cell(x, y, cell_dir(out, rules.variant, x, y), deals_of(x, y))
+        who = None if players is None else [players[x], players[y]]
+        cell = Cell(x, y, cell_dir(out, rules.variant, x, y), deals_of(x, y), who)
         state = status(saved(cell.where), wanted(x, y, rules, seed), cell.deals)
         if state == "other" and not force:
             raise ValueError(f"{cell.where} holds a result of other settings (agents, rules, deals or seed); "
                              "pass --force to play it again, or choose another --out")
-        if state == "done" and not force:
+        if state == "done" and not force and (who is None or kept_players(cell.where) == who):
             say(f"kept {x} vs {y} ×2 ({cell.deals} deals, seed {seed})")
-        else:
-            todo.append(cell)
+            continue
+        if state == "done" and not force:
+            say(f"playing {x} vs {y} ×2 again: {_change(kept_players(cell.where), cell.players)}")
+        todo.append(cell)
     return todo
+
+
+def _change(before: list[dict] | None, now: list[dict]) -> str:
+    """What changed between a cell's players and now, in words."""
+    if before is None or len(before) != len(now):
+        return "its result does not record who played it"
+    changes = []
+    for old, new in zip(before, now):
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                changes.append(f"{new['spec']} {key.replace('_', ' ')} {old.get(key)} → {new.get(key)}")
+    return "; ".join(changes) or "its players changed"
 
 
 def play(cells: list[Cell], rules: Rules, seed: int, workers: int = 1, progress: bool = True,
@@ -112,26 +188,33 @@ def play(cells: list[Cell], rules: Rules, seed: int, workers: int = 1, progress:
             result = run_arena([cell.x, cell.y, cell.y], rules, cell.deals, seed, workers=workers, progress=progress)
         except ArenaInterrupted as stop:
             if stop.result is not None:
-                write_cell(stop.result, cell.where)
+                write_cell(stop.result, cell.where, cell.players)
             raise
-        write_cell(result, cell.where)
+        write_cell(result, cell.where, cell.players)
 
 
-def write_cell(result: ArenaResult, where: Path) -> None:
-    """``games.json`` (seating and scores of every game), then the arena's result files."""
+def write_cell(result: ArenaResult, where: Path, players: list[dict] | None = None) -> None:
+    """``players.json`` (who played, when known), ``games.json`` (seating and scores of every
+    game), then the arena's result files."""
     where.mkdir(parents=True, exist_ok=True)
+    if players is not None:
+        atomic_write(where / "players.json", lambda p: p.write_text(json.dumps({"players": players}, indent=2) + "\n"))
     games = [[g.unit, g.seating, list(g.players), list(g.score)] for g in result.games]
     data = {"agents": result.settings["agents"], "fields": ["unit", "seating", "players", "score"], "games": games}
     atomic_write(where / "games.json", lambda p: p.write_text(json.dumps(data, separators=(",", ":")) + "\n"))
     write_outputs(result, where)
 
 
-def kept_results(out: Path, agents: list[str], rules: Rules) -> dict[tuple[str, str], dict]:
-    """The result.json of every kept cell of ``agents`` (ValueError for one of other agents or rules)."""
+def kept_results(out: Path, agents: list[str], rules: Rules,
+                 players: dict[str, dict] | None = None) -> dict[tuple[str, str], dict]:
+    """The result.json of every kept cell of ``agents`` played by these ``players`` (None: by
+    anyone; ValueError for one of other agents or rules)."""
     results = {}
     for x in agents:
         for y in agents:
-            if x != y and (result := saved(cell_dir(out, rules.variant, x, y))) is not None:
+            where = cell_dir(out, rules.variant, x, y)
+            same = players is None or kept_players(where) == [players[x], players[y]]
+            if x != y and same and (result := saved(where)) is not None:
                 s = result["settings"]
                 if [s["agents"], s["variant"], s["options"]] != [[x, y, y], rules.variant, rules.options()]:
                     raise ValueError(f"{cell_dir(out, rules.variant, x, y)} holds a result of other agents or rules")
@@ -148,11 +231,12 @@ def cell_text(result: dict | None) -> str:
     return f"{Interval(**score).text()}<br>X − Y {Interval(**diff).text()}<br>{deals}"
 
 
-def matrix_lines(agents: list[str], results: dict[tuple[str, str], dict]) -> list[str]:
-    """The Markdown matrix: row X against two copies of column Y."""
-    lines = ["| X \\ Y ×2 | " + " | ".join(f"`{y}`" for y in agents) + " |", "|---" * (len(agents) + 1) + "|"]
+def matrix_lines(agents: list[str], results: dict[tuple[str, str], dict], names: dict[str, str] | None = None) -> list[str]:
+    """The Markdown matrix: row X against two copies of column Y (agents by ``names``, else by spec)."""
+    names = names or {spec: spec for spec in agents}
+    lines = ["| X \\ Y ×2 | " + " | ".join(f"`{names[y]}`" for y in agents) + " |", "|---" * (len(agents) + 1) + "|"]
     for x in agents:
-        lines.append(f"| `{x}` | " + " | ".join(cell_text(results.get((x, y))) if x != y else "–" for y in agents) + " |")
+        lines.append(f"| `{names[x]}` | " + " | ".join(cell_text(results.get((x, y))) if x != y else "–" for y in agents) + " |")
     return lines
 
 
@@ -183,6 +267,7 @@ class Standing:
     """One agent's line of the leaderboard."""
 
     spec: str
+    label: str  # the name tables and plots use (a bot's own name)
     deal_score: Interval  # mean over its cells of its mean deal score against two copies of the other
     cells: int
     deals: int
@@ -217,11 +302,20 @@ class Leaderboard:
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for rank, a in enumerate(self.standings, 1):
-            lines.append(f"| {rank} | `{a.spec}` | {a.deal_score.text()} | {a.mu:.2f} | {a.sigma:.2f} | {a.ordinal:.2f} | "
+            lines.append(f"| {rank} | `{a.label}` | {a.deal_score.text()} | {a.mu:.2f} | {a.sigma:.2f} | {a.ordinal:.2f} | "
                          f"{a.ms_per_move:.3f} | {a.cells} | {a.deals:,} | {a.strikes} |")
         lines += ["", "Row X against two copies of column Y: X's mean deal score [95% CI]; X − Y [95% CI]; deals.", ""]
         lines += self.matrix + [""] + self.commands
         return "\n".join(lines) + "\n"
+
+    def summary(self) -> str:
+        """A few lines for the terminal: the standings (the matrix and the commands are in the files)."""
+        lines = [f"League {self.variant}: rank, agent, mean deal score [95% CI], rating ordinal, strikes"]
+        for rank, a in enumerate(self.standings, 1):
+            spec = f" ({a.spec})" if a.label != a.spec else ""
+            lines.append(f"{rank:>3}. {a.label}{spec}: {a.deal_score.text()}, ordinal {a.ordinal:.2f}"
+                         + (f", {a.strikes} strikes" if a.strikes else ""))
+        return "\n".join(lines)
 
     def plot(self, path: str | Path) -> None:
         """PNG: mean deal score with its 95% CI, and the rating (mu ± 3σ), per agent."""
@@ -230,7 +324,7 @@ class Leaderboard:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        names = [_label(a.spec) for a in self.standings]
+        names = [_label(a.label) for a in self.standings]
         xs = np.arange(len(names))
         errors = [0.0 if a.deal_score.low is None else a.deal_score.mean - a.deal_score.low for a in self.standings]
         fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, 1.6 * len(names) + 4), 4))
@@ -247,9 +341,11 @@ class Leaderboard:
         plt.close(fig)
 
 
-def leaderboard(out: Path, agents: list[str], rules: Rules, seed: int) -> Leaderboard:
-    """The leaderboard of ``agents`` from their kept cells (see the module docstring)."""
-    results = kept_results(out, agents, rules)
+def leaderboard(out: Path, agents: list[str], rules: Rules, seed: int, players: dict[str, dict]) -> Leaderboard:
+    """The leaderboard of ``agents`` (``players``: each one's :func:`identity`) from the cells they
+    played (see the module docstring)."""
+    results = kept_results(out, agents, rules, players)
+    names = labels(players)
     ratings = _ratings(agents, [_games(cell_dir(out, rules.variant, x, y)) for x, y in results])
     standings = []
     for spec in agents:
@@ -258,7 +354,7 @@ def leaderboard(out: Path, agents: list[str], rules: Rules, seed: int) -> Leader
         moves = sum(a["moves"] for a in timed)
         mu, sigma = ratings[spec]
         standings.append(Standing(
-            spec=spec, deal_score=_combined(own), cells=len(own),
+            spec=spec, label=names[spec], deal_score=_combined(own), cells=len(own),
             deals=sum(r["settings"]["units"] for (x, _), r in results.items() if x == spec),
             mu=mu, sigma=sigma, ordinal=mu - 3 * sigma,
             ms_per_move=sum(a["ms_per_move"] * a["moves"] for a in timed) / moves if moves else float("nan"),
@@ -266,7 +362,7 @@ def leaderboard(out: Path, agents: list[str], rules: Rules, seed: int) -> Leader
     standings.sort(key=lambda a: -a.deal_score.mean if a.cells else math.inf)
     settings = {"agents": agents, "variant": rules.variant, "options": rules.options(), "seed": seed,
                 "confidence": "95%, normal approximation over deals, cells combined as independent"}
-    return Leaderboard(rules.variant, settings, standings, matrix_lines(agents, results),
+    return Leaderboard(rules.variant, settings, standings, matrix_lines(agents, results, names),
                        command_lines(out, rules, results, out / rules.variant))
 
 
