@@ -107,6 +107,12 @@ class _Drain(threading.Thread):
             return b"".join(self._tail)[-LOG_TAIL_BYTES:]
 
     def run(self) -> None:
+        try:
+            self._drain()
+        finally:
+            self.pipe.close()  # here, not by the owner: the descriptor is never closed under a read
+
+    def _drain(self) -> None:
         log, dropped = self.log, 0
         with open(log.path, "ab") as out:
             while chunk := _read(self.pipe):
@@ -227,7 +233,7 @@ class BotProcess:
 def _read(pipe) -> bytes:
     try:
         return os.read(pipe.fileno(), _READ)
-    except (OSError, ValueError):  # closed under the reader
+    except OSError:
         return b""
 
 
@@ -298,10 +304,6 @@ def _stop(proc: subprocess.Popen, mark: str, transcript, stderr: threading.Threa
             pass
     proc.wait()
     stderr.join(timeout=1.0)  # its writers are gone: the rest of stderr is read at once
-    try:
-        proc.stderr.close()
-    except OSError:
-        pass
 
 
 def _die_with_parent() -> None:
