@@ -307,6 +307,19 @@ def test_a_bot_that_crashes_at_start_shows_its_stderr_in_the_check():
     assert "(ends: faulty bot: cannot start on purpose)" in first
 
 
+def test_nested_bots_in_the_commands_are_one_line_not_a_traceback(tmp_path):
+    check = subprocess.run(manni("bot", "check", f"{FAULTY} deep-hello", "--variant", "basic"), capture_output=True,
+                           text=True, timeout=60)
+    assert check.returncode == 1 and "Traceback" not in check.stdout + check.stderr
+    assert check.stdout.startswith(f"FAIL  hello: hello answer nests deeper than {P.MAX_DEPTH} levels")
+    arena = subprocess.run(manni("arena", f"bot:on_error=fallback:{FAULTY} nested 2", "random", "random", "--variant",
+                                 "basic", "--deals", "1", "--no-progress", "--out", str(tmp_path / "a")),
+                           capture_output=True, text=True, timeout=60)
+    assert arena.returncode == 0 and "Traceback" not in arena.stderr
+    assert json.loads((tmp_path / "a" / "result.json").read_text())["agents"][0]["strikes"] > 0
+
+
+@pytest.mark.skipif(shutil.which("setsid") is None, reason="setsid is not installed")
 @pytest.mark.parametrize("mode", ["fork", "fork-exit"])
 def test_closing_a_bot_stops_what_it_started_outside_its_process_group(mode, tmp_path):
     marker = f"marker-{tmp_path.name}"
