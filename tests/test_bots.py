@@ -470,6 +470,18 @@ def test_a_finished_web_game_stops_its_bots():
     assert bot._proc is None
 
 
+def test_a_finished_table_stops_its_bots():
+    from manni_agents.play.web.tables import PERSON, Table
+
+    table = Table(make_rules("basic", target=1), [PERSON, f"bot:{PYTHON_BOT}", "random"], stand_in="random", seed=3)
+    seat, _ = table.join("A")  # the only open seat: the game starts
+    bot = table.policies[1]
+    while not table.state.finished:
+        table.act(seat, [table.state.legal_actions()[0]])
+        assert table.state.finished or (bot._proc is not None and bot._proc.alive)
+    assert bot.bot_name == "simple-python" and bot._proc is None
+
+
 # ---------------------------------------------------------------------------------- the guide
 GUIDE = ROOT / "docs/bot-protocol.md"
 
