@@ -1,9 +1,9 @@
 """The fuzz suite: hostile input for every surface, within a fixed budget (a few seconds each).
 
 Hypothesis (derandomized, so every run tries the same inputs) drives the engine, the GameState
-dict reader, the records validator and reader, the AEC and Gymnasium envs and the OpenSpiel game;
-a seeded generator sends a fixed budget of requests to ``manni serve``'s app through Starlette's
-TestClient. Each input is either accepted or refused with the surface's documented error and the
+dict reader, the records validator and reader, a bot's answer lines, the AEC and Gymnasium envs
+and the OpenSpiel game; a seeded generator sends a fixed budget of requests to ``manni serve``'s
+app through Starlette's TestClient. Each input is either accepted or refused with the surface's documented error and the
 state unchanged; anything else fails. The counts are printed at the end of the run
 (``tests/helpers/fuzzing.py``).
 """
@@ -20,6 +20,7 @@ from helpers.fuzzing import clear, tally
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from manni_agents.bots import protocol as P
 from manni_env.engine import GameState
 from manni_env.records import RecordError, game_record, iter_record_lines, validate_record
 from manni_env.rules import VARIANTS, make_rules
@@ -160,6 +161,28 @@ def test_any_bytes_read_as_records_or_record_errors(data, tmp_path_factory):
                 validate_record(item)
             except RecordError as err:
                 assert clear(err)
+
+
+# ----------------------------------------------------------------------------- bot answers
+#: answer lines nested up to 5,000 deep (a line under the 64 KiB that is read at all)
+NESTED = st.integers(1, 5000).map(lambda n: ("[" * n + "]" * n).encode()) | st.integers(1, 5000).map(
+    lambda n: ('{"action":' * n).encode())
+
+
+@settings(FUZZ, max_examples=80)
+@given(line=st.binary(max_size=200) | NESTED | JSON.map(lambda v: json.dumps(v).encode())
+       | JSON.map(lambda v: json.dumps({"type": "hello", "protocol": "manni-bot/1", "action": v, "name": v,
+                                         "version": v}).encode()))
+def test_any_bot_answer_line_is_an_answer_or_a_clear_error(line):
+    """A bot's answer or hello line: parsed, or one ValueError line (never a RecursionError)."""
+    for parse in (lambda: P.parse_action(line, (0, 34, 52)), lambda: P.parse_hello(line)):
+        try:
+            parse()
+        except ValueError as err:
+            assert clear(err), err
+            tally("bot answers", True)
+        else:
+            tally("bot answers", False)
 
 
 # ----------------------------------------------------------------------------- envs
