@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -542,3 +543,22 @@ def test_the_guides_answer_forms_are_accepted(answer):
     for refused in (b'{"action": 34.0}', b'{"action": "34"}', b'{"action": true}'):
         with pytest.raises(ValueError):
             P.parse_action(refused, (34, 52))
+
+
+def test_a_bot_works_when_the_process_has_over_1024_descriptors_open():
+    """A server with many connections: the bot's pipes get descriptors beyond select()'s 1024."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < 1200:
+        pytest.skip(f"the descriptor limit is {soft}")
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        bot = make_agent(f"bot:{PYTHON_BOT}")
+        state = GameState(make_rules("basic"), seed=0)
+        assert bot.act(state.view(state.to_move), np.random.default_rng(0)) in state.legal_actions()
+        assert bot._proc.proc.stdout.fileno() > 1024
+        bot.close()
+    finally:
+        for fd in held:
+            os.close(fd)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import functools
+import math
 import os
 import re
 import secrets
@@ -172,8 +173,7 @@ class BotProcess:
                 raise BotFault(self._gone()) from None
             data = data[written:]
             if data:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([], [self._in], [], left)[1]:
+                if not _ready(self._in, select.POLLOUT, deadline):
                     raise BotTimeout("it does not read its input")
 
     def receive(self, deadline: float) -> bytes:
@@ -184,8 +184,7 @@ class BotProcess:
             searched = len(self._buffer)
             if searched > MAX_LINE_BYTES:
                 raise BotFault(f"answer too long ({searched:,} bytes without a newline > {MAX_LINE_BYTES:,})")
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._out], [], [], left)[0]:
+            if not _ready(self._out, select.POLLIN, deadline):
                 raise BotTimeout("no answer" if not searched else f"no end of line after {searched:,} bytes")
             chunk = os.read(self._out, _READ)
             if not chunk:
@@ -228,6 +227,17 @@ class BotProcess:
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+
+def _ready(fd: int, event: int, deadline: float) -> bool:
+    """Whether ``fd`` is ready for ``event`` (or closed) before ``deadline``; ``poll``, unlike
+    ``select``, takes descriptors beyond 1024 (a server with many connections)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return False
+    poller = select.poll()
+    poller.register(fd, event)
+    return bool(poller.poll(math.ceil(left * 1000)))
 
 
 def _read(pipe) -> bytes:
