@@ -148,3 +148,11 @@ def test_a_cell_is_played_again_when_its_bot_or_checkpoint_changes(tmp_path, cap
     assert printed.count(" again: ") == 2 and "weights sha256" in printed
     players = json.loads((cell_dir(out, "basic", *specs) / "players.json").read_text())["players"]
     assert [p["spec"] for p in players] == specs and players[0]["bot_version"] == "2"
+
+
+def test_a_bot_that_cannot_start_is_one_line_with_its_stderr(tmp_path, capsys):
+    faulty = f"bot:{sys.executable} {ROOT / 'tests/bots/faulty_bot.py'} start-crash"
+    assert league(tmp_path, "random", faulty, "--variant", "basic") == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(f"manni league: bot {faulty!r} at its start: exited with code 1")
+    assert "cannot start on purpose" in err and not (tmp_path / "basic").exists()

@@ -166,6 +166,12 @@ def plan(pairs: list[tuple[str, str]], rules: Rules, seed: int, out: Path, deals
     return todo
 
 
+def _short(value) -> str:
+    """A hash as its first 12 digits, anything else as it is."""
+    text = str(value)
+    return text[:12] + "…" if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text
+
+
 def _change(before: list[dict] | None, now: list[dict]) -> str:
     """What changed between a cell's players and now, in words."""
     if before is None or len(before) != len(now):
@@ -174,7 +180,8 @@ def _change(before: list[dict] | None, now: list[dict]) -> str:
     for old, new in zip(before, now):
         for key in sorted(set(old) | set(new)):
             if old.get(key) != new.get(key):
-                changes.append(f"{new['spec']} {key.replace('_', ' ')} {old.get(key)} → {new.get(key)}")
+                was, now = (_short(who.get(key)) for who in (old, new))
+                changes.append(f"{new['spec']} {key.replace('_', ' ')} {was} → {now}")
     return "; ".join(changes) or "its players changed"
 
 
