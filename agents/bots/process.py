@@ -211,9 +211,10 @@ class BotProcess:
         return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
 
     def log_tail(self, lines: int = 5) -> str:
-        """The last lines the bot wrote to stderr (complete once the process is closed)."""
+        """The last lines the bot wrote to stderr, joined by `` | `` so that an error stays one line
+        (complete once the process is closed)."""
         text = self._stderr.tail().decode(errors="replace").strip()
-        return "\n".join(text.splitlines()[-lines:])
+        return " | ".join(line.strip() for line in text.splitlines()[-lines:] if line.strip())
 
     def close(self) -> None:
         """Say bye, close stdin, wait :data:`EXIT_GRACE_S`, then kill the process group and the rest."""
