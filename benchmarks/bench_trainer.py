@@ -18,7 +18,10 @@ Run ``python benchmarks/bench_trainer.py`` (``--help`` for the options). It prin
    rounds), so a shared machine's load falls on all alike; the table gives the median and the range,
    and the learner decisions per CPU-second (the run's CPU time beyond its warm-up run's, so that
    start-up cancels; with one thread this moves less with the machine's load than wall time), and
-   where the training time went (rollouts, updates, the rest; from each run's TensorBoard scalars).
+   where the training time went (rollouts, updates, the rest; from each run's TensorBoard scalars),
+   and the share of the compute limit each reaches: a learner decision's FLOP (its rollout forward
+   passes and ``update_epochs`` × forward + backward, actor and critic, from the run's
+   ``args.json``) × decisions/s ÷ the bf16 matmul peak measured before each round.
    ``--baseline-src`` runs with that checkout's own ``.venv`` where it has one.
 
 Numbers and how they were measured: ``docs/training.md``.
@@ -108,6 +111,22 @@ def update_row(precision: str, minibatch: int, batch: RolloutBatch, epochs: int,
     return seconds, gflops_of(seconds, 3 * forward * epochs), peak
 
 
+def decision_flop(args: dict) -> float:
+    """FLOP of one learner decision under a run's ``args.json``: the actor's and the critic's forward
+    pass in the rollout, and forward + backward (3 × the forward) in each of ``update_epochs`` epochs
+    (multiply-adds × 2; the critic's extra inputs under ``--critic deal`` counted; a run saved
+    before there were options for it counts their defaults)."""
+    hidden = args.get("hidden", HIDDEN)
+    extra = 156 if args.get("critic") == "deal" else 0
+
+    def macs(inputs: int, outputs: int) -> int:
+        sizes = [inputs, *hidden]
+        return sum(a * b for a, b in zip(sizes, sizes[1:])) + hidden[-1] * outputs
+
+    forward = 2 * (macs(OBS, ACTIONS) + macs(OBS + extra, 1))
+    return forward * (1 + 3 * args.get("update_epochs", 4))
+
+
 def trainer_command(src: Path) -> list[str]:
     """How to start the fast trainer of the checkout ``src``: its own ``.venv``'s Python where it has
     one (else this one), and the module under the import name that checkout uses (``manni_train``,
@@ -143,7 +162,9 @@ def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     split = {**time_split(workdir / name / "tb"), "wall": meta["wall_time_s"]}
     split["rest"] = split["wall"] - split["rollout"] - split["update"]
-    return meta["timesteps"] / meta["wall_time_s"], cpu, {k: 1000 * v / meta["timesteps"] for k, v in split.items()}
+    per_1000 = {k: 1000 * v / meta["timesteps"] for k, v in split.items()}
+    return (meta["timesteps"] / meta["wall_time_s"], cpu,
+            {**per_1000, "flop": decision_flop(json.loads((workdir / name / "args.json").read_text()))})
 
 
 def main() -> None:
@@ -192,7 +213,8 @@ def main() -> None:
                   f"| {achieved / row_peak:.0%} |")
 
     if ns.e2e_steps:
-        rows = [(f"this code, {p}" + (f" {extra}" if extra else ""), ROOT, ["--precision", p, *extra.split()])
+        rows = [(f"this code, {p}" + (f" {extra}" if extra else ""), ROOT,
+                 ["--precision", p, "--final-pimc-deals", "0", *extra.split()])
                 for extra in ns.train_args for p in ns.precisions]
         if ns.baseline_src:
             rows.insert(0, (f"baseline {ns.baseline_src.name}", ns.baseline_src.resolve(), []))
@@ -203,22 +225,32 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for i, (label, src, extra) in enumerate(rows):  # warm-up: numba's compile cache, file caches
                 start_cpu[label] = e2e_run(src, extra, warm_steps, ns.threads, Path(tmp), f"warmup_{i}")[1]
+            peaks = []
             for round_ in range(ns.repeats):
+                peaks.append(matmul_peak(2048, torch.bfloat16))  # the compute limit, measured between the runs
                 for i, (label, src, extra) in enumerate(rows):
                     rate, cpu, split = e2e_run(src, extra, ns.e2e_steps, ns.threads, Path(tmp), f"r{round_}_{i}")
                     rates[label].append(rate)
                     splits[label].append(split)
                     # the CPU time of the extra decisions over the warm-up run (start-up costs cancel)
                     per_cpu[label].append((ns.e2e_steps - warm_steps) / max(cpu - start_cpu[label], 1e-9))
+        peak_now = statistics.median(peaks)
+        results["e2e_bf16_peak_gflops"] = peaks
         results["e2e"] = rates
         results["e2e_decisions_per_cpu_second"] = per_cpu
         results["e2e_seconds_per_1000_decisions"] = splits
         print(f"\n## end to end: manni train, {ns.e2e_steps} learner decisions, no warm start or evaluations, "
               f"{ns.threads} thread(s), {ns.repeats} interleaved rounds\n")
-        print("| code | decisions/s (median) | range | decisions per CPU-second (median) |\n|---|---|---|---|")
+        print(f"The compute limit: the bf16 matmul peak at {ns.threads} thread(s), measured before each round "
+              f"(median {peak_now:,.0f} GFLOP/s); the share is a learner decision's FLOP (rollout forward "
+              "passes, and forward + backward in each update epoch, actor and critic) × decisions/s ÷ that peak.\n")
+        print("| code | decisions/s (median) | range | decisions per CPU-second (median) | MFLOP a decision "
+              "| share of the compute limit |\n|---|---|---|---|---|---|")
         for label, values in rates.items():
+            flop = splits[label][0]["flop"]
+            share = flop * statistics.median(values) / (peak_now * 1e9)
             print(f"| {label} | {statistics.median(values):,.0f} | {min(values):,.0f}–{max(values):,.0f} "
-                  f"| {statistics.median(per_cpu[label]):,.0f} |")
+                  f"| {statistics.median(per_cpu[label]):,.0f} | {flop / 1e6:.1f} | {share:.0%} |")
         print("\nWhere the training wall time goes: seconds per 1,000 learner decisions (median of the rounds)\n")
         print("| code | rollouts | updates | rest | total |\n|---|---|---|---|---|")
         for label, runs in splits.items():
