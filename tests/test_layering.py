@@ -1,9 +1,13 @@
-"""The package layering: ``manni_env`` < ``agents`` < ``train``, and no import cycles.
+"""The package layering: ``manni_env`` < ``agents`` < ``train``, the rooms of ``agents``, and no
+import cycles.
 
 A lower layer never imports a higher one, not even inside a function (the source is read with
 :mod:`ast`, so lazy imports count), and every module of ``manni_env`` imports with ``agents`` and
-``train`` made unimportable. Among all modules of the three packages, no two import each other
-directly or through others (lazy imports included: they only hide a cycle until the call).
+``train`` made unimportable. Inside ``agents`` every module sits in a room (:data:`ROOMS`) and
+imports only from its own room and the rooms listed for it: the players know nothing of how they
+are evaluated, played by people or driven from the command line. Among all modules of the three
+packages, no two import each other directly or through others (lazy imports included: they only
+hide a cycle until the call).
 """
 
 from __future__ import annotations
@@ -77,6 +81,67 @@ def test_lower_layers_never_import_higher_ones():
             if top in LAYERS and LAYERS.index(top) > rank:
                 offences.append(f"{path.relative_to(ROOT)}:{line}: imports {target}")
     assert not offences, "a lower layer imports a higher one:\n" + "\n".join(offences)
+
+
+#: room → the rooms its modules may import besides their own; the players are ``manni_agents``'s own
+#: modules and the ``bot:`` player (``bots`` but its checker, which plays games to check a bot)
+ROOMS: dict[str, set[str]] = {
+    "env": set(),
+    "players": {"env"},
+    "evaluation": {"env", "players"},
+    "play": {"env", "players", "evaluation"},
+    "bot check": {"env", "players", "evaluation"},
+    "commands": {"env", "players", "evaluation", "play", "bot check"},
+    "train": {"env", "players", "evaluation"},
+}
+#: module name prefix → its room, the first that matches wins
+ROOM_OF = (("manni_env", "env"), ("manni_train", "train"), ("manni_agents.evaluation", "evaluation"),
+           ("manni_agents.play", "play"), ("manni_agents.commands", "commands"),
+           ("manni_agents.bots.check", "bot check"), ("manni_agents.bots", "players"))
+
+
+def room(name: str) -> str | None:
+    """The room of module ``name``: by :data:`ROOM_OF`, else ``players`` for a module directly in
+    ``manni_agents``; ``None`` for a module in no room (a new subpackage must be given one)."""
+    for prefix, where in ROOM_OF:
+        if name == prefix or name.startswith(prefix + "."):
+            return where
+    return "players" if name.count(".") <= 1 and name.split(".")[0] == "manni_agents" else None
+
+
+def forbidden(edges: list[tuple[str, str, str]]) -> list[str]:
+    """The ``(where, module, imported module)`` edges that cross rooms against :data:`ROOMS`."""
+    offences = []
+    for where, name, target in edges:
+        mine, theirs = room(name), room(target)
+        if theirs is not None and theirs != mine and theirs not in ROOMS[mine]:
+            offences.append(f"{where}: {name} ({mine}) imports {target} ({theirs})")
+    return offences
+
+
+def test_every_module_has_a_room():
+    assert not [name for name in modules() if room(name) is None]
+
+
+def test_rooms_import_only_the_rooms_below_them():
+    known = modules()
+    edges = [(f"{path.relative_to(ROOT)}:{line}", name, target)
+             for name, path in known.items() for target, line in imports(name, path, set(known))
+             if target.split(".")[0] in LAYERS]
+    assert {room(name) for name in known} == set(ROOMS)
+    offences = forbidden(edges)
+    assert not offences, "an import against the rooms' direction:\n" + "\n".join(offences)
+
+
+def test_the_room_check_finds_forbidden_imports():
+    edges = [("a", "manni_agents.pimc", "manni_agents.evaluation.arena"),
+             ("b", "manni_agents.evaluation.league", "manni_agents.commands.arena"),
+             ("c", "manni_agents.bots.agent", "manni_agents.bots.check"),
+             ("d", "manni_agents.play.web.app", "manni_train.networks"),
+             ("e", "manni_agents.bots.check", "manni_agents.evaluation.match"),
+             ("f", "manni_train.distill", "manni_agents.registry")]
+    assert [line.split(":")[0] for line in forbidden(edges)] == ["a", "b", "c", "d"]
+    assert room("manni_agents.newroom.x") is None and room("manni_agents") == "players"
 
 
 def test_every_env_module_imports_with_agents_and_train_blocked():
