@@ -72,7 +72,7 @@ def _observation_segments(rules: Rules, history: str) -> list[tuple[str, int, st
     scale = "target" if rules.target is not None else str(FIXED_SCORE_SCALE)
     parts = [
         ("hand", 52, "own hand now (card one-hot)"),
-        ("variant", 4, "variant: " + ", ".join(VARIANTS)),
+        ("variant", len(VARIANTS), "variant: " + ", ".join(VARIANTS)),
         ("contract_kind", 3, "contract kind: nullo, trump, grand (zeros before the announcement)"),
         ("trump", 4, "trump suit: C, D, H, S (zeros without trump)"),
         ("cut_card", 52, "Hornafjarðarmanni: the cut card (public)"),

@@ -1,8 +1,9 @@
 """Manni as OpenSpiel games: ``pyspiel.load_game("python_manni_hornafjardar")``, one per variant.
 
 Importing this module (it needs the ``openspiel`` extra: ``pip install -e ".[openspiel]"``)
-registers ``python_manni_hornafjardar``, ``python_manni_basic``, ``python_manni_trjamann`` and
-``python_manni_laugarvatn`` with OpenSpiel. The rules are the engine's
+registers ``python_manni_<variant>`` with OpenSpiel for every variant of the table
+(``python_manni_hornafjardar``, ``python_manni_basic``, ``python_manni_trjamann``,
+``python_manni_laugarvatn``). The rules are the engine's
 (:class:`~manni_env.engine.GameState`); this module only adds OpenSpiel's chance nodes, strings,
 tensors and returns, so OpenSpiel's algorithms (ISMCTS, MCTS, CFR family, NFSP, ...) run on Manni.
 
@@ -19,9 +20,9 @@ chance                      the first dealer (3 outcomes, unless ``first_dealer`
                             is as likely as with the engine's shuffle.
 actions                     the 63 actions of :mod:`manni_env.actions`; chance outcomes are card
                             numbers (0-51) or the first dealer's seat
-returns                     ``"deal"``: each seat's points for the deal (RULES.md; in [-8, 8],
-                            Basic [0, 8] or [-4, 8] with ``negative``, announcement variants
-                            [-12, 12]); ``"game"``: the zero-sum outcome of
+returns                     ``"deal"``: each seat's points for the deal (RULES.md; in
+                            :attr:`~manni_env.rules.Rules.deal_points_range`: [-8, 8], Basic [0, 8]
+                            or [-4, 8] with ``negative``, announcement variants [-12, 12]); ``"game"``: the zero-sum outcome of
                             :func:`manni_env.episodes.outcome` (winners share +1, the others -1)
 observation tensor          :class:`~manni_env.observation.ObservationEncoder` (``history="summary"``)
                             of the seat's :class:`~manni_env.view.SeatView`
@@ -52,16 +53,13 @@ from manni_env.engine import Deal, GameState, Phase
 from manni_env.episodes import DEFAULT_EPISODE, check_episode, engine_rewards, episode_over
 from manni_env.observation import ObservationEncoder
 from manni_env.render import view_text
-from manni_env.rules import VARIANTS, Rules, make_rules
+from manni_env.rules import VARIANT_TABLE, VARIANTS, Rules, make_rules
 
-#: deal points range per variant (RULES.md); Basic's lower bound is 0 without ``negative``
-_DEAL_POINTS = {"hornafjardar": (-8, 8), "basic": (-4, 8), "trjamann": (-12, 12), "laugarvatn": (-12, 12)}
-_PARAMETERS = {
-    "hornafjardar": {"target": 10, "max_deals": 50},
-    "basic": {"target": 10, "max_deals": 50, "negative": False},
-    "trjamann": {},
-    "laugarvatn": {},
-}
+
+def _parameters(variant: str) -> dict:
+    """The game's parameters besides ``first_dealer`` and ``episode``: the variant's options
+    (:meth:`~manni_env.rules.Rules.options`) with their defaults."""
+    return {k: v for k, v in make_rules(variant).options().items() if k != "first_dealer"}
 
 
 def game_name(variant: str) -> str:
@@ -84,7 +82,7 @@ def _game_type(variant: str) -> pyspiel.GameType:
         chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
         information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
         # Basic's default max(0, t - 4) scoring is not zero-sum; every other variant's deals are
-        utility=pyspiel.GameType.Utility.GENERAL_SUM if variant == "basic" else pyspiel.GameType.Utility.ZERO_SUM,
+        utility=pyspiel.GameType.Utility.ZERO_SUM if VARIANT_TABLE[variant].zero_sum else pyspiel.GameType.Utility.GENERAL_SUM,
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
         max_num_players=3,
         min_num_players=3,
@@ -92,7 +90,7 @@ def _game_type(variant: str) -> pyspiel.GameType:
         provides_information_state_tensor=True,
         provides_observation_string=True,
         provides_observation_tensor=True,
-        parameter_specification={**_PARAMETERS[variant], "first_dealer": -1, "episode": DEFAULT_EPISODE},
+        parameter_specification={**_parameters(variant), "first_dealer": -1, "episode": DEFAULT_EPISODE},
     )
 
 
@@ -126,9 +124,7 @@ class ManniGame(pyspiel.Game):
         check_episode(episode)
         first_dealer = params.pop("first_dealer", -1)
         rules = make_rules(variant, first_dealer=None if first_dealer == -1 else first_dealer, **params)
-        low, high = _DEAL_POINTS[variant]
-        if variant == "basic" and not rules.negative:
-            low = 0
+        low, high = rules.deal_points_range
         if episode == "game":
             low, high = -1, 1
         decisions = 3 + rules.manni_size + 1 + 3 * rules.hand_size  # exchange decisions + discards + plays, a bound
@@ -138,7 +134,7 @@ class ManniGame(pyspiel.Game):
             num_players=3,
             min_utility=float(low),
             max_utility=float(high),
-            utility_sum=None if variant == "basic" else 0.0,  # matches the game type's utility
+            utility_sum=0.0 if VARIANT_TABLE[variant].zero_sum else None,  # matches the game type's utility
             max_game_length=decisions * (rules.max_deals if episode == "game" else 1),
         )
         super().__init__(_game_type(variant), info, {**params, "first_dealer": first_dealer, "episode": episode})
@@ -346,7 +342,7 @@ def _deal_of(rules, dealer: int, cards: list[int]) -> Deal:
     hands: list[tuple[int, ...]] = [(), (), ()]
     for j, seat in enumerate(order):
         hands[seat] = tuple(cards[j * h : (j + 1) * h])
-    cut = cards[3 * h - 1] if rules.variant == "hornafjardar" else None
+    cut = cards[3 * h - 1] if rules.spec.cut else None
     return Deal(tuple(hands), tuple(cards[3 * h :]), cut)
 
 

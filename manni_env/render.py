@@ -23,6 +23,7 @@ import numpy as np
 from manni_env.actions import action_to_str
 from manni_env.cards import card_to_str, cards_of, sort_for_display
 from manni_env.engine import Phase
+from manni_env.rules import ExchangeScheme
 from manni_env.text import PHASE_NAMES, contract_text, hand_text
 from manni_env.view import SeatView
 
@@ -62,13 +63,13 @@ def view_text(view: SeatView) -> str:
     if view.discards or view.drawn or view.pending:
         lines.append(f"Discards: {_cards(cards_of(view.discards))} | drawn: {_cards(cards_of(view.drawn))} | "
                      f"choosing: {_cards(view.pending)}")
-    variant = view.rules.variant
-    if variant == "hornafjardar":
+    scheme = view.rules.spec.exchange
+    if scheme == ExchangeScheme.EXCHANGE:
         counts = " ".join("-" if c < 0 else str(c) for c in view.exchange_counts)
         lines.append(f"Exchanged per seat: {counts} | Manni cards used: {view.manni_used}")
     else:
-        who = view.swapper if variant == "basic" else view.taker
-        verb = "swapped" if variant == "basic" else "taken"
+        who = view.swapper if scheme == ExchangeScheme.SWAP else view.taker
+        verb = "swapped" if scheme == ExchangeScheme.SWAP else "taken"
         lines.append(f"Passed: {' '.join(map(str, view.passed)) or '-'} | Manni {verb} by: "
                      f"{'-' if who is None else f'seat {who}'}")
     if view.rules.is_announcement:

@@ -3,10 +3,12 @@
 Everything that distinguishes one variant from another is one row of :data:`VARIANT_TABLE`
 (a :class:`VariantSpec`): the pack, hand and Manni sizes, where each card of a shuffled pack is
 dealt, how the contract is chosen (cut card, rotation or announcement, with the contract table),
-the exchange scheme and its limits, the scoring coefficients and the end rule. The engine, the
-vector env's kernels, the observation encoder, the belief sampler, records and agents read the
-table instead of comparing variant names, so a fifth variant is one more row plus whatever rule
-is genuinely new.
+the exchange scheme and its limits, the scoring coefficients and the end rule, and the name
+people read. What follows from a row is a property of it: the contract kinds a deal can have, the
+range of a deal's points, whether deals are zero-sum. The engine, the vector env's kernels, the
+observation encoder, the belief sampler, records, renderers, the OpenSpiel games, the web app,
+the bot checker and the agents read the table instead of comparing variant names, so a fifth
+variant is one more row plus whatever rule is genuinely new (tests/test_rules.py adds one).
 
 ``make_rules("basic", target=5)`` is the one way every layer (engine, env, CLI) turns a variant
 name and options into a :class:`Rules`; an unknown variant or a bad option raises ``ValueError``
@@ -153,6 +155,39 @@ class VariantSpec:
     end_rule: EndRule
     scoring_name: str  # the record's ``scoring`` field
     options: tuple[str, ...]  # options make_rules accepts
+    title: str  # the variant's name for people ("Hornafjarðarmanni")
+    summary: str  # one line about the variant for a newcomer (the web app's landing page)
+
+    @property
+    def kinds(self) -> tuple[ContractKind, ...]:
+        """The contract kinds a deal can be played for, in index order."""
+        if self.contract_source == ContractSource.CUT:
+            return tuple(sorted(set(self.cut_kinds)))
+        if self.contract_source == ContractSource.ROTATION:
+            return (ContractKind.TRUMP,)
+        return tuple(sorted({a.kind for a in self.announcements}))
+
+    def points_range(self, floor: int | None) -> tuple[int, int]:
+        """The lowest and highest deal score of a seat under ``floor``: every contract kind the
+        variant plays, as declarer (announcement variants) or not, with 0 or all tricks."""
+        declarer = self.contract_source == ContractSource.ANNOUNCE  # only they have a declarer
+        points = [s.sign * (t - o) for s in (self.scores[k] for k in self.kinds)
+                  for o in ((s.offset, s.declarer_offset) if declarer else (s.offset,)) for t in (0, self.hand_size)]
+        low, high = min(points), max(points)
+        return (low, high) if floor is None else (max(floor, low), max(floor, high))
+
+    def sums_to_zero(self, floor: int | None) -> bool:
+        """Whether every deal's three scores add up to 0 under ``floor``: no floor, and for every
+        contract kind the seats' offsets add up to the tricks of a deal."""
+        declarer = self.contract_source == ContractSource.ANNOUNCE
+        return floor is None and all(
+            (2 * s.offset + s.declarer_offset if declarer else 3 * s.offset) == self.hand_size
+            for s in (self.scores[k] for k in self.kinds))
+
+    @property
+    def zero_sum(self) -> bool:
+        """Whether the variant's deals are zero-sum with its default options (Basic's floor is not)."""
+        return self.sums_to_zero(self.floor)
 
     @property
     def contracts(self) -> tuple[str, ...]:
@@ -214,12 +249,18 @@ VARIANT_TABLE: dict[str, VariantSpec] = {
               manni_positions=_hornafjardar_positions()[0], hand_positions=_hornafjardar_positions()[1], cut=True,
               contract_source=ContractSource.CUT, cut_kinds=(_N,) * 4 + (_T,) * 4 + (_G,) * 5,
               exchange=ExchangeScheme.EXCHANGE, exchange_limits=(7, 5, 12), scores=_PLUS_MINUS,
-              end_rule=EndRule.PLUS_TARGET, scoring_name="plus_minus", options=("target", "max_deals", "first_dealer")),
+              end_rule=EndRule.PLUS_TARGET, scoring_name="plus_minus", options=("target", "max_deals", "first_dealer"),
+              title="Hornafjarðarmanni",
+              summary="The championship game: a cut card makes each deal Nullo (take few tricks), Trump or Grand "
+                      "(take many), and each player may exchange cards with the Manni."),
         _spec("basic", pack=PACK_48, hand_size=12, manni_size=12,
               manni_positions=_packet_positions()[0], hand_positions=_packet_positions()[1],
               contract_source=ContractSource.ROTATION, trump_rotation=(HEARTS, SPADES, DIAMONDS, CLUBS),
               exchange=ExchangeScheme.SWAP, scores=_PLUS_MINUS, floor=0, end_rule=EndRule.UNIQUE_TOTAL_TARGET,
-              scoring_name="positive", options=("target", "negative", "max_deals", "first_dealer")),
+              scoring_name="positive", options=("target", "negative", "max_deals", "first_dealer"),
+              title="Basic Manni",
+              summary="The classic: the trump suit rotates every deal, and each player in turn may swap the whole "
+                      "hand, unseen, for the Manni."),
         _spec("trjamann", pack=FULL_PACK, hand_size=16, manni_size=4,
               manni_positions=_one_at_a_time_positions()[0], hand_positions=_one_at_a_time_positions()[1],
               contract_source=ContractSource.ANNOUNCE, announcements=_announcements(
@@ -227,7 +268,9 @@ VARIANT_TABLE: dict[str, VariantSpec] = {
                   (A.ANNOUNCE_DIAMONDS, "suit", _T, DIAMONDS), (A.ANNOUNCE_GRAND, "grand", _G, None),
                   (A.ANNOUNCE_NULLO, "nullo", _N, None)),
               exchange=ExchangeScheme.PICKUP, pickup_discards=4, scores=_DECLARER, end_rule=EndRule.FIXED_DEALS,
-              scoring_name="declarer", options=("first_dealer",)),
+              scoring_name="declarer", options=("first_dealer",), title="Trjámann",
+              summary="Sixteen cards each: every player announces spades, a red suit, Grand and Nullo once each, "
+                      "twelve deals in all."),
         _spec("laugarvatn", pack=FULL_PACK, hand_size=16, manni_size=4,
               manni_positions=_one_at_a_time_positions()[0], hand_positions=_one_at_a_time_positions()[1],
               contract_source=ContractSource.ANNOUNCE, announcements=_announcements(
@@ -235,7 +278,9 @@ VARIANT_TABLE: dict[str, VariantSpec] = {
                   (A.ANNOUNCE_DIAMONDS, "diamonds", _T, DIAMONDS), (A.ANNOUNCE_CLUBS, "clubs", _T, CLUBS),
                   (A.ANNOUNCE_GRAND, "grand", _G, None), (A.ANNOUNCE_NULLO, "nullo", _N, None)),
               exchange=ExchangeScheme.PICKUP, pickup_discards=4, scores=_DECLARER, end_rule=EndRule.FIXED_DEALS,
-              scoring_name="declarer", options=("first_dealer",)),
+              scoring_name="declarer", options=("first_dealer",), title="Laugarvatnsmanni",
+              summary="Sixteen cards each: every player announces the four suits, Grand and Nullo once each, "
+                      "eighteen deals in all."),
     )
 }
 
@@ -293,6 +338,17 @@ class Rules:
     def floor(self) -> int | None:
         """Lowest deal score (Basic's ``max(0, t − 4)`` unless ``negative``), or ``None``."""
         return None if self.negative else self.spec.floor
+
+    @property
+    def deal_points_range(self) -> tuple[int, int]:
+        """The lowest and highest deal score of a seat (:meth:`VariantSpec.points_range`, the
+        floor as ``negative`` says)."""
+        return self.spec.points_range(self.floor)
+
+    @property
+    def zero_sum(self) -> bool:
+        """Whether every deal's scores add up to 0 (all variants but Basic without ``negative``)."""
+        return self.spec.sums_to_zero(self.floor)
 
     @property
     def scoring(self) -> str:

@@ -20,7 +20,7 @@ from manni_env.engine import (
     contract_from_cut,
     trick_winner,
 )
-from manni_env.rules import VARIANTS, make_rules
+from manni_env.rules import VARIANT_TABLE, VARIANTS, make_rules
 
 from helpers.deals import FOLLOW_DEAL, HIGH, NO_ACES, NO_TWOS, NULLO_NO_TWOS, build_deal, counts_winners, deal_with_hands
 
@@ -434,3 +434,15 @@ def test_announcing_a_used_contract_is_rejected():
     with pytest.raises(IllegalActionError):
         state.apply(A.ANNOUNCE_GRAND)
     assert state.to_dict() == before
+
+
+def test_the_table_gives_each_variant_its_point_range_and_zero_sum():
+    """RULES.md's deal score ranges and which variants' deals are zero-sum, as the table derives them."""
+    expected = {("hornafjardar", False): ((-8, 8), True), ("basic", False): ((0, 8), False),
+                ("basic", True): ((-4, 8), True), ("trjamann", False): ((-12, 12), True),
+                ("laugarvatn", False): ((-12, 12), True)}
+    for (variant, negative), (points, zero_sum) in expected.items():
+        rules = make_rules(variant, **({"negative": True} if negative else {}))
+        assert (rules.deal_points_range, rules.zero_sum) == (points, zero_sum), (variant, negative)
+    assert [VARIANT_TABLE[v].title for v in VARIANTS] == ["Hornafjarðarmanni", "Basic Manni", "Trjámann",
+                                                           "Laugarvatnsmanni"]

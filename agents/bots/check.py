@@ -23,11 +23,11 @@ from manni_agents.evaluation.match import play_game
 from manni_agents.random_agent import RandomAgent
 from manni_env import actions as A
 from manni_env.engine import GameState
-from manni_env.rules import VARIANTS, Phase, make_rules
+from manni_env.rules import VARIANT_TABLE, VARIANTS, Phase, make_rules
 
 SEED = 7
-#: options that keep a whole game short (announcement variants have a fixed length)
-SHORT_GAME = {"hornafjardar": {"target": 3}, "basic": {"target": 3}}
+#: the target that keeps a whole game short where the variant has one (the others have a fixed length)
+SHORT_TARGET = 3
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def _decision(bot: BotAgent, name: str, state: GameState) -> Check:
 
 def _whole_game(bot: BotAgent, variant: str) -> Check:
     name = f"{variant} whole game, then a new game in another seat"
-    rules = make_rules(variant, **SHORT_GAME.get(variant, {}))
+    rules = make_rules(variant, **({"target": SHORT_TARGET} if "target" in VARIANT_TABLE[variant].options else {}))
     try:
         state = GameState(rules, seed=SEED)
         play_game(state, [bot, RandomAgent(), RandomAgent()], [np.random.default_rng(s) for s in range(3)])

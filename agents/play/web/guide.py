@@ -1,9 +1,9 @@
 """What ``manni serve`` teaches a newcomer: the variants on offer and the rules page.
 
 :func:`variant_rows` is ``/api/variants``: one row per row of the rules table
-(:data:`~manni_env.rules.VARIANT_TABLE`, in its order), with the variant's display name and a
-one-line description from :data:`VARIANT_TEXT` and its facts read from the table (pack, hand,
-Manni, how the contract is chosen, the game's end). :func:`rules_page` is ``/rules``: the
+(:data:`~manni_env.rules.VARIANT_TABLE`, in its order): the variant's display name, one-line
+description, options with their defaults and facts (pack, hand, Manni, how the contract is chosen,
+the game's end), all read from the table. :func:`rules_page` is ``/rules``: the
 project's rules text (docs/RULES.md, shipped beside the static page) rendered to HTML, each
 variant's section with the variant's id as its anchor (``/rules#basic``; Trjámann and
 Laugarvatnsmanni share one section, ``/rules#trjamann``).
@@ -22,31 +22,18 @@ from manni_env.rules import VARIANT_TABLE, ContractSource, EndRule, make_rules
 
 RULES_FILE = Path(__file__).parent / "static" / "RULES.md"
 
-#: The display name and one line about each variant (the facts come from the rules table).
-VARIANT_TEXT: dict[str, tuple[str, str]] = {
-    "hornafjardar": ("Hornafjarðarmanni", "The championship game: a cut card makes each deal Nullo (take few tricks), "
-                     "Trump or Grand (take many), and each player may exchange cards with the Manni."),
-    "basic": ("Basic Manni", "The classic: the trump suit rotates every deal, and each player in turn may swap "
-              "the whole hand, unseen, for the Manni."),
-    "trjamann": ("Trjámann", "Sixteen cards each: every player announces spades, a red suit, Grand and Nullo "
-                 "once each, twelve deals in all."),
-    "laugarvatn": ("Laugarvatnsmanni", "Sixteen cards each: every player announces the four suits, Grand and "
-                   "Nullo once each, eighteen deals in all."),
-}
-
-
 def variant_rows() -> list[dict]:
     """The variants on offer, in the rules table's order (see the module docstring)."""
     rows = []
     for name, spec in VARIANT_TABLE.items():
-        title, line = VARIANT_TEXT[name]
         rules = make_rules(name)
         contract = {ContractSource.CUT: "cut card", ContractSource.ROTATION: "rotating trump",
                     ContractSource.ANNOUNCE: "announced"}[spec.contract_source]
         end = {EndRule.PLUS_TARGET: f"until a plus tally reaches {rules.target}",
                EndRule.UNIQUE_TOTAL_TARGET: f"until a total reaches {rules.target}",
                EndRule.FIXED_DEALS: f"{rules.max_deals} deals"}[spec.end_rule]
-        rows.append({"id": name, "name": title, "description": line, "rules": rules_anchor(name),
+        rows.append({"id": name, "name": spec.title, "description": spec.summary, "options": rules.options(),
+                     "rules": rules_anchor(name),
                      "pack": spec.pack.bit_count(), "hand": spec.hand_size, "manni": spec.manni_size,
                      "contract": contract, "end": end})
     return rows
@@ -75,7 +62,7 @@ def rules_anchor(variant: str) -> str:
 def rules_page() -> str:
     """The rules as one HTML page."""
     body = _rendered()[0]
-    links = " · ".join(f'<a href="{rules_anchor(name)}">{html.escape(VARIANT_TEXT[name][0])}</a>' for name in VARIANT_TABLE)
+    links = " · ".join(f'<a href="{rules_anchor(name)}">{html.escape(spec.title)}</a>' for name, spec in VARIANT_TABLE.items())
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n  <meta charset="utf-8">\n'
         '  <meta name="viewport" content="width=device-width, initial-scale=1">\n  <title>Manni: the rules</title>\n'

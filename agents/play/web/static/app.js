@@ -98,7 +98,7 @@ let selected = new Set();
 let roundsSeen = 0;
 let busy = false;
 
-let variants = [];
+let variants = [];  // /api/variants: each variant's id, name, description, facts and options (with defaults)
 
 function showVariantCards() {
   const chosen = $("variant").value;
@@ -135,7 +135,8 @@ function fillOpponents() {
     select.replaceChildren(...menu.choices.map((spec) => el("option", "", spec)));
     select.value = menu.default;
   }
-  $("target-label").hidden = !["hornafjardar", "basic"].includes($("variant").value);
+  const variant = variants.find((v) => v.id === $("variant").value);
+  $("target-label").hidden = !("target" in variant.options);
   showVariantCards();
 }
 
