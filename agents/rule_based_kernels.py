@@ -1,18 +1,18 @@
-"""The kernels of :class:`manni_agents.rule_based_vector.VectorRuleBased`: ``rule_based`` for a batch of games.
+"""The ``rule_based`` heuristic, written once: scalar functions on int64 card bitmasks, compiled by numba.
 
-A port of :mod:`manni_agents.rule_based` (``estimate_tricks``, ``exchange_plan``, ``discard_plan``,
-``contract_gain``, the swap, pickup and announcement rules and ``choose_card`` with its helpers)
-to functions on int64 card bitmasks (bit ``c`` for card ``c``, as in :mod:`manni_env.cards`).
-Every comparison, tie-break and float operation is kept in the Python agent's order, so both
-choose the same action in every state. Contract kinds are :class:`~manni_env.rules.ContractKind`
-indices and "no trump" is ``-1``; the winning card of a trick under way comes from the vector
-env's kernels (:mod:`manni_env.vector_kernels`).
-
-:func:`act_kernel` reads the vector env's :class:`~manni_env.vector_kernels.VectorState` (see
-:mod:`manni_agents.rule_based_vector` for the fields and why they are the seat's own information) and
-the variant's constants as a :class:`RuleTable` built from the variant table by :func:`rule_table`.
-Like the env's kernels they are compiled by numba when it imports, and :func:`plain_kernels`
-gives this module run by the Python interpreter (slow, the same decisions).
+The heuristic of :mod:`manni_agents.rule_based` (its docstring says what it does) lives here only:
+``estimate_tricks``, ``mean_estimate``, ``exchange_plan``, ``discard_plan``, ``contract_gain``, the
+swap and announcement choices and ``choose_card`` with its helpers, on card bitmasks (bit ``c``
+for card ``c``, as in :mod:`manni_env.cards`). Contract kinds are
+:class:`~manni_env.rules.ContractKind` indices and "no trump" is ``-1``; the winning card of a
+trick under way comes from the vector env's kernels (:mod:`manni_env.vector_kernels`). Two callers
+feed it: :class:`~manni_agents.rule_based.RuleBasedAgent` one seat's view at a time (each call one
+compiled function), and :func:`act_kernel` a batch of games of the vector env's
+:class:`~manni_env.vector_kernels.VectorState` (see :mod:`manni_agents.rule_based_vector` for the
+fields and why they are the seat's own information), with the variant's constants as a
+:class:`RuleTable` built from the variant table by :func:`rule_table`. Like the env's kernels they
+are compiled by numba when it imports, and :func:`plain_kernels` gives this module run by the
+Python interpreter (slow, the same decisions).
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from manni_agents.rule_based import ACES, mean_estimate
 from manni_env import actions as A
 from manni_env import vector_kernels
-from manni_env.cards import SUIT_MASKS
+from manni_env.cards import ACE, FULL_PACK, PACK_48, SUIT_MASKS
 from manni_env.rules import ContractKind, Phase, Rules
 
 _PLAIN_NAME = "manni_agents._rule_based_kernels_plain"  # this module loaded again without numba
@@ -38,8 +37,48 @@ EXCHANGE_DONE, KEEP_HAND, SWAP_HAND, TAKE_MANNI = A.EXCHANGE_DONE, A.KEEP_HAND, 
 MEMO_KEY, MEMO_PLAN = 5, 16  # memo key fields; longest plan (12 exchange discards, 4 pickup discards)
 _POP13 = np.array([m.bit_count() for m in range(8192)], np.int64)
 _HI13 = np.array([m.bit_length() - 1 for m in range(8192)], np.int64)
+ACES = tuple(1 << (13 * s + ACE) for s in range(4))
 _SUIT = np.array(SUIT_MASKS, np.int64)
 _ACES = np.array(ACES, np.int64)
+
+
+#: :func:`monte_carlo_mean` precomputed for every (kind, pack, hand size) the variants use
+#: (a test checks the table against the computation).
+_MEAN_ESTIMATES = {
+    (ContractKind.NULLO, FULL_PACK, 12): 2.8573,
+    (ContractKind.TRUMP, FULL_PACK, 12): 3.9063,
+    (ContractKind.GRAND, FULL_PACK, 12): 2.4154,
+    (ContractKind.TRUMP, PACK_48, 12): 4.1007,
+    (ContractKind.NULLO, FULL_PACK, 16): 3.8289,
+    (ContractKind.TRUMP, FULL_PACK, 16): 5.3451,
+    (ContractKind.GRAND, FULL_PACK, 16): 3.3583,
+}
+
+
+def mean_estimate(kind: ContractKind, pack: int, hand_size: int) -> float:
+    """Mean :func:`estimate_tricks` of a random ``hand_size``-card hand of ``pack`` for this
+    contract kind (precomputed; see :func:`monte_carlo_mean`)."""
+    key = (kind, pack, hand_size)
+    if key not in _MEAN_ESTIMATES:
+        _MEAN_ESTIMATES[key] = monte_carlo_mean(kind, pack, hand_size)
+    return _MEAN_ESTIMATES[key]
+
+
+def monte_carlo_mean(kind: ContractKind, pack: int, hand_size: int) -> float:
+    """Mean :func:`estimate_tricks` over 2,000 random hands (fixed seed); ``kind=ContractKind.TRUMP`` uses
+    spades as trump — the mean is the same for every suit by symmetry."""
+    rng = np.random.default_rng(20240601)
+    cards = np.array([c for c in range(52) if pack >> c & 1])
+    kind = ContractKind[kind.upper()] if isinstance(kind, str) else ContractKind(kind)
+    trump = 3 if kind == ContractKind.TRUMP else -1
+    total = 0.0
+    n = 2000
+    for _ in range(n):
+        hand = 0
+        for c in rng.choice(cards, hand_size, replace=False).tolist():
+            hand |= 1 << c
+        total += estimate_tricks(hand, int(kind), trump, long_length(hand_size))
+    return total / n
 
 
 class RuleTable(NamedTuple):
@@ -148,8 +187,15 @@ def _void(voids, seat, suit):
 
 # ----------------------------------------------------------------------------- hand strength
 @jit
+def long_length(hand_size):
+    """The usual length of a suit in a hand of ``hand_size`` cards: 4 in 12 cards, 5 in 16."""
+    return 4 if hand_size <= 12 else 5
+
+
+@jit
 def estimate_tricks(hand, kind, trump, long_len):
-    """``manni_agents.rule_based.estimate_tricks`` (``long_len`` 4 for 12-card hands, 5 for 16)."""
+    """Expected tricks taken by ``hand`` for contract ``kind`` with ``trump`` (-1 none);
+    ``long_len``: :func:`long_length` of the hand size."""
     total = 0.0
     if kind == NULLO:
         for s in range(4):
@@ -200,14 +246,15 @@ def estimate_tricks(hand, kind, trump, long_len):
 
 @jit
 def exchange_plan(full, kind, trump, limit, threshold, long_len, plan):
-    """``manni_agents.rule_based.exchange_plan`` into ``plan``; returns its length."""
+    """Hornafjarðarmanni discards for the hand ``full``, in order, into ``plan`` (at most ``limit``;
+    ``threshold``: the mean estimate per card); returns its length."""
     hand = full
     n_plan = 0
     while n_plan < limit and hand:
         base = estimate_tricks(hand, kind, trump, long_len)
         best, best_v = -1, 0.0
         rest = hand
-        while rest:  # ascending cards, as the Python dict of marginals
+        while rest:  # each card's marginal value, ascending cards
             c = _lo(rest)
             rest ^= 1 << c
             v = base - estimate_tricks(hand ^ (1 << c), kind, trump, long_len)
@@ -231,8 +278,9 @@ def exchange_plan(full, kind, trump, limit, threshold, long_len, plan):
 
 @jit
 def discard_plan(full, kinds, trumps, rows, long_len, count, util, plan):
-    """``manni_agents.rule_based.discard_plan`` over the contracts ``(kinds[r], trumps[r])`` for ``r`` in
-    ``rows`` (in that order) into ``plan``; ``util`` is a (52,) float scratch row."""
+    """Announcement variants: ``count`` discards of lowest mean utility (Nullo counting negatively)
+    over the contracts ``(kinds[r], trumps[r])`` for ``r`` in ``rows`` (in that order) into
+    ``plan``; ``util`` is a (52,) float scratch row."""
     hand = full
     n_rows = rows.shape[0]
     for k in range(count):
@@ -241,7 +289,7 @@ def discard_plan(full, kinds, trumps, rows, long_len, count, util, plan):
             c = _lo(rest)
             rest ^= 1 << c
             util[c] = 0.0
-        for i in range(n_rows):  # manni_agents.rule_based._utility: each contract's marginals, summed in order
+        for i in range(n_rows):  # each contract's marginals, summed in order
             kind, trump = kinds[rows[i]], trumps[rows[i]]
             sign = -1.0 if kind == NULLO else 1.0
             base = estimate_tricks(hand, kind, trump, long_len)
@@ -265,7 +313,8 @@ def discard_plan(full, kinds, trumps, rows, long_len, count, util, plan):
 
 @jit
 def contract_gain(hand, kind, trump, means, long_len):
-    """``manni_agents.rule_based.contract_gain`` (``means`` by contract kind)."""
+    """How much better than average ``hand`` is as a declarer for this contract, in tricks
+    (``means``: :func:`mean_estimate` by contract kind)."""
     est = estimate_tricks(hand, kind, trump, long_len)
     mean = means[kind]
     return mean - est if kind == NULLO else est - mean
@@ -291,8 +340,8 @@ def _first_in_hand(hand, plan, n_plan):
 
 
 @jit
-def _discard_plan_for(full, forehand, unused, table, long_len, util, scratch, plan):
-    """``RuleBasedAgent._discard``'s plan into ``plan``: the forehand (``forehand`` 1) discards for the
+def discard_plan_for(full, forehand, unused, table, long_len, util, scratch, plan):
+    """The announcement discards into ``plan``: the forehand (``forehand`` 1) discards for the
     contract it will announce, another taker by the mean over ``unused`` (the forehand's unused
     announcement rows, in option order). Returns the plan's length."""
     count = table.pickup_discards
@@ -313,17 +362,41 @@ def _discard_plan_for(full, forehand, unused, table, long_len, util, scratch, pl
     return count
 
 
+@jit
+def swap_action(hand, trump, means, long_len):
+    """Basic Manni: swap when the hand is weaker than an average hand for this trump."""
+    return SWAP_HAND if estimate_tricks(hand, TRUMP, trump, long_len) < means[TRUMP] else KEEP_HAND
+
+
+@jit
+def best_announcement(hand, usable, table, long_len):
+    """The row of ``table``'s announcements (``usable``: a bitmask of the rows still open, which
+    are in ascending action order) whose contract gains most over its average; the first on a tie."""
+    best, best_gain = -1, 0.0
+    for r in range(table.ann_action.shape[0]):
+        if not (usable >> r) & 1:
+            continue
+        gain = contract_gain(hand, table.ann_kind[r], table.ann_trump[r], table.means, long_len)
+        if best < 0 or gain > best_gain:
+            best, best_gain = r, gain
+    return best
+
+
 # ----------------------------------------------------------------------------- card play
 @jit
-def _winning_card(trick, tl, trump, nullo):
-    """The card winning the first ``tl`` (1 or 2) cards of ``trick`` so far (padded with its last
-    card, which never beats itself)."""
-    return trick[_trick_winner(trick[0], trick[tl - 1], trick[tl - 1], trump, nullo)]
+def _winning_card(t0, t1, tl, trump, nullo):
+    """The card winning the trick so far: ``t0``, or ``t0`` and ``t1`` when ``tl`` is 2 (the last
+    card repeated as the third, which never beats itself)."""
+    b = t1 if tl == 2 else t0
+    return t0 if _trick_winner(t0, b, b, trump, nullo) == 0 else b
 
 
 @jit
-def choose_card(hand, seat, trick, tl, led, t, nullo, gone, voids, pack):
-    """``manni_agents.rule_based.choose_card`` (``t`` the trump suit or -1, ``voids`` 4 bits per seat)."""
+def choose_card(hand, seat, t0, t1, tl, led, t, nullo, gone, voids, pack):
+    """The card to play from ``hand`` with ``tl`` cards in the trick (``t0``, ``t1``), ``led`` its
+    suit, ``t`` the trump suit or -1. ``gone``: cards this seat knows are out of opponents' hands
+    (every card played this deal and its own discards); ``voids``: the suits each seat has shown
+    void in, 4 bits per seat."""
     legal = hand & _SUIT[led] if tl else 0
     if not legal:
         legal = hand
@@ -333,10 +406,10 @@ def choose_card(hand, seat, trick, tl, led, t, nullo, gone, voids, pack):
     if nullo:
         if not tl:
             return _nullo_lead(hand, others)
-        return _nullo_follow(hand, seat, trick, tl, led, others, voids)
+        return _nullo_follow(hand, seat, t0, t1, tl, led, others, voids)
     if not tl:
         return _lead(hand, seat, t, others, voids)
-    return _follow(hand, seat, trick, tl, led, t, others, voids)
+    return _follow(hand, seat, t0, t1, tl, led, t, others, voids)
 
 
 @jit
@@ -381,8 +454,8 @@ def _lead(hand, seat, t, others, voids):
 
 
 @jit
-def _follow(hand, seat, trick, tl, led, t, others, voids):
-    w = _winning_card(trick, tl, t, False)
+def _follow(hand, seat, t0, t1, tl, led, t, others, voids):
+    w = _winning_card(t0, t1, tl, t, False)
     last = tl == 2
     third = (seat + 1) % 3
     tmask = _SUIT[t] if t >= 0 else 0
@@ -450,10 +523,10 @@ def _nullo_lead(hand, others):
 
 
 @jit
-def _nullo_follow(hand, seat, trick, tl, led, others, voids):
+def _nullo_follow(hand, seat, t0, t1, tl, led, others, voids):
     follow = hand & _SUIT[led]
     if follow:
-        w = _winning_card(trick, tl, -1, True)
+        w = _winning_card(t0, t1, tl, -1, True)
         ducks = follow & _nullo_below(w)
         if ducks:
             return _nullo_hi(ducks)
@@ -469,8 +542,6 @@ def _nullo_follow(hand, seat, trick, tl, led, others, voids):
         if best < 0 or a0 > k0 or (a0 == k0 and a1 > k1):
             best, k0, k1 = c, a0, a1
     return best
-
-
 
 
 # ----------------------------------------------------------------------------- the batch
@@ -492,7 +563,7 @@ def act_kernel(state, table, memo, games, out):
     """``out[j]``: the rule_based action of the seat on turn in game ``games[j]`` of the vector env's
     ``state``, under the rules of ``table`` (a :class:`RuleTable`); ``memo`` a :class:`Memo` of the
     env's size, kept between calls with the same rules."""
-    long_len = 4 if table.hand_size <= 12 else 5
+    long_len = long_length(table.hand_size)
     util = np.zeros(52, np.float64)
     scratch = np.zeros(MEMO_PLAN, np.int64)
     unused = np.zeros(table.option_rows.shape[0], np.int64)
@@ -509,8 +580,8 @@ def act_kernel(state, table, memo, games, out):
                 for suit in range(4):
                     if state.voids[g, seat, suit]:
                         v |= 1 << (4 * seat + suit)
-            out[j] = choose_card(hand, s, state.trick[g], state.trick_len[g], state.led_suit[g], state.trump[g],
-                                 state.kind[g] == NULLO, gone, v, table.pack)
+            out[j] = choose_card(hand, s, state.trick[g, 0], state.trick[g, 1], state.trick_len[g], state.led_suit[g],
+                                 state.trump[g], state.kind[g] == NULLO, gone, v, table.pack)
         elif ph == EXCHANGE or ph == DISCARD:
             full = hand
             for i in range(state.n_pending[g]):
@@ -531,26 +602,22 @@ def act_kernel(state, table, memo, games, out):
                         rows_mask |= 1 << r
                 fh = 1 if s == forehand else 0
                 if not _memo_hit(memo.key[g], full, DISCARD, rows_mask, fh, 0):
-                    memo.length[g] = _discard_plan_for(full, fh, unused[:n_unused], table, long_len, util, scratch,
+                    memo.length[g] = discard_plan_for(full, fh, unused[:n_unused], table, long_len, util, scratch,
                                                        memo.plan[g])
             card = _first_in_hand(hand, memo.plan[g], memo.length[g])
             if card < 0 and ph == DISCARD:
                 raise AssertionError("discard plan exhausted")
             out[j] = EXCHANGE_DONE if card < 0 else card
         elif ph == SWAP:
-            est = estimate_tricks(hand, TRUMP, state.trump[g], long_len)
-            out[j] = SWAP_HAND if est < table.means[TRUMP] else KEEP_HAND
+            out[j] = swap_action(hand, state.trump[g], table.means, long_len)
         elif ph == PICKUP:
             out[j] = TAKE_MANNI  # weakly dominant: the four cards drawn may be discarded again
         elif ph == ANNOUNCE:
-            best, best_gain = -1, 0.0
-            for r in range(table.ann_action.shape[0]):  # the legal announcements, ascending
-                if state.used[g, s, table.ann_slot[r]]:
-                    continue
-                gain = contract_gain(hand, table.ann_kind[r], table.ann_trump[r], table.means, long_len)
-                if best < 0 or gain > best_gain:
-                    best, best_gain = r, gain
-            out[j] = table.ann_action[best]
+            usable = 0
+            for r in range(table.ann_action.shape[0]):  # the legal announcements
+                if not state.used[g, s, table.ann_slot[r]]:
+                    usable |= 1 << r
+            out[j] = table.ann_action[best_announcement(hand, usable, table, long_len)]
         else:
             raise ValueError("rule_based: no decision in this phase")
 

@@ -7,15 +7,8 @@ import pytest
 
 from manni_agents.base import Policy
 from manni_agents.registry import available_agents, make_agent, register_agent
-from manni_agents.rule_based import (
-    _MEAN_ESTIMATES,
-    RuleBasedAgent,
-    choose_card,
-    estimate_tricks,
-    exchange_plan,
-    mean_estimate,
-    monte_carlo_mean,
-)
+from manni_agents.rule_based import RuleBasedAgent, choose_card, estimate_tricks, exchange_plan, mean_estimate
+from manni_agents.rule_based_kernels import _MEAN_ESTIMATES, monte_carlo_mean
 from manni_env import GameState, Phase, make_rules
 from manni_env import actions as A
 from manni_env.cards import FULL_PACK, PACK_48, card_from_str, mask_of
