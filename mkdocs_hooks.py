@@ -2,8 +2,9 @@
 
 - Pages that other work adds (:data:`OPTIONAL_PAGES`) stay in the nav only while their file exists,
   so ``mkdocs build --strict`` passes before and after they land; any other missing page fails.
-- The results pages (``benchmarks/results/*.md``, :data:`RESULTS`) are published as ``results/*.md``
-  and ``CHANGELOG.md`` as ``changelog.md``. Every page links by its path in the repository, as
+- The results pages (``benchmarks/results/*.md``, :data:`RESULTS`) are published as ``results/*.md``,
+  ``CHANGELOG.md`` as ``changelog.md`` and the format schemas (``manni_env/schemas/*.schema.json``)
+  as ``schemas/*.schema.json``. Every page links by its path in the repository, as
   GitHub shows it; on the site a link to a published page points to that page, a picture outside
   ``docs/`` is copied into the site, and any other file outside ``docs/`` becomes a link to the
   repository (``repo_url``) or, without one, its path as text.
@@ -28,15 +29,17 @@ from mkdocs.structure.files import File
 ROOT = Path(__file__).resolve().parent
 OPTIONAL_PAGES = {"bot-protocol.md", "search.md", "tables.md", "training.md", "reliability.md"}
 RESULTS = "benchmarks/results"
+SCHEMAS = "manni_env/schemas"
 IMAGES = {".png", ".svg", ".jpg", ".jpeg", ".gif"}
 REPO_COPY = "repository"  # where copied pictures live in the site
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)#\s]*)(#[^)\s]*)?\)")
 
 
 def published() -> dict[str, str]:
-    """The repository's Markdown files outside ``docs/`` that the site shows: repository path → site path."""
+    """The repository's files outside ``docs/`` that the site shows: repository path → site path."""
     pages = {f"{RESULTS}/{path.name}": f"results/{path.name}" for path in sorted((ROOT / RESULTS).glob("*.md"))}
-    return {"CHANGELOG.md": "changelog.md", **pages}
+    schemas = {f"{SCHEMAS}/{path.name}": f"schemas/{path.name}" for path in sorted((ROOT / SCHEMAS).glob("*.schema.json"))}
+    return {"CHANGELOG.md": "changelog.md", **pages, **schemas}
 
 
 def _repo_path(src_uri: str) -> str:

@@ -2,11 +2,12 @@
 
 :func:`game_record` turns a :class:`~manni_env.engine.GameState` into one JSON-safe dict;
 :func:`write_records` / :func:`read_records` store them as JSON Lines. :func:`validate_record`
-rebuilds every deal from the record's hands, Manni and cut card, replays the exchange decisions and
-the tricks through the engine and compares the engine's results with the record's, raising
-:class:`RecordError` at the first broken rule. The engine alone decides what is legal, who wins a
-trick and what a deal scores; this module only compares. :func:`round_actions` gives a validated
-round's decisions as the engine's actions (for replays and par scores).
+checks the record's form against the ``manni-record/1`` JSON Schema (:mod:`manni_env.schemas`),
+then rebuilds every deal from the record's hands, Manni and cut card, replays the exchange
+decisions and the tricks through the engine and compares the engine's results with the record's,
+raising :class:`RecordError` at the first broken rule. The engine alone decides what is legal, who
+wins a trick and what a deal scores; this module only compares. :func:`round_actions` gives a
+validated round's decisions as the engine's actions (for replays and par scores).
 
 Besides the fields of RECORD.md a record carries ``max_deals`` and ``first_dealer`` (so a replay
 uses exactly the game's rules) and, in the announcement variants, ``contract.name`` (the contract
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import reprlib
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -26,6 +26,8 @@ from manni_env import actions as A
 from manni_env.cards import SUITS, card_from_str, card_to_str, rank_of, suit_of
 from manni_env.engine import Contract, Deal, GameState, IllegalActionError, Phase, RoundResult
 from manni_env.rules import VARIANTS, ContractSource, ExchangeScheme, Rules, make_rules
+from manni_env.schemas import RECORD, problem, where
+from manni_env.schemas import show as _show
 
 FORMAT = "manni-record/1"
 _RESULT_FIELDS = ("tricks_won", "points", "plus", "minus", "totals")
@@ -34,15 +36,6 @@ _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
 def announce_actions(rules: Rules) -> dict[tuple[str, str | None], int]:
     """(kind, trump letter) → the announce action, from the variant's contract table."""
     return {(a.kind.label, None if a.trump is None else SUITS[a.trump]): a.action for a in rules.spec.announcements}
-
-
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 60
-
-
-def _show(value) -> str:
-    """``repr(value)`` cut to a readable length: a hostile record must not flood the report."""
-    return _REPR.repr(value)
 
 
 class RecordError(ValueError):
@@ -202,22 +195,21 @@ def read_records(path: str | os.PathLike) -> list[dict]:
 
 # --------------------------------------------------------------------------- validating records
 def validate_record(record: dict) -> None:
-    """Replay ``record`` with the engine; raise :class:`RecordError` at the first broken rule."""
+    """Check ``record``'s form against the ``manni-record/1`` schema, then replay it with the engine;
+    raise :class:`RecordError` at the first problem."""
     if not isinstance(record, dict):
         raise RecordError(f"a record is a JSON object, got {type(record).__name__}")
-    if record.get("format") != FORMAT:
+    if record.get("format") != FORMAT:  # the format names the schema: another one's fields are not ours to judge
         raise RecordError(f"format must be {FORMAT!r}, got {_show(record.get('format'))}")
-    rounds = record.get("rounds")
-    if not isinstance(rounds, list):
-        raise RecordError(f"'rounds' must be a list, got {type(rounds).__name__}")
-    players, seed = record.get("players"), record.get("seed")
-    if players is not None and (not isinstance(players, list) or len(players) != 3
-                                or not all(isinstance(p, str) for p in players)):
-        raise RecordError(f"'players' must be null or a list of 3 names, got {_show(players)}")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
-        raise RecordError(f"'seed' must be null or a non-negative integer, got {_show(seed)}")
-    rules = _rules_of(record, rounds)
-    _Replay(rules, rounds).run(record.get("final"))
+    broken = problem(RECORD, record)
+    if broken is not None:
+        path = broken.path
+        round = path[1] if path[:1] == ("rounds",) and len(path) > 1 else None
+        trick = path[3] if round is not None and path[2:3] == ("tricks",) and len(path) > 3 else None
+        inner = path[4:] if trick is not None else path[2:] if round is not None else path
+        raise RecordError(f"{where(inner) or 'the record'}: {broken.message}", round, trick)
+    rules = _rules_of(record, record["rounds"])
+    _Replay(rules, record["rounds"]).run(record.get("final"))
 
 
 def record_rules(record: dict) -> Rules:
@@ -334,10 +326,9 @@ def _deal_of(r: dict, i: int) -> Deal:
     )
 
 
-def _describe(kind, trump) -> str:
-    if kind == "trump":
-        return f"Trump {trump}" if isinstance(trump, str) and len(trump) < 10 else f"Trump {_show(trump)}"
-    return kind.capitalize() if isinstance(kind, str) and len(kind) < 10 else _show(kind)
+def _describe(kind: str, trump: str | None) -> str:
+    """``"Trump S"``, ``"Grand"``: a contract as the record names it (the schema's names)."""
+    return f"Trump {trump}" if kind == "trump" else kind.capitalize()
 
 
 class _Replay:
@@ -500,9 +491,8 @@ class _Replay:
         seat = state.to_move
         if rec.get("declarer") != seat:
             raise RecordError(f"forehand (seat {seat}) announces, record's declarer is {_show(rec.get('declarer'))}", i)
-        kind, trump = rec.get("kind"), rec.get("trump")
-        known = isinstance(kind, str) and (trump is None or isinstance(trump, str))
-        action = announce_actions(self.rules).get((kind, trump)) if known else None
+        kind, trump = rec["kind"], rec["trump"]  # names the schema allows
+        action = announce_actions(self.rules).get((kind, trump))
         if action is None or not state.is_legal(action):
             may = ", ".join(A.action_to_str(a) for a in state.legal_actions())
             used = ", ".join(state.used_contracts[seat]) or "none"
@@ -516,9 +506,7 @@ class _Replay:
         leader = _field(trick, "leader", int, i, t)
         if leader != state.to_move:
             raise RecordError(f"seat {state.to_move} leads this trick, record says seat {leader}", i, t)
-        cards = _cards(_field(trick, "cards", list, i, t), "cards", i, t)
-        if len(cards) != 3:
-            raise RecordError(f"a trick has 3 cards, record has {len(cards)}", i, t)
+        cards = _cards(_field(trick, "cards", list, i, t), "cards", i, t)  # three: the schema says so
         for card in cards:
             self._apply(card, lambda: self._illegal_play(card), i, t)
         done = state.rounds[i].tricks if len(state.rounds) > i else state.deal_tricks
@@ -551,8 +539,6 @@ class _Replay:
             return
         if not state.finished:
             raise RecordError(f"the game does not end after round {last}: the record ends early", where)
-        if not isinstance(final, dict):
-            raise RecordError(f"'final' must be an object or null, got {_show(final)}")
         expected = {"net": list(state.totals), "winners": list(state.winners), "truncated": state.truncated}
         if "truncated" not in final:  # optional: the replay knows whether the deal cap ended the game
             del expected["truncated"]

@@ -386,7 +386,7 @@ def _edited(path: list, value) -> bytes:
     (b"[" * 150_000 + b"]" * 150_000, 413, "larger than 200,000 bytes"),
     (b"[" * 50_000 + b"]" * 50_000, 400, "line 1: not a usable JSON record"),
     (b'{"format": "chess"}', 400, "game 0: format must be 'manni-record/1'"),
-    (_edited(["rounds", 0, "tricks", 3, "winner"], 7), 400, "game 0: round 0, trick 3: seat"),
+    (_edited(["rounds", 0, "tricks", 3, "winner"], 7), 400, "game 0: round 0, trick 3: winner: must be at most 2, got 7"),
     (_edited(["probabilities"], [["nonsense"]]), 400, "'probabilities' must be a list per deal"),
 ])
 def test_bad_uploads_get_clear_errors(client, body, status, message):

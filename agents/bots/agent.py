@@ -81,7 +81,9 @@ class BotAgent:
     """
 
     def __init__(self, command: str, time_limit: float = 10.0, start_limit: float = 10.0, on_error: str = "stop",
-                 log: Path | None = None, transcript: Path | None = None):
+                 log: Path | None = None, transcript: Path | None = None, check_messages: bool = False):
+        """``check_messages``: check every message against the ``manni-bot/1`` schema before it is
+        sent (``manni bot check``); one that breaks it raises :class:`BotError`."""
         try:
             program = shlex.split(command)[0]
         except (ValueError, IndexError):
@@ -92,6 +94,7 @@ class BotAgent:
         self.name = f"bot:{command}"
         self.time_limit, self.start_limit = float(time_limit), float(start_limit)
         self.on_error, self.log_dir, self.transcript = _on_error(on_error), log, transcript
+        self.check_messages = check_messages
         self.bot_name: str | None = None  # from its hello
         self.bot_version: str | None = None
         self.strikes = 0
@@ -110,7 +113,7 @@ class BotAgent:
 
     def act(self, view: SeatView, rng: np.random.Generator) -> int:
         legal = legal_actions_of(view)
-        request = P.act(view)
+        request = self._checked(P.act(view))
         try:
             self.start_game(view.rules, view.seat)
             return P.parse_action(self._ask(request, self.time_limit), legal)
@@ -125,7 +128,9 @@ class BotAgent:
         bot without waiting for an answer. A bot that is gone is noticed at its next decision."""
         if self._proc is None or self._game is None:
             return
-        messages = [P.deal_end(result, seat)] + ([P.game_end(result, seat, winners)] if winners is not None else [])
+        messages = [self._checked(P.deal_end(result, seat))]
+        if winners is not None:
+            messages.append(self._checked(P.game_end(result, seat, winners)))
         try:
             for message in messages:
                 self._proc.send(message, _deadline(self.time_limit))
@@ -152,14 +157,14 @@ class BotAgent:
             if self._log is None:
                 self._log = StderrLog(self.command, self.log_dir)
             self._proc = BotProcess(self.command, self._log, self.transcript)
-            hello = P.hello(self.time_limit)
+            hello = self._checked(P.hello(self.time_limit))
             line = self._ask(hello, self.start_limit, " at hello")
             try:
                 self.bot_name, self.bot_version = P.parse_hello(line)
             except ValueError as err:
                 raise BotFault(str(err), hello) from None
         if self._game != (rules, seat):
-            message = P.game(rules, seat, self.time_limit)
+            message = self._checked(P.game(rules, seat, self.time_limit))
             try:
                 self._proc.send(message, _deadline(self.time_limit))
             except BotFault as fault:
@@ -175,6 +180,15 @@ class BotAgent:
             raise BotFault(f"timed out after {seconds:g} s{where} ({fault}{hint})", message) from None
         except BotFault as fault:
             raise BotFault(f"{fault}{where}", message) from None
+
+    def _checked(self, message: dict) -> dict:
+        """``message``, checked against the schema when ``check_messages`` is set."""
+        if self.check_messages:
+            try:
+                P.check_message(message)
+            except ValueError as err:
+                raise BotError(f"bot {self.name!r}: {err}") from None
+        return message
 
     def explain(self, reason: str, request: dict) -> str:
         """``reason`` with the request line and the stderr log's path and last lines; stops the bot

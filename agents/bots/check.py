@@ -5,7 +5,9 @@ occurs: an exchange with a discard chosen, keep and swap, take and pass, the tak
 announcement, leading and following, the last card); the bot is asked at the first position of
 each kind. Then it plays whole games against ``random`` (with ``deal_end`` and ``game_end``
 messages) and the first decision of a new game in another seat; last, it must exit after ``bye``.
-Every check is one :class:`Check`; a failing check names the bot's fault.
+Every check is one :class:`Check`; a failing check names the bot's fault. Both ways the lines are
+checked against the ``manni-bot/1`` JSON Schema (:mod:`manni_env.schemas`): the bot's answers, as
+always, and here also every message sent to it.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def _scripted(view, rng: np.random.Generator) -> int:
 def run_checks(command: str, time_limit: float = 10.0, variants: tuple[str, ...] = VARIANTS,
                start_limit: float = 10.0) -> Iterator[Check]:
     """Every check of ``command`` in order (see the module docstring); nothing after a failed hello."""
-    bot = BotAgent(command, time_limit=time_limit, start_limit=start_limit)
+    bot = BotAgent(command, time_limit=time_limit, start_limit=start_limit, check_messages=True)
     try:
         hello = _hello(bot)
         yield hello
@@ -100,6 +102,9 @@ def _hello(bot: BotAgent) -> Check:
         bot.start_game(state.rules, state.to_move)
     except BotFault as fault:
         return Check("hello", False, bot.explain(str(fault), fault.request or P.hello(bot.time_limit)))
+    except BotError as err:  # a message that breaks the schema (ours, not the bot's)
+        bot.close()
+        return Check("hello", False, str(err))
     version = f", version {bot.bot_version!r}" if bot.bot_version is not None else ""
     return Check("hello", True, f"protocol manni-bot/1, name {bot.bot_name!r}{version}")
 

@@ -2,7 +2,11 @@
 
 Every function here is pure: a message is built from one seat's :class:`~manni_env.view.SeatView`
 or from the public part of a finished deal, so it holds only what that seat may know. Cards and
-actions use the names of :mod:`manni_env.cards` and :mod:`manni_env.actions`.
+actions use the names of :mod:`manni_env.cards` and :mod:`manni_env.actions`. The messages and
+answers are described by the ``manni-bot/1`` JSON Schema (:mod:`manni_env.schemas`): a bot's
+answers are checked against it (:func:`parse_hello`, :func:`parse_action`; whether the action is
+legal is the game's rule, checked here after the schema), and :func:`check_message` checks a
+message before it is sent (``manni bot check``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import numpy as np
 from manni_env import actions as A
 from manni_env.cards import NUM_CARDS, SUITS, card_to_str, cards_of
 from manni_env.rules import Contract, ContractSource, ExchangeScheme, Phase, Rules
+from manni_env.schemas import BOT, problem, where
 from manni_env.view import SeatView
 
 if TYPE_CHECKING:
@@ -159,19 +164,29 @@ def decode(line: bytes, what: str) -> object:
         raise ValueError(f"{what} is not JSON: {_shorten(line)}") from None
 
 
+def check_message(message: dict) -> None:
+    """``ValueError`` if ``message`` (to a bot) breaks the ``manni-bot/1`` schema's definition of its type."""
+    broken = problem(BOT, message, message["type"])
+    if broken is not None:
+        raise ValueError(f"the {message['type']} message breaks the manni-bot/1 schema: "
+                         f"{where(broken.path) or 'the message'}: {broken.message}")
+
+
 def parse_action(line: bytes, legal: tuple[int, ...]) -> int:
     """The action of a bot's answer ``{"action": 34}`` (or its name, ``{"action": "TH"}``);
-    ``ValueError`` naming the problem if the line is not such an answer or the action is not legal."""
+    ``ValueError`` naming the problem if the line is not such an answer (the schema's
+    ``act_answer``) or the action is not legal."""
     answer = decode(line, "answer")
-    if not isinstance(answer, dict) or "action" not in answer:
-        raise ValueError(f'answer is not an object with "action": {_shorten(line)}')
+    broken = problem(BOT, answer, "act_answer")
+    if broken is not None and not broken.path:
+        raise ValueError(f'answer is not an object with "action" ({broken.message}): {_shorten(line)}')
     action = answer["action"]
     if isinstance(action, str):
         try:
             action = A.action_from_str(action)
         except ValueError:
             raise ValueError(f"answer names no action: {action!r}") from None
-    if not isinstance(action, int) or isinstance(action, bool):
+    if broken is not None or not isinstance(action, int):  # the schema's integer lets 3.0 pass
         raise ValueError(f"answer's action is not an action number or name: {action!r}")
     if action not in legal:
         raise ValueError(f"illegal action {action} (legal: {', '.join(map(str, legal))})")
@@ -179,20 +194,21 @@ def parse_action(line: bytes, legal: tuple[int, ...]) -> int:
 
 
 def parse_hello(line: bytes) -> tuple[str, str | None]:
-    """The bot's name and version (``None`` if it gives none) from its hello answer; ``ValueError``
-    for another answer or protocol."""
+    """The bot's name and version (``None`` if it gives none) from its hello answer (the schema's
+    ``hello_answer``); ``ValueError`` for another answer or protocol."""
     answer = decode(line, "hello answer")
-    if not isinstance(answer, dict) or answer.get("type") != "hello":
-        raise ValueError(f'hello answer is not {{"type": "hello", ...}}: {_shorten(line)}')
-    if answer.get("protocol") != PROTOCOL:
-        raise ValueError(f"bot speaks protocol {answer.get('protocol')!r}, not {PROTOCOL!r}")
-    name = answer.get("name")
-    if not isinstance(name, str) or not name.strip():
+    broken = problem(BOT, answer, "hello_answer")
+    if broken is not None and broken.path not in (("name",), ("version",)):
+        raise ValueError(f'hello answer is not {{"type": "hello", "protocol", "name"}} '
+                         f'({where(broken.path) or "the answer"}: {broken.message}): {_shorten(line)}')
+    if answer["protocol"] != PROTOCOL:
+        raise ValueError(f"bot speaks protocol {answer['protocol']!r}, not {PROTOCOL!r}")
+    if broken is not None and broken.path == ("name",):
         raise ValueError(f"hello answer has no name: {_shorten(line)}")
+    if broken is not None:
+        raise ValueError(f"hello answer's version is not a string: {answer['version']!r}")
     version = answer.get("version")
-    if version is not None and (not isinstance(version, (str, int, float)) or isinstance(version, bool)):
-        raise ValueError(f"hello answer's version is not a string: {version!r}")
-    return name.strip(), None if version is None else str(version).strip()[:100]
+    return answer["name"].strip(), None if version is None else str(version).strip()[:100]
 
 
 def _shorten(line: bytes, keep: int = 200) -> str:
