@@ -3,12 +3,12 @@
 Everything that distinguishes one variant from another is one row of :data:`VARIANT_TABLE`
 (a :class:`VariantSpec`): the pack, hand and Manni sizes, where each card of a shuffled pack is
 dealt, how the contract is chosen (cut card, rotation or announcement, with the contract table),
-the exchange scheme and its limits, the scoring coefficients and the end rule, and the name
-people read. What follows from a row is a property of it: the contract kinds a deal can have, the
+the exchange scheme and its limits, the scoring coefficients and the end rule, and the name and
+one line people read. What follows from a row is a property of it: the contract kinds a deal can have, the
 range of a deal's points, whether deals are zero-sum. The engine, the vector env's kernels, the
 observation encoder, the belief sampler, records, renderers, the OpenSpiel games, the web app,
 the bot checker and the agents read the table instead of comparing variant names, so a fifth
-variant is one more row plus whatever rule is genuinely new (tests/test_rules.py adds one).
+variant is one more row plus whatever rule is genuinely new (tests/test_variant_row.py adds some).
 
 ``make_rules("basic", target=5)`` is the one way every layer (engine, env, CLI) turns a variant
 name and options into a :class:`Rules`; an unknown variant or a bad option raises ``ValueError``
