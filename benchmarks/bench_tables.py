@@ -81,7 +81,7 @@ async def person(uri: str, token: str, rng: np.random.Generator, deadline: float
 async def run(base: str, tables: int, agent: str, variant: str, target: int, seconds: float, seed: int) -> tuple[list, int]:
     seats = []
     for t in range(tables):
-        table = request(base, "POST", "/api/tables", {"variant": variant, "target": target, "seed": seed + t,
+        table = request(base, "POST", "/api/tables", {"variant": variant, "target": target,
                                                       "seats": ["person", "person", agent]})
         for name in ("A", "B"):
             seats.append((table["id"], request(base, "POST", f"/api/tables/{table['id']}/seats", {"name": name})["token"]))

@@ -5,7 +5,8 @@ method     path                            what
 =========  ==============================  =================================================
 POST       ``/api/tables``                 new table ``{variant, seats: [3 x "person" or
                                            agent], hints?, grace_seconds?, seed?, target?,
-                                           negative?}`` → ``{id, invite}``
+                                           negative?}`` → ``{id, invite}`` (``seed``
+                                           only with one seat for a person)
 GET        ``/api/tables/{id}``            the public table (seats, who is connected)
 POST       ``/api/tables/{id}/seats``      join ``{name}`` → ``{seat, token}`` (409: full)
 GET        ``/api/tables/{id}/replay``     a finished table's replay

@@ -5,6 +5,11 @@ person. A person joins with a name and gets a secret *seat token*; every later r
 person names the token, and the token opens only its own seat's view (:meth:`Table.message`),
 never another seat's cards. Spectators get the public table only.
 
+**Fair deals.** A table with more than one seat for people deals from a fresh 63-bit seed that no
+client chooses and no message reveals before the game is over (:func:`fresh_seed`): a creator who
+chose the seed could replay it and know every hand. Only a table of one person and agents takes
+a chosen seed (to replay a deal), and its public data says so (``seed`` in :meth:`Table.info`).
+
 The game starts when every open seat is taken (or when a seated person starts it: the empty open
 seats go to the stand-in agent). A person whose last connection closes keeps the seat for
 ``grace_seconds``; after that the stand-in agent plays the seat until the person comes back with
@@ -95,6 +100,11 @@ class _SeatWindow(WebGame):
         self.par = table.par
 
 
+def fresh_seed() -> int:
+    """A deal seed nobody chose: 63 random bits (too many to find from one's own hand)."""
+    return secrets.randbits(63)
+
+
 def clean_name(name: str, seat: int) -> str:
     """A person's display name: printable, whitespace collapsed, at most :data:`NAME_MAX` chars."""
     text = " ".join("".join(ch for ch in name if ch.isprintable()).split())[:NAME_MAX]
@@ -104,7 +114,8 @@ def clean_name(name: str, seat: int) -> str:
 class Table:
     """See the module docstring. ``specs``: three seats, :data:`PERSON` or an agent spec, at
     least one :data:`PERSON`; ``stand_in``: the agent that plays absent people's seats;
-    ``advisor``: the agent whose probabilities make hints and reviews (``None``: neither)."""
+    ``advisor``: the agent whose probabilities make hints and reviews (``None``: neither);
+    ``seed``: only for a table of one person and agents (see the module docstring)."""
 
     def __init__(self, rules: Rules, specs: Sequence[str], *, stand_in: str, advisor: str | None = None,
                  hints: bool = False, grace_seconds: float = 120.0, seed: int | None = None,
@@ -115,8 +126,12 @@ class Table:
             raise ValueError("grace_seconds must be positive")
         if hints and advisor is None:
             raise ValueError(f"hints need a shipped agent with action probabilities for {rules.variant}; there is none")
+        if seed is not None and list(specs).count(PERSON) > 1:
+            raise ValueError("a table with seats for other people deals from a fresh seed: a chosen one would let "
+                             "its creator know every hand (a seed is for a table of one person and agents)")
         self.seats = [Seat(spec) for spec in specs]
-        self.seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else seed
+        self.chosen_seed = seed
+        self.seed = fresh_seed() if seed is None else seed
         self.state = GameState(rules, seed=self.seed)
         self.stand_in, self.hints, self.grace_seconds, self.clock = stand_in, hints, grace_seconds, clock
         self.advisor = make_agent(advisor) if advisor is not None else None
@@ -319,10 +334,12 @@ class Table:
 
     # ------------------------------------------------------------------ what leaves the server
     def info(self) -> dict:
-        """The public table: variant, seats (who, connected, stand-in), whether started."""
+        """The public table: variant, seats (who, connected, stand-in), whether started, and the
+        seed when the (one-person) table's creator chose it."""
         with self.lock:
             return {
                 "variant": self.state.rules.variant,
+                "seed": self.chosen_seed,
                 "hints": self.hints,
                 "grace_seconds": self.grace_seconds,
                 "started": self.started,
