@@ -3,6 +3,7 @@ docs/reliability.md on table sockets and table creation, each tested at its boun
 
 from __future__ import annotations
 
+import asyncio
 import json
 from contextlib import ExitStack
 from unittest import mock
@@ -11,6 +12,7 @@ import pytest
 
 pytest.importorskip("fastapi")
 TestClient = pytest.importorskip("fastapi.testclient").TestClient
+from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from manni_agents.play.web.app import create_app  # noqa: E402
 from manni_agents.play.web.lineup import Lineup  # noqa: E402
@@ -76,3 +78,129 @@ def test_fresh_seeds_are_too_many_to_search():
     from manni_agents.play.web.tables import fresh_seed
 
     assert max(fresh_seed() for _ in range(64)) >= 2**40  # not a 32-bit seed one could find from one's own hand
+
+
+def _table(client, seats=(PERSON, PERSON, "random")) -> tuple[str, str]:
+    table_id = client.post("/api/tables", json={"variant": "basic", "target": 1, "seats": list(seats)}).json()["id"]
+    return table_id, client.post(f"/api/tables/{table_id}/seats", json={"name": "A"}).json()["token"]
+
+
+def _welcomed(ws, token: str | None) -> dict:
+    ws.send_json({"type": "hello", "token": token} if token else {"type": "watch"})
+    assert ws.receive_json()["type"] == "welcome"
+    return ws.receive_json()
+
+
+def test_a_socket_that_never_says_hello_is_closed_at_the_deadline(client, monkeypatch):
+    monkeypatch.setattr("manni_agents.web.table_api.HELLO_SECONDS", 0.3)
+    table_id, _ = _table(client)
+    with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+        error = ws.receive_json()
+        assert error["fatal"] and "no hello within 0.3 s" in error["message"]
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+    assert closed.value.code == 4408
+
+
+def test_silent_sockets_count_against_the_cap_and_free_it_when_closed(tmp_path, lineup, monkeypatch):
+    monkeypatch.setattr("manni_agents.web.table_api.MAX_SOCKETS", 3)
+    with TestClient(create_app(GameStore(tmp_path), lineup)) as client, ExitStack() as stack:
+        table_id, _ = _table(client)
+        silent = [stack.enter_context(client.websocket_connect(f"/ws/tables/{table_id}")) for _ in range(3)]
+        with client.websocket_connect(f"/ws/tables/{table_id}") as extra:
+            error = extra.receive_json()
+            assert error["fatal"] and "3 table connections are open" in error["message"]
+            with pytest.raises(WebSocketDisconnect) as closed:
+                extra.receive_json()
+            assert closed.value.code == 1013
+        silent[0].close()
+        for _ in range(100):  # the server counts it out when its handler ends
+            with client.websocket_connect(f"/ws/tables/{table_id}") as again:
+                again.send_json({"type": "watch"})
+                if again.receive_json()["type"] == "welcome":
+                    break
+        else:
+            pytest.fail("a closed connection never made room for a new one")
+
+
+def test_a_seat_takes_at_most_its_bound_of_connections(client, monkeypatch):
+    monkeypatch.setattr("manni_agents.web.table_api.MAX_SEAT_SOCKETS", 2)
+    table_id, token = _table(client)
+    with ExitStack() as stack:
+        for _ in range(2):
+            _welcomed(stack.enter_context(client.websocket_connect(f"/ws/tables/{table_id}")), token)
+        with client.websocket_connect(f"/ws/tables/{table_id}") as third:
+            third.send_json({"type": "hello", "token": token})
+            error = third.receive_json()
+            assert error["fatal"] and "2 connections open" in error["message"]
+
+
+@pytest.mark.parametrize("frame", [b"\x00\xff binary", "[" * 4000, "{" * 2000, '{"type": ' * 400 + "1" + "}" * 400,
+                                   "\ud800", "nul\x00l", "1e999999"])
+def test_binary_frames_and_garbage_get_the_documented_error_and_the_socket_stays_open(client, frame):
+    table_id, token = _table(client, (PERSON, "random", "random"))
+    with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+        state = _welcomed(ws, token)
+        if isinstance(frame, bytes):
+            ws.send_bytes(frame)
+        else:
+            ws.send_text(frame.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
+        error = ws.receive_json()
+        assert error["type"] == "error" and "fatal" not in error and "\n" not in error["message"]
+        assert "JSON object" in error["message"] or "unknown message type" in error["message"]
+        ws.send_json({"type": "start"})  # still served: a seated person's message gets its answer
+        assert ws.receive_json()["type"] == "error"  # (this table has started: nothing to start)
+    assert state["game"] is not None
+
+
+def test_a_binary_hello_is_refused_with_the_documented_error(client):
+    table_id, _ = _table(client)
+    with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+        ws.send_bytes(b"\x00")
+        error = ws.receive_json()
+        assert error["fatal"] and "binary frames are not read" in error["message"]
+
+
+def test_a_connection_lost_mid_broadcast_ends_quietly(tmp_path, lineup):
+    """The close race: the push after the welcome finds the client gone (the server's send fails,
+    as uvicorn's does), and the handler, next reading the socket, ends without an exception."""
+    app = create_app(GameStore(tmp_path), lineup)
+    with TestClient(app) as client:
+        table_id, _ = _table(client)
+        _race(app, table_id)
+
+
+def _race(app, table_id: str) -> None:
+    incoming = [{"type": "websocket.connect"}, {"type": "websocket.receive", "text": '{"type": "watch"}'}]
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        if incoming:
+            return incoming.pop(0)
+        await asyncio.sleep(3600)  # a client that says nothing more
+
+    async def send(message: dict) -> None:
+        if len(sent) == 2:  # the accept and the welcome went out; the first push finds the client gone
+            raise OSError("connection reset")
+        sent.append(message)
+
+    scope = {"type": "websocket", "path": f"/ws/tables/{table_id}", "raw_path": b"", "root_path": "", "scheme": "ws",
+             "query_string": b"", "headers": [], "client": ("127.0.0.1", 1), "server": ("testserver", 80),
+             "subprotocols": [], "asgi": {"version": "3.0"}}
+    asyncio.run(asyncio.wait_for(app(scope, receive, send), 5))
+    assert [m["type"] for m in sent] == ["websocket.accept", "websocket.send"]
+    assert json.loads(sent[1]["text"])["type"] == "welcome"
+
+
+def test_the_server_bounds_its_connections_below_its_open_files(tmp_path, lineup):
+    resource = pytest.importorskip("resource")
+    from manni_agents.web.app import MAX_CONNECTIONS, server
+    from manni_agents.web.table_api import MAX_SOCKETS
+
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        limit = server(create_app(GameStore(tmp_path), lineup)).config.limit_concurrency
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, before)
+    assert MAX_SOCKETS < limit <= MAX_CONNECTIONS and limit < soft

@@ -62,6 +62,9 @@ from manni_env.rules import VARIANTS, make_rules
 
 STATIC = Path(__file__).parent / "static"
 MAX_TARGET = 100
+#: Open connections (HTTP and WebSocket) beyond which uvicorn answers HTTP requests with 503, and
+#: the open files the server asks for (room for them, the table sockets and files besides).
+MAX_CONNECTIONS, OPEN_FILES = 1024, 4096
 log = logging.getLogger("manni.serve")
 
 
@@ -280,8 +283,28 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def raise_file_limit(wanted: int = OPEN_FILES) -> int:
+    """Raise this process's soft limit of open files to ``wanted`` (at most the hard limit) and
+    return it: room for every bounded connection (:data:`MAX_CONNECTIONS` at most) with files to
+    spare, so the accept loop never meets ``EMFILE``."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return wanted
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    return wanted if soft == resource.RLIM_INFINITY else soft
+
+
 def server(app: FastAPI, log_level: str = "warning"):
-    """A uvicorn server for ``app``; ``server(app).run(sockets=[listen(host, port)])`` serves."""
+    """A uvicorn server for ``app``; ``server(app).run(sockets=[listen(host, port)])`` serves.
+    HTTP requests beyond :data:`MAX_CONNECTIONS` open connections (three quarters of the open files
+    when fewer are allowed) get 503; table WebSockets have their own bound (``table_api``)."""
     import uvicorn
 
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, ws_max_size=WS_MAX_BYTES))
+    limit = min(MAX_CONNECTIONS, raise_file_limit() // 4 * 3)
+    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, ws_max_size=WS_MAX_BYTES,
+                                         limit_concurrency=limit))
