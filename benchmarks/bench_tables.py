@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as records:
         server = subprocess.Popen(
             [sys.executable, "-m", "manni_env.cli", "serve", "--port", "0", "--records-dir", records,
-             "--max-games", str(args.tables)], stdout=subprocess.PIPE, text=True)
+             "--max-games", str(args.tables),
+             "--tables-per-client", str(args.tables)], stdout=subprocess.PIPE, text=True)
         try:
             line = server.stdout.readline()
             match = re.search(r"http://[^/]+", line)

@@ -92,7 +92,7 @@ def _welcomed(ws, token: str | None) -> dict:
 
 
 def test_a_socket_that_never_says_hello_is_closed_at_the_deadline(client, monkeypatch):
-    monkeypatch.setattr("manni_agents.web.table_api.HELLO_SECONDS", 0.3)
+    monkeypatch.setattr("manni_agents.play.web.table_api.HELLO_SECONDS", 0.3)
     table_id, _ = _table(client)
     with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
         error = ws.receive_json()
@@ -103,7 +103,7 @@ def test_a_socket_that_never_says_hello_is_closed_at_the_deadline(client, monkey
 
 
 def test_silent_sockets_count_against_the_cap_and_free_it_when_closed(tmp_path, lineup, monkeypatch):
-    monkeypatch.setattr("manni_agents.web.table_api.MAX_SOCKETS", 3)
+    monkeypatch.setattr("manni_agents.play.web.table_api.MAX_SOCKETS", 3)
     with TestClient(create_app(GameStore(tmp_path), lineup)) as client, ExitStack() as stack:
         table_id, _ = _table(client)
         silent = [stack.enter_context(client.websocket_connect(f"/ws/tables/{table_id}")) for _ in range(3)]
@@ -124,7 +124,7 @@ def test_silent_sockets_count_against_the_cap_and_free_it_when_closed(tmp_path, 
 
 
 def test_a_seat_takes_at_most_its_bound_of_connections(client, monkeypatch):
-    monkeypatch.setattr("manni_agents.web.table_api.MAX_SEAT_SOCKETS", 2)
+    monkeypatch.setattr("manni_agents.play.web.table_api.MAX_SEAT_SOCKETS", 2)
     table_id, token = _table(client)
     with ExitStack() as stack:
         for _ in range(2):
@@ -194,8 +194,8 @@ def _race(app, table_id: str) -> None:
 
 def test_the_server_bounds_its_connections_below_its_open_files(tmp_path, lineup):
     resource = pytest.importorskip("resource")
-    from manni_agents.web.app import MAX_CONNECTIONS, server
-    from manni_agents.web.table_api import MAX_SOCKETS
+    from manni_agents.play.web.app import MAX_CONNECTIONS, server
+    from manni_agents.play.web.table_api import MAX_SOCKETS
 
     before = resource.getrlimit(resource.RLIMIT_NOFILE)
     try:
@@ -204,3 +204,29 @@ def test_the_server_bounds_its_connections_below_its_open_files(tmp_path, lineup
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, before)
     assert MAX_SOCKETS < limit <= MAX_CONNECTIONS and limit < soft
+
+
+def test_anonymous_posts_cannot_take_every_table(tmp_path, lineup):
+    from manni_agents.play.web.tables import TABLES_PER_CLIENT
+
+    app = create_app(GameStore(tmp_path), lineup)
+    body = {"variant": "basic", "seats": [PERSON, PERSON, PERSON], "grace_seconds": 3600}
+    with TestClient(app, client=("10.0.0.1", 1)) as one, TestClient(app, client=("10.0.0.2", 1)) as other:
+        answers = [one.post("/api/tables", json=body) for _ in range(32)]
+        assert [a.status_code for a in answers] == [201] * TABLES_PER_CLIENT + [429] * (32 - TABLES_PER_CLIENT)
+        assert "the most one client may create" in answers[-1].json()["error"]
+        assert other.post("/api/tables", json=body).status_code == 201  # the others still create tables
+
+
+def test_a_table_nobody_joins_is_dropped_soon_whatever_its_grace():
+    from manni_agents.play.web.tables import JOIN_SECONDS
+
+    from helpers.clock import Clock
+
+    clock = Clock()
+    table = Table(make_rules("basic"), [PERSON, PERSON, PERSON], stand_in="random", grace_seconds=3600, clock=clock)
+    assert table.next_deadline() == JOIN_SECONDS
+    clock.now = JOIN_SECONDS - 1
+    assert not table.tick()
+    clock.now = JOIN_SECONDS
+    assert table.tick() and table.closed

@@ -55,7 +55,7 @@ from manni_agents.play.web.lineup import Lineup
 from manni_agents.play.web.replay import build_replay, parse_records, summary
 from manni_agents.play.web.store import GameStore, StoreFull
 from manni_agents.play.web.table_api import WS_MAX_BYTES, add_table_routes
-from manni_agents.play.web.tables import TableStore
+from manni_agents.play.web.tables import TABLES_PER_CLIENT, TableStore
 from manni_env.actions import NUM_ACTIONS
 from manni_env.records import RecordError
 from manni_env.rules import VARIANTS, make_rules
@@ -90,12 +90,14 @@ class Move(BaseModel):
 
 def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
                max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0,
-               replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES) -> FastAPI:
+               replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES,
+               tables_per_client: int = TABLES_PER_CLIENT) -> FastAPI:
     """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
     (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown.
-    Request bodies, replays and replays at once are bounded (:mod:`manni_agents.play.web.limits`)."""
+    Request bodies, replays and replays at once are bounded (:mod:`manni_agents.play.web.limits`), and
+    so are the tables one client creates (``tables_per_client``)."""
     replays = replays or ReplayGuard()
-    tables = TableStore(store, store.max_games)
+    tables = TableStore(store, store.max_games, tables_per_client)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

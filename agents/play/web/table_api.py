@@ -35,7 +35,7 @@ import json
 from typing import Annotated, Literal
 
 import anyio
-from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from starlette.exceptions import HTTPException
@@ -199,7 +199,7 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
             raise HTTPException(404, str(err)) from None
 
     @app.post("/api/tables", status_code=201)
-    async def new_table(body: NewTable) -> dict:
+    async def new_table(body: NewTable, request: Request) -> dict:
         options = {k: v for k, v in (("target", body.target), ("negative", body.negative)) if v is not None}
         try:
             rules = make_rules(body.variant, **options)
@@ -211,7 +211,7 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
         except ValueError as err:
             raise HTTPException(400, str(err)) from None
         try:
-            table_id = tables.add(table)
+            table_id = tables.add(table, request.client.host if request.client else None)
         except StoreFull as err:
             raise HTTPException(429, str(err)) from None
         hub.schedule(table_id, table)
