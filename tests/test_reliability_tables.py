@@ -230,3 +230,38 @@ def test_a_table_nobody_joins_is_dropped_soon_whatever_its_grace():
     assert not table.tick()
     clock.now = JOIN_SECONDS
     assert table.tick() and table.closed
+
+
+def test_host_and_origin_checks_refuse_other_sites(tmp_path, lineup):
+    from manni_agents.play.web.origin import allowed_hosts
+
+    hosts = allowed_hosts("127.0.0.1", ["manni.example:8000"])
+    assert {"localhost", "127.0.0.1", "::1", "manni.example"} <= hosts
+    app = create_app(GameStore(tmp_path), lineup, hosts=hosts)
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/api/options").status_code == 200
+        assert client.get("/api/options", headers={"host": "[::1]:8000"}).status_code == 200
+        rebound = client.get("/api/options", headers={"host": "attacker.example"})
+        assert rebound.status_code == 421 and "attacker.example" in rebound.json()["error"]
+        evil = {"origin": "http://attacker.example"}
+        assert client.post("/api/tables", json={"variant": "basic"}, headers=evil).status_code == 403
+        created = client.post("/api/tables", json={"variant": "basic"}, headers={"origin": "http://localhost:8000"})
+        assert created.status_code == 201
+        path = f"ws://127.0.0.1:8000/ws/tables/{created.json()['id']}"
+        for origin in ("http://attacker.example", "null"):
+            with pytest.raises(WebSocketDisconnect) as refused:
+                with client.websocket_connect(path, headers={"origin": origin}):
+                    pass
+            assert refused.value.code == 1008
+        with client.websocket_connect(path, headers={"origin": "http://manni.example:8000"}) as ws:
+            ws.send_json({"type": "watch"})
+            assert ws.receive_json()["type"] == "welcome"
+
+
+def test_a_server_on_every_address_answers_to_this_machines_name():
+    import socket
+
+    from manni_agents.play.web.origin import allowed_hosts
+
+    assert socket.gethostname().lower() in allowed_hosts("0.0.0.0")
+    assert "0.0.0.0" not in allowed_hosts("0.0.0.0")

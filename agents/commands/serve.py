@@ -36,6 +36,9 @@ def register(subparsers) -> None:
         "pip install 'manni-env[web]'.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                        help="a host name the server answers to besides localhost and the --host address, e.g. the "
+                        "name friends type to reach it (repeatable; requests naming other hosts are refused)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     parser.add_argument("--records", metavar="FILE", help="a manni-record/1 JSON Lines file to offer for replay")
     parser.add_argument("--records-dir", metavar="DIR", default=DEFAULT_RECORDS_DIR,
@@ -67,6 +70,7 @@ def _main(args: argparse.Namespace) -> int:
         return _fail(f"the web extra is not installed ({err}); pip install 'manni-env[web]'")
     from manni_agents.play.web.limits import ReplayGuard
     from manni_agents.play.web.lineup import Lineup
+    from manni_agents.play.web.origin import allowed_hosts
     from manni_agents.play.web.store import GameStore
     from manni_env.records import RecordError
 
@@ -94,7 +98,7 @@ def _main(args: argparse.Namespace) -> int:
     store = GameStore(args.records_dir, args.max_games, args.idle_minutes * 60)
     app = create_app(store, lineup, records, int(args.max_upload_mb * 1_000_000),
                      sweep_seconds=min(60.0, args.idle_minutes * 15), replays=ReplayGuard(args.max_replay_deals),
-                     tables_per_client=args.tables_per_client)
+                     tables_per_client=args.tables_per_client, hosts=allowed_hosts(args.host, args.allowed_host))
     try:
         sock = listen(args.host, args.port)
     except OSError as err:

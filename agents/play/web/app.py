@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Literal
@@ -52,6 +52,7 @@ from manni_agents.play.web.guide import rules_page, variant_rows
 from manni_agents.play.web.library import saved_game, saved_games
 from manni_agents.play.web.limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, finished_record
 from manni_agents.play.web.lineup import Lineup
+from manni_agents.play.web.origin import HostCheck
 from manni_agents.play.web.replay import build_replay, parse_records, summary
 from manni_agents.play.web.store import GameStore, StoreFull
 from manni_agents.play.web.table_api import WS_MAX_BYTES, add_table_routes
@@ -91,11 +92,12 @@ class Move(BaseModel):
 def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
                max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0,
                replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES,
-               tables_per_client: int = TABLES_PER_CLIENT) -> FastAPI:
+               tables_per_client: int = TABLES_PER_CLIENT, hosts: Iterable[str] | None = None) -> FastAPI:
     """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
     (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown.
     Request bodies, replays and replays at once are bounded (:mod:`manni_agents.play.web.limits`), and
-    so are the tables one client creates (``tables_per_client``)."""
+    so are the tables one client creates (``tables_per_client``). ``hosts``: the ``Host`` and
+    ``Origin`` names answered (:mod:`manni_agents.play.web.origin`; ``None``: no check)."""
     replays = replays or ReplayGuard()
     tables = TableStore(store, store.max_games, tables_per_client)
 
@@ -112,6 +114,8 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
     app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(GZipMiddleware, minimum_size=4096)
     app.add_middleware(BodySizeLimit, limit=max_json_bytes, exempt=("/api/replay",))
+    if hosts is not None:
+        app.add_middleware(HostCheck, hosts=hosts)
     _error_handlers(app)
     missing = f"no such game: it expired after {store.idle_seconds / 60:g} minutes idle, or never existed"
 
