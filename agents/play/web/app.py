@@ -50,7 +50,8 @@ from starlette.middleware.gzip import GZipMiddleware
 from manni_agents.play.web.game import MAX_ACTIONS, GameError, WebGame
 from manni_agents.play.web.guide import rules_page, variant_rows
 from manni_agents.play.web.library import saved_game, saved_games
-from manni_agents.play.web.limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, finished_record
+from manni_agents.play.web.limits import (DISCARD_BYTES, MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, discard,
+                                          finished_record)
 from manni_agents.play.web.lineup import Lineup
 from manni_agents.play.web.origin import HostCheck
 from manni_agents.play.web.replay import build_replay, parse_records, summary
@@ -254,15 +255,20 @@ def _error_handlers(app: FastAPI) -> None:
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 beyond ``limit`` bytes (before reading, if declared)."""
+    """The request body, refused with 413 beyond ``limit`` bytes (the rest read and dropped first,
+    as :class:`~manni_agents.web.limits.BodySizeLimit` does)."""
     too_big = HTTPException(413, f"the file is larger than {limit:,} bytes, the most this server reads")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
+        if int(declared) <= DISCARD_BYTES:
+            await discard(request.stream())
         raise too_big
     chunks, size = [], 0
-    async for chunk in request.stream():
+    stream = request.stream()
+    async for chunk in stream:
         size += len(chunk)
         if size > limit:
+            await discard(stream)
             raise too_big
         chunks.append(chunk)
     return b"".join(chunks)
