@@ -40,6 +40,13 @@ _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = 60
 
 
+def _same(value, expected) -> bool:
+    """``value == expected`` with JSON's types kept apart: ``false`` is not ``0``, ``3.0`` not ``3``."""
+    if isinstance(expected, list):
+        return isinstance(value, list) and len(value) == len(expected) and all(map(_same, value, expected))
+    return type(value) is type(expected) and value == expected
+
+
 def _show(value) -> str:
     """``repr(value)`` cut to a readable length: a hostile record must not flood the report."""
     return _REPR.repr(value)
@@ -291,7 +298,7 @@ def _rules_of(record: dict, rounds: list) -> Rules:
     except ValueError as err:
         raise RecordError(f"bad rules: {err}") from None
     for name in ("target", "max_deals"):
-        if name in record and record[name] != getattr(rules, name):
+        if name in record and not _same(record[name], getattr(rules, name)):
             raise RecordError(f"{name} {_show(record[name])} does not fit variant {_show(variant)} (expected {getattr(rules, name)!r})")
     return rules
 
@@ -408,7 +415,7 @@ class _Replay:
             if name in ("plus", "minus") and name not in r and self.rules.scoring != "plus_minus":
                 continue
             expected = list(getattr(result, name))
-            if r.get(name) != expected:
+            if not _same(r.get(name), expected):
                 raise RecordError(f"{name} should be {expected}, record says {_show(r.get(name))}", i)
 
     def _check_contract(self, i: int, r: dict) -> None:
@@ -418,9 +425,9 @@ class _Replay:
         if "name" not in rec:  # optional: kind and trump already name the contract
             mine.pop("name", None)
         theirs = {key: rec.get(key) for key in mine}
-        if theirs == mine:
+        if all(_same(theirs[key], mine[key]) for key in mine):
             return
-        diff = ", ".join(f"{key} {_show(theirs[key])}" for key in mine if theirs[key] != mine[key])
+        diff = ", ".join(f"{key} {_show(theirs[key])}" for key in mine if not _same(theirs[key], mine[key]))
         source = self.rules.spec.contract_source
         if source == ContractSource.CUT:
             why = f"the cut card {r.get('cut_card')} makes it {c.describe()}"
@@ -498,7 +505,7 @@ class _Replay:
         state = self.state
         rec = _field(r, "contract", dict, i)
         seat = state.to_move
-        if rec.get("declarer") != seat:
+        if not _same(rec.get("declarer"), seat):
             raise RecordError(f"forehand (seat {seat}) announces, record's declarer is {_show(rec.get('declarer'))}", i)
         kind, trump = rec.get("kind"), rec.get("trump")
         known = isinstance(kind, str) and (trump is None or isinstance(trump, str))
@@ -557,5 +564,5 @@ class _Replay:
         if "truncated" not in final:  # optional: the replay knows whether the deal cap ended the game
             del expected["truncated"]
         for key, value in expected.items():
-            if final.get(key) != value:
-                raise RecordError(f"final {key} should be {value}, record says {_show(final.get(key))}", where)
+            if not _same(final.get(key), value):
+                raise RecordError(f"final {key} should be {_show(value)}, record says {_show(final.get(key))}", where)
