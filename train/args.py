@@ -222,6 +222,9 @@ class TrainArgs:
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument (subclasses add their own checks)."""
+        resume = getattr(self, "resume", None)
+        if resume is not None and not resume.strip():
+            raise ValueError("--resume needs the directory of the run to continue (RUN_DIR), got an empty one")
         self.rules()
         if self.out is not None and (self.run_name is not None or self.runs_dir != "runs"):
             raise ValueError("--out DIR names the whole run directory: give it or --runs-dir/--run-name, not both")
