@@ -33,6 +33,7 @@ import safetensors.numpy
 
 from manni_agents.symmetric_kernel import compiled_symmetric_scores
 from manni_env.actions import NUM_ACTIONS
+from manni_env.files import replace_atomically
 from manni_env.observation import HISTORIES, ObservationEncoder
 from manni_env.rules import VARIANTS, Rules, make_rules
 from manni_env.symmetry import SuitRelabelling
@@ -111,7 +112,6 @@ def save_checkpoint(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]
         tensors[f"{name}.weight"] = np.ascontiguousarray(w, dtype=np.float32)
         tensors[f"{name}.bias"] = np.ascontiguousarray(b, dtype=np.float32)
     data = safetensors.numpy.save(tensors, metadata={"format": FORMAT})
-    weights_path.write_bytes(data)
     meta = dict(metadata)
     meta.update(
         format=FORMAT,
@@ -120,7 +120,8 @@ def save_checkpoint(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]
         weights_file=weights_path.name,
         weights_sha256=hashlib.sha256(data).hexdigest(),
     )
-    meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(meta, indent=2, sort_keys=True) + "\n"
+    replace_atomically((weights_path, lambda p: p.write_bytes(data)), (meta_path, lambda p: p.write_text(text)))
     return weights_path
 
 

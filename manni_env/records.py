@@ -142,7 +142,9 @@ def _round_dict(r: RoundResult, rules: Rules) -> dict:
 def write_records(path: str | os.PathLike, records: Iterable[dict]) -> int:
     """Append ``records`` to the JSON Lines file ``path`` (created if missing), one object per line,
     each written as it comes; returns how many were written. A file whose last line lacks its
-    newline (an interrupted write) gets one first, so earlier lines are never merged."""
+    newline (an interrupted write) gets one first, so earlier lines are never merged; a line whose
+    write fails (a full disk) is cut off again before the error propagates, so the file holds
+    whole lines only (cutting needs no space)."""
     path = Path(path)
     needs_newline = False
     if path.exists() and path.stat().st_size:
@@ -150,14 +152,25 @@ def write_records(path: str | os.PathLike, records: Iterable[dict]) -> int:
             f.seek(-1, os.SEEK_END)
             needs_newline = f.read(1) != b"\n"
     count = 0
-    with path.open("a", encoding="utf-8") as f:
+    with path.open("ab", buffering=0) as f:
         if needs_newline:
-            f.write("\n")
+            _write_line(f, b"\n")
         for record in records:
-            f.write(json.dumps(record, separators=(",", ":")) + "\n")
-            f.flush()
+            _write_line(f, json.dumps(record, separators=(",", ":")).encode() + b"\n")
             count += 1
     return count
+
+
+def _write_line(f, data: bytes) -> None:
+    """Append ``data`` to the unbuffered file ``f`` whole, or not at all (``OSError``)."""
+    end = f.seek(0, os.SEEK_END)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[f.write(view):]
+    except BaseException:
+        f.truncate(end)
+        raise
 
 
 #: The longest line a records file may hold (characters): a 3,000-deal game is about 4 MB. A longer

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from manni_env.cli_options import add_variant_options
 from manni_env.episodes import DEFAULT_EPISODE, EPISODES
+from manni_env.files import write_text
 from manni_env.observation import HISTORIES
 from manni_env.rules import Rules, make_rules
 
@@ -283,7 +284,7 @@ class TrainArgs:
             self.run_name = f"{self.variant}_{self.TRAINER}_s{self.seed}_{datetime.now(timezone.utc):%Y%m%d_%H%M%S}"
         path = Path(self.runs_dir) / self.run_name
         path.mkdir(parents=True, exist_ok=True)
-        (path / "args.json").write_text(json.dumps(dataclasses.asdict(self), indent=2) + "\n")
+        write_text(path / "args.json", json.dumps(dataclasses.asdict(self), indent=2) + "\n")
         return path
 
     @classmethod

@@ -86,8 +86,9 @@ def save(run_dir: Path, progress: Progress, actor: nn.Module, critic: nn.Module,
             tensors |= {f"optimizer.{i}.{k}": torch.as_tensor(v) for k, v in moments.items()}
     meta = {**progress.__dict__, "optimizer_groups": groups, "numpy_rng": rng.bit_generator.state}
     tensors = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    replace_atomically(run_dir / STATE, lambda p: safetensors.torch.save_file(tensors, str(p)))
-    write_text(run_dir / META, json.dumps(meta, indent=1) + "\n")
+    text = json.dumps(meta, indent=1) + "\n"
+    replace_atomically((run_dir / STATE, lambda p: safetensors.torch.save_file(tensors, str(p))),
+                       (run_dir / META, lambda p: p.write_text(text)))
 
 
 def read(run_dir: Path) -> tuple[Progress, list[dict]] | None:
