@@ -19,6 +19,7 @@ kept); a closed output pipe (``manni validate ... | head``) ends it quietly.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -74,6 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away: no traceback, and none when Python flushes stdout at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as err:  # a path no file system takes, wherever a command meets it first
+        if err.errno != errno.ENAMETOOLONG:
+            raise
+        print(f"manni: error: a file name is too long: {_shortened(err.filename)}", file=sys.stderr)
+        return 2
+
+
+def _shortened(name) -> str:
+    """A (long) file name in a few words: its start and its length."""
+    text = os.fsdecode(name) if name is not None else "?"
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text):,} characters)"
 
 
 if __name__ == "__main__":

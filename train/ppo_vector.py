@@ -68,7 +68,7 @@ from manni_train import resume
 from manni_train.args import SelfPlayArgs, parse_args
 from manni_train.critic_view import CRITIC_VIEWS, unseen_size
 from manni_train.demonstrations import Demonstrations, collect_demonstrations, imitate
-from manni_train.init_from import load_actor
+from manni_train.init_from import init_network, load_actor
 from manni_train.learner import PPOLearner
 from manni_train.networks import Actor, Critic, export, greedy_policy
 from manni_train.precision import PRECISIONS, autocast, compute_dtype
@@ -149,6 +149,11 @@ class Args(SelfPlayArgs):
         self.check_at_least(1, "bc_batch_size")
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
+        if self.init_from and self.resume is None:  # now, as one error line, not after the run has started
+            try:
+                init_network(self.init_from, self)
+            except OSError as err:  # a path no file system takes
+                raise ValueError(f"--init-from {self.init_from[:200]}: {err.strerror or err}") from None
 
     def final_arena_deals(self) -> int:
         """``--final-eval-deals``, by default ``--total-steps`` / 4,000 between 100 and 500."""
@@ -411,9 +416,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # a full disk, a path too long: every file keeps its last whole version
-        where = f" {err.filename}" if err.filename else ""
-        print(f"{prog}: error: cannot write{where}: {_reason(err)} (the files written before are kept whole)",
-              file=sys.stderr)
+        where = f"{str(err.filename)[:200]}: " if err.filename else ""
+        print(f"{prog}: error: {where}{_reason(err)} (the files written before are kept whole)", file=sys.stderr)
         return 2
     return 0
 
