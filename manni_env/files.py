@@ -24,14 +24,19 @@ def partial_path(path: Path) -> Path:
 def replace_atomically(*files: tuple[str | os.PathLike, Writer]) -> None:
     """For each ``(path, write)``: ``write(partial)`` into :func:`partial_path`, flushed to disk;
     then, all written, each renamed over its ``path`` (in order). On any error every partial file
-    is removed, no ``path`` is touched and the error propagates."""
+    is removed, no ``path`` is touched and the error propagates (an ``OSError`` naming the file)."""
     partials = []
     try:
         for path, write in files:
             partial = partial_path(Path(path))
             partials.append(partial)
-            write(partial)
-            _flush(partial)
+            try:
+                write(partial)
+                _flush(partial)
+            except OSError as err:
+                if err.filename is None:  # a write error (a full disk) names no file: name the destination
+                    err.filename = os.fspath(path)
+                raise
         for (path, _), partial in zip(files, partials):
             os.replace(partial, path)
     except BaseException:
