@@ -25,7 +25,8 @@ OBS = 616  # the observation size of the default variant's summary history
 
 def kept(run: Path) -> dict[str, str]:
     """The digest of every file a run keeps (what resuming must not overwrite)."""
-    return {name: hashlib.sha256((run / name).read_bytes()).hexdigest() for name in resume.KEPT if (run / name).exists()}
+    return {name: hashlib.sha256((run / name).read_bytes()).hexdigest() if (run / name).is_file() else "not a file"
+            for name in resume.KEPT if (run / name).exists()}
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +155,57 @@ def test_corrupted_or_foreign_run_directories_get_one_error_line(run, damage, ca
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err and err.startswith("manni_train"), err
     assert str(run) in err
     assert kept(run) == before
+
+
+RESUME_BUDGET = 40
+
+
+def _mutate(rng: np.random.Generator, run: Path) -> None:
+    """One random damage to one file of a run with a ppo resume state."""
+    name = str(rng.choice(["args.json", resume.META, resume.STATE, "history.json"]))
+    path = run / name
+    data = bytearray(path.read_bytes())
+    kind = int(rng.integers(6))
+    if kind == 0:
+        path.write_bytes(rng.bytes(int(rng.integers(0, 400))))
+    elif kind == 1:
+        path.write_bytes(bytes(data[: int(rng.integers(0, len(data)))]))
+    elif kind == 2:
+        for _ in range(int(rng.integers(1, 8))):
+            data[int(rng.integers(len(data)))] = int(rng.integers(256))
+        path.write_bytes(bytes(data))
+    elif kind == 3 and name.endswith(".json") and isinstance(json.loads(data), dict):
+        fields = sorted(json.loads(data))
+        values = [None, -1, 2**70, "x", [], {}, True, 1.5]
+        _edit(path, **{str(rng.choice(fields)): values[int(rng.integers(len(values)))]})
+    elif kind == 4:
+        path.unlink()
+    else:
+        path.unlink()
+        path.mkdir()
+
+
+def test_resume_directory_fuzz_within_a_fixed_budget(finished, tmp_path):
+    """Random damage to a run's files: resuming either takes the state (as train() does before it
+    writes anything: the arguments, the phase, the history, the tensors) or refuses with one
+    :class:`ResumeError` line; the kept files are never changed."""
+    from helpers.fuzzing import clear, tally
+
+    rng = np.random.default_rng(5)
+    for i in range(RESUME_BUDGET):
+        run = Path(shutil.copytree(finished, tmp_path / f"run{i}"))
+        _ppo_state(run)
+        _mutate(rng, run)
+        before = kept(run)
+        try:
+            args = ppo_vector.resumed(Args(resume=str(run)))
+            progress, _ = resume.read(run)
+            if progress.phase == "ppo":
+                resume.load(run, Actor(OBS, args.hidden, args.activation), Critic(OBS, args.hidden, args.activation),
+                            torch.Generator(), np.random.default_rng(0))
+            refused = False
+        except resume.ResumeError as err:
+            assert clear(err) and str(run) in str(err), err
+            refused = True
+        assert kept(run) == before
+        tally("manni train --resume", refused)
