@@ -108,10 +108,10 @@ TINY = ["--num-envs", "16", "--num-steps", "24", "--hidden", "32", "--eval-every
 
 
 def test_training_on_a_full_disk_ends_with_one_error_line(tmp_path, capsys):
-    from manni_train.ppo_vector import main
+    from manni_env.cli import main
 
     with full_disk(20_000):  # args.json fits; the 80 kB policy does not
-        code = main(["--runs-dir", str(tmp_path), "--run-name", "run", "--total-steps", "384", *TINY])
+        code = main(["train", "--runs-dir", str(tmp_path), "--run-name", "run", "--total-steps", "384", *TINY])
     assert code == 2
     line = one_error_line(capsys.readouterr().err)
     assert "File too large" in line and "kept whole" in line and "agent.safetensors" in line

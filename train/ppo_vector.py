@@ -415,10 +415,6 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     except ResumeError as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
-    except OSError as err:  # a full disk, a path too long: every file keeps its last whole version
-        where = f"{str(err.filename)[:200]}: " if err.filename else ""
-        print(f"{prog}: error: {where}{_reason(err)} (the files written before are kept whole)", file=sys.stderr)
-        return 2
     return 0
 
 
