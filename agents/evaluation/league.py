@@ -206,7 +206,7 @@ def write_cell(result: ArenaResult, where: Path, players: list[dict] | None = No
     game), then the arena's result files."""
     where.mkdir(parents=True, exist_ok=True)
     if players is not None:
-        atomic_write(where / "players.json", lambda p: p.write_text(json.dumps({"players": players}, indent=2) + "\n"))
+        write_text(where / "players.json", json.dumps({"players": players}, indent=2) + "\n")
     games = [[g.unit, g.seating, list(g.players), list(g.score)] for g in result.games]
     data = {"agents": result.settings["agents"], "fields": ["unit", "seating", "players", "score"], "games": games}
     write_text(where / "games.json", json.dumps(data, separators=(",", ":")) + "\n")
