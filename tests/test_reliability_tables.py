@@ -265,3 +265,16 @@ def test_a_server_on_every_address_answers_to_this_machines_name():
 
     assert socket.gethostname().lower() in allowed_hosts("0.0.0.0")
     assert "0.0.0.0" not in allowed_hosts("0.0.0.0")
+
+
+def test_a_message_at_the_bound_is_read_and_one_past_it_refused(client):
+    from manni_agents.play.web.table_api import MAX_MESSAGE
+
+    table_id, token = _table(client, (PERSON, "random", "random"))
+    with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+        _welcomed(ws, token)
+        start = '{"type": "start"}'
+        ws.send_text(start + " " * (MAX_MESSAGE - len(start)))  # read: the table has started already
+        assert ws.receive_json()["message"] == "the game has already started"
+        ws.send_text(start + " " * (MAX_MESSAGE + 1 - len(start)))
+        assert ws.receive_json()["message"] == f"message too long ({MAX_MESSAGE + 1} characters; at most {MAX_MESSAGE})"
