@@ -209,3 +209,21 @@ def test_resume_directory_fuzz_within_a_fixed_budget(finished, tmp_path):
             refused = True
         assert kept(run) == before
         tally("manni train --resume", refused)
+
+
+def test_run_files_are_read_up_to_their_bound_and_refused_past_it(run, monkeypatch):
+    _ppo_state(run)
+    meta = run / resume.META
+    text = meta.read_text().rstrip()
+    meta.write_text(text + " " * (resume.MAX_META_BYTES - len(text)))  # at the bound: read
+    assert resume.read(run)[0].phase == "ppo"
+    meta.write_text(text + " " * (resume.MAX_META_BYTES + 1 - len(text)))
+    with pytest.raises(resume.ResumeError, match="larger than 1,000,000 bytes"):
+        resume.read(run)
+    meta.write_text(text)
+    history = (run / "history.json").read_bytes()
+    monkeypatch.setattr(resume, "MAX_HISTORY_BYTES", len(history))
+    assert resume.read(run)[1] == json.loads(history)
+    monkeypatch.setattr(resume, "MAX_HISTORY_BYTES", len(history) - 1)
+    with pytest.raises(resume.ResumeError, match="cannot read history.json"):
+        resume.read(run)
