@@ -243,6 +243,12 @@ def test_host_and_origin_checks_refuse_other_sites(tmp_path, lineup):
         assert client.get("/api/options", headers={"host": "[::1]:8000"}).status_code == 200
         rebound = client.get("/api/options", headers={"host": "attacker.example"})
         assert rebound.status_code == 421 and "attacker.example" in rebound.json()["error"]
+        lan = client.post("/api/tables", json={"variant": "basic"},
+                          headers={"host": "192.168.1.5:8000", "origin": "http://192.168.1.5:8000"})
+        assert lan.status_code == 201  # an address, and a page the server itself served under it
+        other = client.post("/api/tables", json={"variant": "basic"},
+                            headers={"host": "192.168.1.5:8000", "origin": "http://192.168.1.6"})
+        assert other.status_code == 403
         evil = {"origin": "http://attacker.example"}
         assert client.post("/api/tables", json={"variant": "basic"}, headers=evil).status_code == 403
         created = client.post("/api/tables", json={"variant": "basic"}, headers={"origin": "http://localhost:8000"})

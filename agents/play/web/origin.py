@@ -6,10 +6,12 @@ browser then treats the server as the attacker's own site), and WebSockets, whic
 any address. So :class:`HostCheck` refuses
 
 - every request (HTTP and WebSocket) whose ``Host`` header names none of the allowed hosts: 421
-  ``{"error": ...}`` (a WebSocket is closed before it is accepted, which the client sees as 403);
+  ``{"error": ...}`` (a WebSocket is closed before it is accepted, which the client sees as 403).
+  An IP address is always allowed: rebinding works through a name, never an address, so friends
+  on a LAN reach ``--host 0.0.0.0`` by the machine's address;
 - every WebSocket, and every HTTP request other than ``GET``/``HEAD``, whose ``Origin`` header
-  names a page of another host (or ``null``): 403 likewise. A client that sends no ``Origin``
-  (not a browser) passes.
+  names a page of neither an allowed host nor the request's own ``Host`` (or ``null``): 403
+  likewise. A client that sends no ``Origin`` (not a browser) passes.
 
 The allowed hosts are ``localhost``, ``127.0.0.1``, ``::1``, the address the server listens on
 and, when it listens on every address (``0.0.0.0``, ``::``), this machine's name; ``manni serve
@@ -18,6 +20,7 @@ and, when it listens on every address (``0.0.0.0``, ``::``), this machine's name
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 from collections.abc import Iterable
@@ -53,6 +56,16 @@ class HostCheck:
     def __init__(self, app, hosts: Iterable[str]):
         self.app, self.hosts = app, frozenset(_bare(h) for h in hosts)
 
+    def _allowed(self, host: str) -> bool:
+        """An allowed name, or any IP address."""
+        if host in self.hosts:
+            return True
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return True
+
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
@@ -61,12 +74,12 @@ class HostCheck:
         host = headers.get(b"host", b"").decode("latin-1")
         origin = headers.get(b"origin")
         problem = None
-        if host and _bare(host) not in self.hosts:
+        if host and not self._allowed(_bare(host)):
             problem = 421, (f"this server does not answer to the host {host[:100]!r} "
                             "(manni serve --allowed-host adds a name)")
         elif origin is not None and (scope["type"] == "websocket" or scope.get("method") not in ("GET", "HEAD")):
-            origin_host = urlsplit(origin.decode("latin-1")).hostname or ""
-            if _bare(origin_host) not in self.hosts:
+            origin_host = _bare(urlsplit(origin.decode("latin-1")).hostname or "")
+            if origin_host not in self.hosts and origin_host != _bare(host):
                 problem = 403, f"requests from pages of other sites are refused (origin {origin[:100].decode('latin-1')!r})"
         if problem is None:
             await self.app(scope, receive, send)
