@@ -51,8 +51,8 @@ class Finished(ResumeError):
 
 @dataclass
 class Progress:
-    """Where a run stands: ``phase`` is "warm start" or "ppo" (only the latter is saved: an
-    interrupted warm start starts again)."""
+    """Where a run stands: its phase (one of :data:`PHASES`) and, in the ``ppo`` phase, how far
+    training went."""
 
     phase: str = "warm start"  # one of PHASES
     steps: int = 0
