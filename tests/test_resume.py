@@ -75,6 +75,14 @@ def test_an_interrupted_final_arena_resumes_the_arena_not_the_training(tmp_path,
     assert json.loads((run / resume.META).read_text())["phase"] == "done"
 
 
+def test_a_finished_run_of_an_older_release_is_finished_too(run, capsys):
+    (run / resume.META).unlink()
+    (run / "arena_final.json").write_text("{}")  # an older release's finished run: no phase, its arena written
+    before = kept(run)
+    code, out, _ = resume_run(run, capsys)
+    assert code == 0 and "is finished" in out and kept(run) == before
+
+
 @pytest.mark.parametrize("damage", ["missing", "garbage", "empty"])
 def test_a_kept_policy_without_a_readable_resume_state_is_refused(run, damage, capsys):
     if damage == "missing":

@@ -99,6 +99,9 @@ def read(run_dir: Path) -> tuple[Progress, list[dict]] | None:
         kept = [name for name in KEPT if (run_dir / name).exists()]
         if not kept:
             return None
+        if "arena_final.json" in kept:  # a finished run of a release before resume.json kept the phase
+            raise Finished(f"the run in {run_dir} is finished (its final arena is {run_dir / 'arena_final.md'}): "
+                           "nothing to resume")
         raise ResumeError(f"--resume {run_dir}: it kept {', '.join(kept)} but has no resume state ({META}); "
                           "training again from step 0 would overwrite them (continue from its policy in a new run: "
                           f"--init-from ppo:{run_dir / 'agent'})")
