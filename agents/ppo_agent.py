@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import reprlib
 from pathlib import Path
 
@@ -33,6 +34,7 @@ import safetensors.numpy
 
 from manni_agents.symmetric_kernel import compiled_symmetric_scores
 from manni_env.actions import NUM_ACTIONS
+from manni_env.files import replace_atomically
 from manni_env.observation import HISTORIES, ObservationEncoder
 from manni_env.rules import VARIANTS, Rules, make_rules
 from manni_env.symmetry import SuitRelabelling
@@ -66,6 +68,10 @@ class CheckpointError(ValueError):
 
 #: The checkpoint name inside a run directory (``manni train`` writes ``runs/<run>/agent.*``).
 RUN_AGENT = "agent"
+#: The largest checkpoint metadata read (a shipped one is about 3 kB).
+MAX_META_BYTES = 1_000_000
+#: Room for the safetensors header beyond the tensors the metadata's shapes imply.
+MAX_HEADER_BYTES = 1_000_000
 
 
 def checkpoint_paths(path: str | Path) -> tuple[Path, Path]:
@@ -111,7 +117,6 @@ def save_checkpoint(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]
         tensors[f"{name}.weight"] = np.ascontiguousarray(w, dtype=np.float32)
         tensors[f"{name}.bias"] = np.ascontiguousarray(b, dtype=np.float32)
     data = safetensors.numpy.save(tensors, metadata={"format": FORMAT})
-    weights_path.write_bytes(data)
     meta = dict(metadata)
     meta.update(
         format=FORMAT,
@@ -120,26 +125,31 @@ def save_checkpoint(path: str | Path, layers: list[tuple[np.ndarray, np.ndarray]
         weights_file=weights_path.name,
         weights_sha256=hashlib.sha256(data).hexdigest(),
     )
-    meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(meta, indent=2, sort_keys=True) + "\n"
+    replace_atomically((weights_path, lambda p: p.write_bytes(data)), (meta_path, lambda p: p.write_text(text)))
     return weights_path
 
 
 def load_checkpoint(path: str | Path) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict]:
-    """Read and verify a checkpoint → (layers, metadata); :class:`CheckpointError` on any problem."""
-    weights_path, meta_path = checkpoint_paths(path)
-    for p in (meta_path, weights_path):
-        if not p.is_file():
-            raise CheckpointError(f"{p}: no such checkpoint file")
+    """Read and verify a checkpoint → (layers, metadata); :class:`CheckpointError` on any problem.
+    Reads are bounded: the metadata at most :data:`MAX_META_BYTES`, the weights no larger than the
+    tensors its shapes imply (checked before they are read)."""
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        data = weights_path.read_bytes()
+        weights_path, meta_path = checkpoint_paths(path)
+        for p in (meta_path, weights_path):
+            if not p.is_file():
+                raise CheckpointError(f"{p}: no such checkpoint file")
+        meta = json.loads(_read_at_most(meta_path, MAX_META_BYTES, "metadata").decode("utf-8"))
+        _check_metadata(meta, meta_path)
+        data = _read_at_most(weights_path, _weights_bytes(meta) + MAX_HEADER_BYTES, "weights")
     except OSError as exc:
-        raise CheckpointError(f"{exc.filename}: cannot read ({exc.strerror})") from None
+        raise CheckpointError(f"{exc.filename or str(path)[:200]}: cannot read ({exc.strerror or exc})") from None
     except ValueError as exc:  # bad JSON or UTF-8, or a number over Python's digit limit
+        if isinstance(exc, CheckpointError):
+            raise
         raise CheckpointError(f"{meta_path}: metadata is not valid JSON ({exc})") from None
     except RecursionError:
         raise CheckpointError(f"{meta_path}: metadata is not valid JSON (nested too deeply)") from None
-    _check_metadata(meta, meta_path)
     if hashlib.sha256(data).hexdigest() != meta["weights_sha256"]:
         raise CheckpointError(
             f"{weights_path}: checksum mismatch with {meta_path.name}: the weights were modified, "
@@ -150,6 +160,25 @@ def load_checkpoint(path: str | Path) -> tuple[list[tuple[np.ndarray, np.ndarray
     except Exception as exc:  # safetensors reports broken headers with its own exception types
         raise CheckpointError(f"{weights_path}: not a readable safetensors file ({exc})") from None
     return _layers(tensors, meta, weights_path), meta
+
+
+def _read_at_most(path: Path, limit: int, what: str) -> bytes:
+    """``path``'s bytes; :class:`CheckpointError` if its size passes ``limit`` (checked first, and
+    again while reading: a file may grow)."""
+    with path.open("rb") as f:
+        if os.fstat(f.fileno()).st_size > limit:
+            raise CheckpointError(f"{path}: the {what} is larger than {limit:,} bytes, more than a checkpoint of "
+                                  "its shapes holds")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise CheckpointError(f"{path}: the {what} is larger than {limit:,} bytes")
+    return data
+
+
+def _weights_bytes(meta: dict) -> int:
+    """The bytes of float32 tensors the (checked) metadata's shapes imply."""
+    sizes = [meta["obs_size"], *meta["net_arch"], meta.get("num_actions", NUM_ACTIONS)]
+    return 4 * sum((n_in + 1) * n_out for n_in, n_out in zip(sizes, sizes[1:]))
 
 
 def _check_metadata(meta, where: Path) -> None:

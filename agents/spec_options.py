@@ -3,6 +3,7 @@ and the agents that take options (kept apart from the registry so those agents d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 
@@ -54,8 +55,23 @@ def positive_int(text: str) -> int:
 
 
 def positive_float(text: str) -> float:
-    """An option converter: a number > 0."""
+    """An option converter: a finite number > 0 (``inf`` and ``nan`` are refused)."""
     value = float(text)
     if not value > 0:
         raise ValueError("must be a positive number")
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+#: The longest time limit an option may set (seconds): a day.
+MAX_SECONDS = 86_400.0
+
+
+def seconds(text: str) -> float:
+    """An option converter: a time limit in seconds, above 0 and at most :data:`MAX_SECONDS`
+    (``1e300`` would overflow the clocks and ``select`` it is given to)."""
+    value = positive_float(text)
+    if value > MAX_SECONDS:
+        raise ValueError(f"must be at most {MAX_SECONDS:g} seconds (a day)")
     return value

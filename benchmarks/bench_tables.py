@@ -81,7 +81,7 @@ async def person(uri: str, token: str, rng: np.random.Generator, deadline: float
 async def run(base: str, tables: int, agent: str, variant: str, target: int, seconds: float, seed: int) -> tuple[list, int]:
     seats = []
     for t in range(tables):
-        table = request(base, "POST", "/api/tables", {"variant": variant, "target": target, "seed": seed + t,
+        table = request(base, "POST", "/api/tables", {"variant": variant, "target": target,
                                                       "seats": ["person", "person", agent]})
         for name in ("A", "B"):
             seats.append((table["id"], request(base, "POST", f"/api/tables/{table['id']}/seats", {"name": name})["token"]))
@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as records:
         server = subprocess.Popen(
             [sys.executable, "-m", "manni_env.cli", "serve", "--port", "0", "--records-dir", records,
-             "--max-games", str(args.tables)], stdout=subprocess.PIPE, text=True)
+             "--max-games", str(args.tables),
+             "--tables-per-client", str(args.tables)], stdout=subprocess.PIPE, text=True)
         try:
             line = server.stdout.readline()
             match = re.search(r"http://[^/]+", line)

@@ -19,6 +19,7 @@ kept); a closed output pipe (``manni validate ... | head``) ends it quietly.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -74,6 +75,26 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away: no traceback, and none when Python flushes stdout at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as err:  # a path no file system takes, or a full disk, wherever a command meets it
+        if err.errno == errno.ENAMETOOLONG:
+            print(f"manni: error: a file name is too long: {_shortened(err.filename)}", file=sys.stderr)
+        elif err.errno in FULL:
+            print(f"manni: error: cannot write {_shortened(err.filename)}: {err.strerror} (every file written "
+                  "before is kept whole)", file=sys.stderr)
+        else:
+            raise
+        return 2
+
+
+#: The errors of a full disk (or quota, or file-size limit): files are written whole or not at all
+#: (manni_env.files), so the files written before stay usable.
+FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def _shortened(name) -> str:
+    """A file name in at most about 120 characters: a long one by its start, end and length."""
+    text = os.fsdecode(name) if name is not None else "a file"
+    return text if len(text) <= 120 else f"{text[:40]}...{text[-40:]} ({len(text):,} characters)"
 
 
 if __name__ == "__main__":

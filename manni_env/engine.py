@@ -385,7 +385,15 @@ class GameState:
         return []
 
     def is_legal(self, action: int) -> bool:
-        """Whether ``action`` is legal for the player on turn."""
+        """Whether ``action`` is legal for the player on turn (``False`` for what :meth:`apply`
+        refuses as no action at all: a bool, a float such as ``53.0``, a string)."""
+        if type(action) is not int:
+            if isinstance(action, bool):  # True is 1 to Python, but not an action
+                return False
+            try:
+                action = operator.index(action)  # numpy integers; never floats
+            except TypeError:
+                return False
         d = self._d
         phase = d.phase
         if phase is _PLAY:

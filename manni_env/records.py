@@ -38,6 +38,13 @@ def announce_actions(rules: Rules) -> dict[tuple[str, str | None], int]:
     return {(a.kind.label, None if a.trump is None else SUITS[a.trump]): a.action for a in rules.spec.announcements}
 
 
+def _same(value, expected) -> bool:
+    """``value == expected`` with JSON's types kept apart: ``false`` is not ``0``, ``3.0`` not ``3``."""
+    if isinstance(expected, list):
+        return isinstance(value, list) and len(value) == len(expected) and all(map(_same, value, expected))
+    return type(value) is type(expected) and value == expected
+
+
 class RecordError(ValueError):
     """A record that breaks the format or a rule.
 
@@ -128,7 +135,9 @@ def _round_dict(r: RoundResult, rules: Rules) -> dict:
 def write_records(path: str | os.PathLike, records: Iterable[dict]) -> int:
     """Append ``records`` to the JSON Lines file ``path`` (created if missing), one object per line,
     each written as it comes; returns how many were written. A file whose last line lacks its
-    newline (an interrupted write) gets one first, so earlier lines are never merged."""
+    newline (an interrupted write) gets one first, so earlier lines are never merged; a line whose
+    write fails (a full disk) is cut off again before the error propagates, so the file holds
+    whole lines only (cutting needs no space)."""
     path = Path(path)
     needs_newline = False
     if path.exists() and path.stat().st_size:
@@ -136,14 +145,25 @@ def write_records(path: str | os.PathLike, records: Iterable[dict]) -> int:
             f.seek(-1, os.SEEK_END)
             needs_newline = f.read(1) != b"\n"
     count = 0
-    with path.open("a", encoding="utf-8") as f:
+    with path.open("ab", buffering=0) as f:
         if needs_newline:
-            f.write("\n")
+            _write_line(f, b"\n")
         for record in records:
-            f.write(json.dumps(record, separators=(",", ":")) + "\n")
-            f.flush()
+            _write_line(f, json.dumps(record, separators=(",", ":")).encode() + b"\n")
             count += 1
     return count
+
+
+def _write_line(f, data: bytes) -> None:
+    """Append ``data`` to the unbuffered file ``f`` whole, or not at all (``OSError``)."""
+    end = f.seek(0, os.SEEK_END)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[f.write(view):]
+    except BaseException:
+        f.truncate(end)
+        raise
 
 
 #: The longest line a records file may hold (characters): a 3,000-deal game is about 4 MB. A longer
@@ -283,7 +303,7 @@ def _rules_of(record: dict, rounds: list) -> Rules:
     except ValueError as err:
         raise RecordError(f"bad rules: {err}") from None
     for name in ("target", "max_deals"):
-        if name in record and record[name] != getattr(rules, name):
+        if name in record and not _same(record[name], getattr(rules, name)):
             raise RecordError(f"{name} {_show(record[name])} does not fit variant {_show(variant)} (expected {getattr(rules, name)!r})")
     return rules
 
@@ -399,7 +419,7 @@ class _Replay:
             if name in ("plus", "minus") and name not in r and self.rules.scoring != "plus_minus":
                 continue
             expected = list(getattr(result, name))
-            if r.get(name) != expected:
+            if not _same(r.get(name), expected):
                 raise RecordError(f"{name} should be {expected}, record says {_show(r.get(name))}", i)
 
     def _check_contract(self, i: int, r: dict) -> None:
@@ -409,9 +429,9 @@ class _Replay:
         if "name" not in rec:  # optional: kind and trump already name the contract
             mine.pop("name", None)
         theirs = {key: rec.get(key) for key in mine}
-        if theirs == mine:
+        if all(_same(theirs[key], mine[key]) for key in mine):
             return
-        diff = ", ".join(f"{key} {_show(theirs[key])}" for key in mine if theirs[key] != mine[key])
+        diff = ", ".join(f"{key} {_show(theirs[key])}" for key in mine if not _same(theirs[key], mine[key]))
         source = self.rules.spec.contract_source
         if source == ContractSource.CUT:
             why = f"the cut card {r.get('cut_card')} makes it {c.describe()}"
@@ -489,7 +509,7 @@ class _Replay:
         state = self.state
         rec = _field(r, "contract", dict, i)
         seat = state.to_move
-        if rec.get("declarer") != seat:
+        if not _same(rec.get("declarer"), seat):
             raise RecordError(f"forehand (seat {seat}) announces, record's declarer is {_show(rec.get('declarer'))}", i)
         kind, trump = rec["kind"], rec["trump"]  # names the schema allows
         action = announce_actions(self.rules).get((kind, trump))
@@ -543,5 +563,5 @@ class _Replay:
         if "truncated" not in final:  # optional: the replay knows whether the deal cap ended the game
             del expected["truncated"]
         for key, value in expected.items():
-            if final.get(key) != value:
-                raise RecordError(f"final {key} should be {value}, record says {_show(final.get(key))}", where)
+            if not _same(final.get(key), value):
+                raise RecordError(f"final {key} should be {_show(value)}, record says {_show(final.get(key))}", where)

@@ -423,3 +423,12 @@ def test_illegal_actions_are_rejected_and_change_nothing(path_name, case, rules,
     if case == "follow suit":
         assert legal == [card_from_str("2H")]
     path.step(legal[0])  # a legal action still works
+
+
+@pytest.mark.parametrize("action", [True, False, 53.0, 1.0, "1", None, np.float64(2.0)])
+def test_is_legal_refuses_what_apply_refuses(action):
+    state = GameState(make_rules("hornafjardar"), seed=1)
+    while state.legal_actions() == [] or not any(state.is_legal(a) for a in (0, 1, 52, 53)):
+        state.apply(state.legal_actions()[0])
+    assert not state.is_legal(action)
+    assert all(state.is_legal(np.int64(a)) for a in state.legal_actions())

@@ -360,3 +360,83 @@ def test_http_fuzz_of_manni_serve_within_a_fixed_budget(tmp_path):
                 error = response.json()["error"]
                 assert isinstance(error, str) and error and "Traceback" not in error
             tally("manni serve HTTP", refused)
+
+
+SOCKET_BUDGET = 300
+
+
+def _frame(rng: np.random.Generator, legal: list[int]) -> tuple[str, str | bytes]:
+    """One hostile table-socket frame: ("text" | "bytes", payload); now and then a legal move, so
+    the game moves on and later garbage meets other phases."""
+    choice = int(rng.integers(9))
+    if choice == 0:
+        return "bytes", rng.bytes(int(rng.integers(0, 300)))
+    if choice == 1:
+        return "text", json.dumps(_random_json(rng), allow_nan=True)
+    if choice == 2:
+        actions = _random_json(rng) if rng.random() < 0.5 else [int(a) for a in rng.integers(-3, 70, size=int(rng.integers(0, 20)))]
+        message = {"type": rng.choice(["move", "start", "hello", "watch", "", "MOVE"]), "actions": actions}
+        if rng.random() < 0.3:
+            message["seat"] = int(rng.integers(-1, 4))
+        return "text", json.dumps(message, allow_nan=True)
+    if choice == 3:
+        opener = str(rng.choice(["[", "{\"a\":", "{\"type\": "]))
+        return "text", opener * int(rng.integers(1, 4096 // len(opener)))
+    if choice == 4:
+        return "text", "x" * int(rng.integers(4097, 60_000))  # over the 4 KiB message bound, under the frame bound
+    if choice == 5:
+        return "text", "".join(map(chr, rng.integers(1, 0xD7FF, size=int(rng.integers(0, 200)))))
+    if choice == 6:
+        return "text", rng.choice(["", "null", "[]", "1e999999", "NaN", "\"move\"", "{}", "{\"type\": null}"])
+    if choice == 7 and legal:
+        return "text", json.dumps({"type": "move", "actions": [int(rng.choice(legal))]})
+    return "text", json.dumps({"type": "move", "actions": [int(rng.integers(0, 63))]})
+
+
+def test_table_socket_fuzz_within_a_fixed_budget(tmp_path):
+    """Garbage over a seated person's table socket: every frame gets one answer, a state or an
+    error naming the problem (never a fatal one: the socket stays open), and no traceback; garbage
+    as the first message is refused with a fatal error and close code 4400."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+    from starlette.websockets import WebSocketDisconnect
+
+    from manni_agents.play.web.app import create_app
+    from manni_agents.play.web.lineup import Lineup
+    from manni_agents.play.web.store import GameStore
+
+    rng = np.random.default_rng(42)
+    app = create_app(GameStore(tmp_path / "records"), Lineup())
+    with TestClient(app) as client:  # server exceptions raise here: a traceback fails the test
+        created = client.post("/api/tables", json={"variant": "basic", "seats": ["person", "random", "random"], "seed": 1})
+        table_id = created.json()["id"]
+        token = client.post(f"/api/tables/{table_id}/seats", json={"name": "fuzz"}).json()["token"]
+        for _ in range(20):  # garbage before hello
+            with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+                kind, payload = _frame(rng, [])
+                ws.send_bytes(payload) if kind == "bytes" else ws.send_text(payload)
+                answer = ws.receive_json()
+                if answer["type"] == "welcome":  # a frame that happened to be a valid hello (watch)
+                    tally("table socket", False)
+                    continue
+                assert answer["type"] == "error" and answer["fatal"] and clear(Exception(answer["message"]))
+                with pytest.raises(WebSocketDisconnect) as closed:
+                    ws.receive_json()
+                assert closed.value.code == 4400
+                tally("table socket", True)
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            ws.send_json({"type": "hello", "token": token})
+            assert ws.receive_json()["type"] == "welcome"
+            state = ws.receive_json()
+            for _ in range(SOCKET_BUDGET):
+                game = state["game"]
+                legal = [h["action"] for h in game["hand"] if h["legal"]] + [b["action"] for b in game["buttons"]]
+                kind, payload = _frame(rng, legal if game["your_turn"] else [])
+                ws.send_bytes(payload) if kind == "bytes" else ws.send_text(payload)
+                answer = ws.receive_json()
+                assert answer["type"] in ("error", "state") and "fatal" not in answer, answer
+                if answer["type"] == "error":
+                    assert clear(Exception(answer["message"])) and len(answer["message"]) < 300
+                else:
+                    state = answer
+                tally("table socket", answer["type"] == "error")

@@ -439,3 +439,36 @@ def test_unreadable_json_lines_are_record_errors(tmp_path, text, message):
             validate_record(item)
     else:
         assert line == 1 and isinstance(item, RecordError) and str(item) == message
+
+
+@pytest.mark.parametrize("edit", ["winners-bool", "net-float", "truncated-int", "points-float", "target-float",
+                                  "declarer-bool"])
+def test_booleans_and_floats_are_not_the_integers_they_equal(edit):
+    """``false == 0`` and ``3.0 == 3`` to Python, not to the format: each such stand-in is refused."""
+    record = record_of("trjamann", 2)
+    last = len(record["rounds"]) - 1
+    final = record["final"]
+    if edit == "winners-bool":
+        assert final["winners"] in ([0], [1])
+        final["winners"] = [bool(final["winners"][0])]
+        rejects(record, "final winners should be", last)
+    elif edit == "net-float":
+        final["net"] = [float(v) for v in final["net"]]
+        rejects(record, "final net should be", last)
+    elif edit == "truncated-int":
+        final["truncated"] = int(final["truncated"])
+        rejects(record, "final truncated should be", last)
+    elif edit == "points-float":
+        record["rounds"][0]["points"] = [float(v) for v in record["rounds"][0]["points"]]
+        rejects(record, "points should be", 0)
+    elif edit == "target-float":
+        record = record_of("hornafjardar", 3)
+        record["target"] = float(record["target"])
+        with pytest.raises(RecordError, match="target"):
+            validate_record(record)
+    else:
+        declarers = [i for i, r in enumerate(record["rounds"]) if r["contract"]["declarer"] in (0, 1)]
+        record["rounds"][declarers[0]]["contract"]["declarer"] = bool(record["rounds"][declarers[0]]["contract"]["declarer"])
+        with pytest.raises(RecordError):
+            validate_record(record)
+

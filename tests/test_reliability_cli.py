@@ -159,3 +159,95 @@ def test_play_quit_with_save_saves_unless_told_no(answer, saved, tmp_path):
     if saved:
         (record,) = read_records(path)
         assert json.dumps(record) and record["final"] is None
+
+
+# ----------------------------------------------------------------------------- paths too long, time limits, checkpoints
+
+LONG = "d" * 5000
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "--agents", "random", "random", "random", "--games", "1", "--no-progress", "--records", LONG],
+    ["arena", "random", "random", "random", "--deals", "1", "--no-progress", "--out", LONG],
+    ["arena", "random", "random", "random", "--deals", "1", "--no-progress", "--records", LONG],
+    ["arena", f"ppo:{LONG}", "random", "random", "--deals", "1"],
+    ["league", "random", "rule_based", "--deals", "1", "--out", LONG],
+    ["play", "--save", LONG],
+    ["serve", "--records", LONG],
+])
+def test_a_file_name_too_long_is_one_error_line_in_every_command(argv, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own error
+        code = exit_.value.code
+    assert code == 2
+    line = _error(capsys)
+    assert "too long" in line and len(line) < 400
+
+
+@pytest.mark.parametrize("spec, message", [("bot:time_limit=inf:x", "finite"), ("bot:time_limit=1e300:x", "at most"),
+                                           ("bot:start_limit=nan:x", "positive")])
+def test_time_limits_that_would_overflow_are_refused(spec, message, capsys, tmp_path):
+    assert _exit_code(["simulate", "--agents", spec, "random", "random", "--records", str(tmp_path / "g.jsonl")]) == 2
+    assert message in _error(capsys)
+    assert _exit_code(["bot", "check", "--time-limit", "1e300", "python3 x.py"]) == 2
+    assert "at most 86400" in _error(capsys)
+
+
+def _checkpoint(tmp_path: Path) -> Path:
+    from helpers.checkpoints import random_checkpoint
+
+    return random_checkpoint(tmp_path / "net").with_suffix("")
+
+
+def test_a_huge_sparse_weights_file_is_refused_before_it_is_read(tmp_path):
+    from manni_agents.ppo_agent import CheckpointError, load_checkpoint
+
+    base = _checkpoint(tmp_path)
+    with open(base.with_suffix(".safetensors"), "r+b") as f:
+        f.truncate(1_500_000_000)  # sparse: 1.5 GB that take no disk
+    with pytest.raises(CheckpointError, match="larger than") as info:
+        load_checkpoint(base)
+    assert "checksum" not in str(info.value)  # refused on its size, before its bytes were read and hashed
+
+
+def test_a_huge_checkpoint_json_is_refused_before_it_is_read(tmp_path):
+    from manni_agents.ppo_agent import MAX_META_BYTES, CheckpointError, load_checkpoint
+
+    base = _checkpoint(tmp_path)
+    meta = base.with_suffix(".json")
+    text = meta.read_text()
+    meta.write_text(text[:-2] + " " * (MAX_META_BYTES - len(text) + 1) + "}\n")  # one byte past the bound
+    with pytest.raises(CheckpointError, match="larger than"):
+        load_checkpoint(base)
+    meta.write_text(text[:-2] + " " * (MAX_META_BYTES - len(text)) + "}\n")  # at the bound: read
+    assert load_checkpoint(base)[1]["obs_size"] > 0
+    with open(meta, "r+b") as f:
+        f.truncate(300_000_000)
+    with pytest.raises(CheckpointError, match="larger than"):
+        load_checkpoint(base)
+
+
+def test_a_checkpoint_name_too_long_is_a_checkpoint_error():
+    from manni_agents.ppo_agent import CheckpointError, load_checkpoint
+
+    with pytest.raises(CheckpointError, match="File name too long"):
+        load_checkpoint(LONG)
+
+
+@pytest.mark.parametrize("spec, message", [("ppo:{bad}", "metadata lacks"), ("ppo:{missing}", "no such checkpoint"),
+                                           ("rule_based", "takes a ppo checkpoint"), (f"ppo:{LONG}", "too long")])
+def test_train_init_from_a_bad_checkpoint_is_one_error_line(spec, message, tmp_path, capsys):
+    pytest.importorskip("torch")
+    from manni_train.ppo_vector import main as train_main
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "agent.json").write_text('{"format": "manni-ppo/1"}')
+    (bad / "agent.safetensors").write_bytes(b"x")
+    spec = spec.format(bad=bad, missing=tmp_path / "missing")
+    with pytest.raises(SystemExit) as exit_:
+        train_main(["--init-from", spec, "--runs-dir", str(tmp_path / "runs")])
+    assert exit_.value.code == 2 and message in _error(capsys)
+    assert not (tmp_path / "runs").exists()

@@ -15,13 +15,15 @@ pytest.importorskip("fastapi")
 TestClient = pytest.importorskip("fastapi.testclient").TestClient
 
 from manni_agents.play.web.app import create_app  # noqa: E402
-from manni_agents.play.web.limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard  # noqa: E402
+from manni_agents.play.web.limits import DISCARD_BYTES, MAX_JSON_BYTES, BodySizeLimit, ReplayGuard  # noqa: E402
 from manni_agents.play.web.lineup import Lineup  # noqa: E402
 from manni_agents.play.web.store import GameStore  # noqa: E402
 from manni_env.cli import main  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, read_records, validate_record  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
+
+from helpers.browser import served  # noqa: E402,F401 (served: a server on a loopback port)
 
 WEB_DOCS = Path(__file__).parents[1] / "docs" / "web.md"  # the documentation of manni serve
 
@@ -106,8 +108,10 @@ def test_a_large_chunked_json_body_is_a_413(store, lineup):
 
 
 def test_a_large_body_without_content_length_is_cut_off_while_read():
-    """A chunked body (no Content-Length) is stopped once it passes the limit, not read whole."""
+    """A chunked body (no Content-Length) is stopped once it passes the limit, not read whole: the
+    app reads no more than the limit, and the rest is thrown away up to DISCARD_BYTES only."""
     read: list[int] = []
+    received = 0
 
     async def app(scope, receive, send):
         while True:
@@ -116,10 +120,10 @@ def test_a_large_body_without_content_length_is_cut_off_while_read():
             if not message.get("more_body"):
                 break
 
-    chunks = iter([b"x" * 600] * 100)
-
-    async def receive():
-        return {"type": "http.request", "body": next(chunks), "more_body": True}
+    async def receive():  # an endless body
+        nonlocal received
+        received += 600
+        return {"type": "http.request", "body": b"x" * 600, "more_body": True}
 
     limited = BodySizeLimit(app, limit=1000)
     scope = {"type": "http", "path": "/api/games", "headers": []}
@@ -128,6 +132,7 @@ def test_a_large_body_without_content_length_is_cut_off_while_read():
     with pytest.raises(HTTPException) as info:
         asyncio.run(limited(scope, receive, lambda message: None))
     assert info.value.status_code == 413 and sum(read) <= 1000
+    assert DISCARD_BYTES < received <= 1000 + DISCARD_BYTES + 1200
 
 
 # ----------------------------------------------------------------------------- item 3: startup checks
@@ -195,3 +200,33 @@ def test_concurrent_uploads_keep_their_answers(store, lineup):
         for t in threads:
             t.join()
     assert sorted(codes) == [200, 200]
+
+
+@pytest.mark.parametrize(("path", "size", "chunked"), [("/api/games", 20_000_000, False), ("/api/games", 3_000_000, True),
+                                                       ("/api/replay", 20_000_000, False)])
+def test_an_oversized_body_gets_its_413_without_a_connection_reset(served, path, size, chunked):
+    """A real server on loopback: the client sends the whole body and reads the 413 (no reset)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(served[0])
+    with socket.create_connection((url.hostname, url.port), timeout=30) as sock:
+        framing = b"Transfer-Encoding: chunked" if chunked else f"Content-Length: {size}".encode()
+        sock.sendall(b"POST " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     + framing + b"\r\n\r\n")
+        chunk = b"x" * 65536
+        sent = 0
+        while sent < size:
+            piece = chunk[: size - sent]
+            sock.sendall(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
+            sent += len(piece)
+        if chunked:
+            sock.sendall(b"0\r\n\r\n")
+        answer = b""
+        while not answer.endswith(b"}") or b"\r\n\r\n" not in answer:
+            data = sock.recv(65536)
+            if not data:
+                break
+            answer += data
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert b'"error"' in answer

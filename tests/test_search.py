@@ -51,7 +51,7 @@ def test_specs_and_options() -> None:
     ("search:weighting=policy,temperature=0", "option temperature='0': must be a positive number"),
     ("search:weighting=policy,temperature=-2", "option temperature='-2': must be a positive number"),
     ("search:weighting=policy,temperature=hot", "option temperature='hot'"),
-    ("search:weighting=policy,temperature=inf", "temperature must be a positive finite number, got inf"),
+    ("search:weighting=policy,temperature=inf", "option temperature='inf': must be a finite number"),
     ("search:temperature=2", "temperature applies to weighting=policy only, got it with weighting=uniform"),
     ("search:weighting=uniform,temperature=1", "temperature applies to weighting=policy only"),
     ("search:worlds=2,worlds=3", "given twice"),

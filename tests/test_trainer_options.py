@@ -368,7 +368,7 @@ def test_ctrl_c_keeps_a_loadable_policy_and_resume_continues(tmp_path):
     result = train(args)
     assert result.steps >= saved["steps"] + 200
     assert result.history[:len(history)] == history  # the history goes on from where it stopped
-    assert not (run / resume.META).exists()  # finished: nothing left to resume
+    assert json.loads((run / resume.META).read_text())["phase"] == "done" and not (run / resume.STATE).exists()
 
 
 def test_resume_without_a_run_is_an_error(tmp_path, capsys):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -45,9 +46,13 @@ def client(store, lineup):
         yield c
 
 
-def new_table(client, **body) -> str:
-    response = client.post("/api/tables", json={"variant": "basic", "target": 1, "seats": [PERSON, PERSON, "ppo"],
-                                                **body})
+def new_table(client, deal_seed: int | None = None, **body) -> str:
+    """A new table (two people and ppo by default); ``deal_seed`` pins the server's fresh seed (no
+    client can choose the seed of a table with other people)."""
+    with mock.patch("manni_agents.play.web.tables.fresh_seed", return_value=deal_seed) if deal_seed is not None \
+            else nullcontext():
+        response = client.post("/api/tables", json={"variant": "basic", "target": 1, "seats": [PERSON, PERSON, "ppo"],
+                                                    **body})
     assert response.status_code == 201, response.text
     assert response.json()["invite"] == f"/#table={response.json()['id']}"
     return response.json()["id"]
@@ -159,7 +164,7 @@ def connect_all(client, table_id: str, tokens: dict, stack) -> tuple[dict, dict]
 
 def test_two_people_an_agent_and_a_spectator_play_a_whole_game_with_a_frame_audit(client, store, monkeypatch):
     audit = Audit(monkeypatch)
-    table_id = new_table(client, hints=True, seed=3)
+    table_id = new_table(client, hints=True, deal_seed=3)
     seat_a, token_a = join(client, table_id, "Anna")
     info = client.get(f"/api/tables/{table_id}").json()
     assert seat_a == 0 and not info["started"] and info["open_seats"] == 1
@@ -203,7 +208,7 @@ def test_without_hints_nobody_gets_any(client):
 
 
 def test_bad_input_gets_clear_messages_and_changes_nothing(client):
-    table_id = new_table(client, hints=True, seed=4)
+    table_id = new_table(client, hints=True, deal_seed=4)
     other_id = new_table(client)
     _, token_a = join(client, table_id, "A")
     _, token_b = join(client, table_id, "B")
@@ -255,7 +260,7 @@ def test_bad_input_gets_clear_messages_and_changes_nothing(client):
 
 
 def test_rejoin_within_the_grace_period_keeps_seat_hand_and_turn(client):
-    table_id = new_table(client, seed=5, grace_seconds=60)
+    table_id = new_table(client, deal_seed=5, grace_seconds=60)
     _, token_a = join(client, table_id, "A")
     _, token_b = join(client, table_id, "B")
     with ExitStack() as stack:
@@ -277,8 +282,9 @@ def test_rejoin_within_the_grace_period_keeps_seat_hand_and_turn(client):
 
 def test_after_the_grace_period_an_agent_plays_the_seat_until_the_person_returns(tmp_path):
     clock = Clock()
-    table = Table(make_rules("basic", target=1), [PERSON, PERSON, "ppo"], stand_in="ppo", advisor="ppo",
-                  grace_seconds=120, seed=7, clock=clock)
+    with mock.patch("manni_agents.play.web.tables.fresh_seed", return_value=7):
+        table = Table(make_rules("basic", target=1), [PERSON, PERSON, "ppo"], stand_in="ppo", advisor="ppo",
+                      grace_seconds=120, clock=clock)
     (a, token_a), (b, token_b) = table.join("A"), table.join("B")
     table.connect(a), table.connect(b)
     assert table.started and table.seat_of(token_a) == a and table.seat_of(token_b) == b
@@ -338,7 +344,7 @@ def test_a_spectator_never_sees_a_hand_and_seats_see_only_their_own(client, monk
     """The audit with other hidden cards: the same table dealt from other seeds."""
     for seed in (11, 12):
         audit = Audit(monkeypatch)
-        table_id = new_table(client, seed=seed, hints=True, variant="hornafjardar", target=None)
+        table_id = new_table(client, deal_seed=seed, hints=True, variant="hornafjardar", target=None)
         _, token_a = join(client, table_id, "A")
         _, token_b = join(client, table_id, "B")
         with ExitStack() as stack:
@@ -351,7 +357,7 @@ def test_a_spectator_never_sees_a_hand_and_seats_see_only_their_own(client, monk
 def test_the_server_hands_an_absent_seat_to_the_agent_and_closes_a_table_everybody_left(client, store):
     """The grace period on the server's own timer (1 s here): the others are told, the stand-in
     agent plays, and a table left by everybody is over, its record saved."""
-    table_id = new_table(client, seed=6, grace_seconds=1)
+    table_id = new_table(client, deal_seed=6, grace_seconds=1)
     _, token_a = join(client, table_id, "A")
     _, token_b = join(client, table_id, "B")
     with client.websocket_connect(f"/ws/tables/{table_id}") as ws_b:

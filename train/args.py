@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from manni_env.cli_options import add_variant_options
 from manni_env.episodes import DEFAULT_EPISODE, EPISODES
+from manni_env.files import write_text
 from manni_env.observation import HISTORIES
 from manni_env.rules import Rules, make_rules
 
@@ -222,6 +223,9 @@ class TrainArgs:
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument (subclasses add their own checks)."""
+        resume = getattr(self, "resume", None)
+        if resume is not None and not resume.strip():
+            raise ValueError("--resume needs the directory of the run to continue (RUN_DIR), got an empty one")
         self.rules()
         if self.out is not None and (self.run_name is not None or self.runs_dir != "runs"):
             raise ValueError("--out DIR names the whole run directory: give it or --runs-dir/--run-name, not both")
@@ -280,7 +284,7 @@ class TrainArgs:
             self.run_name = f"{self.variant}_{self.TRAINER}_s{self.seed}_{datetime.now(timezone.utc):%Y%m%d_%H%M%S}"
         path = Path(self.runs_dir) / self.run_name
         path.mkdir(parents=True, exist_ok=True)
-        (path / "args.json").write_text(json.dumps(dataclasses.asdict(self), indent=2) + "\n")
+        write_text(path / "args.json", json.dumps(dataclasses.asdict(self), indent=2) + "\n")
         return path
 
     @classmethod

@@ -53,10 +53,10 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from manni_agents.evaluation.arena import BASELINES
-from manni_agents.evaluation.results import atomic_write
 from manni_agents.evaluation.vector_arena import checkpoint_policy
 from manni_agents.ppo_agent import PPOAgent, policy_metadata, save_checkpoint
 from manni_agents.registry import make_agent
+from manni_env.files import replace_atomically
 from manni_env.single_agent import SingleAgentManniEnv
 from manni_train.args import SelfPlayArgs, parse_args
 from manni_train.demonstrations import Demonstrations, collect_demonstrations, imitate
@@ -268,7 +268,7 @@ def save_training_checkpoint(model: MaskablePPO, run_dir: Path, args: Args, hist
         "policy": model.policy.state_dict(),
         "optimizer": model.policy.optimizer.state_dict(),
     }
-    atomic_write(path, lambda p: torch.save(data, p))  # never leave a half-written latest.pt
+    replace_atomically((path, lambda p: torch.save(data, p)))  # never leave a half-written latest.pt
     return path
 
 

@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+import safetensors
 import torch
 
 from manni_env.interrupts import deferred_interrupt
@@ -67,11 +68,12 @@ from manni_train import resume
 from manni_train.args import SelfPlayArgs, parse_args
 from manni_train.critic_view import CRITIC_VIEWS, unseen_size
 from manni_train.demonstrations import Demonstrations, collect_demonstrations, imitate
-from manni_train.init_from import load_actor
+from manni_train.init_from import init_network, load_actor
 from manni_train.learner import PPOLearner
 from manni_train.networks import Actor, Critic, export, greedy_policy
 from manni_train.precision import PRECISIONS, autocast, compute_dtype
 from manni_train.reporting import TrainResult, evaluate, final_arena, plot_learning_curve, report, write_history
+from manni_train.resume import ResumeError
 from manni_train.threads import ThreadFitter
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
@@ -147,6 +149,11 @@ class Args(SelfPlayArgs):
         self.check_at_least(1, "bc_batch_size")
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
+        if self.init_from and self.resume is None:  # now, as one error line, not after the run has started
+            try:
+                init_network(self.init_from, self)
+            except OSError as err:  # a path no file system takes
+                raise ValueError(f"--init-from {self.init_from[:200]}: {err.strerror or err}") from None
 
     def final_arena_deals(self) -> int:
         """``--final-eval-deals``, by default ``--total-steps`` / 4,000 between 100 and 500."""
@@ -221,10 +228,14 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     critic = Critic(sampler.obs_size, args.hidden, args.activation, unseen_size(args.critic))
     progress, optimizer_state = resume.Progress(next_snapshot=args.snapshot_every, next_eval=args.eval_every), None
     history: list[dict] = []
-    if args.resume and resume.saved(run_dir):
-        progress, optimizer_state = resume.load(run_dir, actor, critic, gen, rng)
-        history = json.loads((run_dir / "history.json").read_text()) if (run_dir / "history.json").is_file() else []
-    elif args.init_from:
+    saved = resume.read(run_dir) if args.resume else None  # Finished or ResumeError before anything is written
+    if saved is not None:
+        history = saved[1]
+        if saved[0].phase == "ppo":
+            progress, optimizer_state = resume.load(run_dir, actor, critic, gen, rng)
+        elif saved[0].phase == "arena":
+            progress = saved[0]
+    if progress.phase == "warm start" and args.init_from:
         progress.init_from = load_actor(actor, args.init_from, args)
     start = time.time() - progress.wall_time_s
     eval_seconds = 0.0  # the training wall time counts the warm start but not the evaluations
@@ -244,6 +255,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
 
     learner = None
     try:
+        if progress.phase == "arena":  # trained and exported: only the final arena remains
+            raise _Trained
         if progress.phase == "warm start":
             if args.warm_start_samples():
                 data = collect_demonstrations(args.rules(), args.warm_start_samples(), args.seed + 1_000_003,
@@ -300,53 +313,108 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
         if progress.steps > args.total_steps:
             print(f"PPO: {progress.steps:,} learner decisions: --total-steps {args.total_steps:,} rounded up to "
                   "whole rollouts (--num-envs x --num-steps moves each)", file=sys.stderr)
-        resume.remove(run_dir)  # training is over: nothing left to resume
+        if not history or history[-1]["timesteps"] != progress.steps:
+            record_eval()
+        progress.wall_time_s = wall_time()
+        export(actor, run_dir / "agent", args, progress.steps, progress.wall_time_s, algorithm, progress.init_from)
+        progress.phase = "arena"  # training is over: from here --resume plays the final arena again
+        resume.save_phase(run_dir, progress)
+    except _Trained:
+        pass
     except KeyboardInterrupt:
         with deferred_interrupt():  # a second Ctrl-C waits until everything is written
             progress.wall_time_s = wall_time()
-            agent = export(actor, run_dir / "agent", args, progress.steps, progress.wall_time_s, algorithm,
-                           progress.init_from)
-            write_history(run_dir, history)
-            if progress.phase == "ppo":  # an interrupted warm start starts again on --resume
-                resume.save(run_dir, progress, actor, critic, getattr(learner, "optimizer", None), gen, rng)
+            kept = keep_interrupted(run_dir, progress, actor, critic, learner, gen, rng, args, algorithm, history)
             writer.close()
-        print(f"\ninterrupted after {progress.steps:,} learner decisions ({progress.phase}): policy saved as "
-              f"ppo:{agent.with_suffix('')}, history in {run_dir / 'history.json'}; continue with "
-              f"manni train --resume {run_dir}", file=sys.stderr)
+        print(f"\ninterrupted after {progress.steps:,} learner decisions ({progress.phase}): {kept}", file=sys.stderr)
         raise
-    if not history or history[-1]["timesteps"] != progress.steps:
-        record_eval()
-    wall = wall_time()
-    agent = export(actor, run_dir / "agent", args, progress.steps, wall, algorithm,
-                   progress.init_from).with_suffix("")
+    agent = run_dir / "agent"
     plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: score while training")
     writer.close()
-    final = final_arena(f"ppo:{agent}", args, run_dir, args.progress_bar)
-    return TrainResult(run_dir, agent, final, history, wall, progress.steps)
+    try:
+        final = final_arena(f"ppo:{agent}", args, run_dir, args.progress_bar)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted in the final arena: the policy is ppo:{agent}, the history {run_dir / 'history.json'}; "
+              f"play the arena again with manni train --resume {run_dir}", file=sys.stderr)
+        raise
+    progress.phase = "done"
+    resume.save_phase(run_dir, progress)
+    return TrainResult(run_dir, agent, final, history, progress.wall_time_s, progress.steps)
 
 
-class ResumeError(ValueError):
-    """``--resume`` names no run (exit code 2 on the command line)."""
+class _Trained(Exception):
+    """A resumed run whose training is over: straight to its final arena."""
+
+
+def keep_interrupted(run_dir: Path, progress: resume.Progress, actor: Actor, critic: Critic,
+                     learner: PPOLearner | None, gen: torch.Generator, rng: np.random.Generator, args: Args,
+                     algorithm: str, history: list[dict]) -> str:
+    """Write what an interrupted run keeps (the policy, the history, the resume state; an
+    interrupted warm start starts again on ``--resume``) and say what was kept: a write that fails
+    (a full disk) leaves the previous file and is named, the others still written."""
+    written, failed = [], []
+    steps = [("policy", lambda: export(actor, run_dir / "agent", args, progress.steps, progress.wall_time_s,
+                                       algorithm, progress.init_from), f"ppo:{run_dir / 'agent'}"),
+             ("history", lambda: write_history(run_dir, history), str(run_dir / "history.json"))]
+    if progress.phase == "ppo":
+        steps.append(("resume state", lambda: resume.save(run_dir, progress, actor, critic,
+                                                          getattr(learner, "optimizer", None), gen, rng), None))
+    else:
+        steps.append(("resume state", lambda: resume.save_phase(run_dir, progress), None))
+    for what, write, where in steps:
+        try:
+            write()
+            written.append(f"{what} saved" + (f" as {where}" if where else ""))
+        except (OSError, safetensors.SafetensorError) as err:
+            failed.append(f"{what} not saved ({_reason(err)}; the previous file is kept)")
+    hint = f"continue with manni train --resume {run_dir}" if not failed else "free some space before resuming"
+    return "; ".join(written + failed) + f"; {hint}"
+
+
+def _reason(err: BaseException) -> str:
+    """One line for a write error: ``[Errno 28] No space left on device``'s words."""
+    if getattr(err, "strerror", None):
+        return err.strerror
+    return str(err).splitlines()[0][:200] if str(err) else type(err).__name__
 
 
 def resumed(args: Args) -> Args:
-    """The saved arguments of the run in ``args.resume`` (:class:`ResumeError` if there is none)."""
+    """The saved arguments of the run in ``args.resume``, checked to be resumable (:func:`resume.read`):
+    :class:`~manni_train.resume.ResumeError` if it is not, :class:`~manni_train.resume.Finished` if
+    it is finished."""
     path = Path(args.resume)
-    if not (path / "args.json").is_file():
-        raise ResumeError(f"--resume {path}: no run there (no args.json)")
-    saved = json.loads((path / "args.json").read_text())
-    return type(args).from_dict({**saved, "resume": str(path), "runs_dir": str(path.parent), "run_name": path.name})
+    try:
+        if not (path / "args.json").is_file():
+            raise ResumeError(f"--resume {path}: no run there (no args.json)")
+        with (path / "args.json").open("rb") as f:
+            text = f.read(resume.MAX_META_BYTES + 1)
+        if len(text) > resume.MAX_META_BYTES:
+            raise ValueError(f"larger than {resume.MAX_META_BYTES:,} bytes")
+        saved = json.loads(text)
+        if not isinstance(saved, dict):
+            raise ValueError("not a JSON object")
+        run = type(args).from_dict({**saved, "resume": str(path), "runs_dir": str(path.parent), "run_name": path.name})
+        run.check()
+    except (OSError, ValueError, TypeError, RecursionError) as err:
+        if isinstance(err, ResumeError):
+            raise
+        raise ResumeError(f"--resume {path}: its args.json is not this trainer's ({_reason(err)})") from None
+    resume.read(path)
+    return run
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     args = parse_args(Args, argv, prog)
-    if args.resume:
-        try:
+    prog = prog or "manni_train.ppo_vector"
+    try:
+        if args.resume is not None:
             args = resumed(args)
-        except ResumeError as err:
-            print(f"{prog or 'manni_train.ppo_vector'}: error: {err}", file=sys.stderr)
-            return 2
-    print(report(train(args)))
+        print(report(train(args)))
+    except resume.Finished as done:
+        print(done)
+    except ResumeError as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -39,7 +39,7 @@ import ray
 import torch
 import torch.distributed as dist
 
-from manni_train import ppo_vector
+from manni_train import ppo_vector, resume
 from manni_train.args import parse_args
 from manni_train.critic_view import unseen_size
 from manni_train.learner import PPOLearner
@@ -280,9 +280,12 @@ def train(args: Args) -> TrainResult:
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     args = parse_args(Args, argv, prog)
     try:
-        args = ppo_vector.resumed(args) if args.resume else args
+        args = ppo_vector.resumed(args) if args.resume is not None else args
         result = train(args)
-    except (ClusterError, ppo_vector.ResumeError) as err:
+    except resume.Finished as done:
+        print(done)
+        return 0
+    except (ClusterError, resume.ResumeError) as err:
         print(f"{prog or 'manni_train.ray_vector'}: error: {err}", file=sys.stderr)
         return 2
     print(report(result))

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from manni_agents.evaluation.arena import ArenaResult, against_baselines, run_arena
-from manni_agents.evaluation.results import atomic_write
 from manni_agents.evaluation.vector_arena import duplicate_score
 from manni_agents.vector_policy import VectorPolicy, make_vector_policy
+from manni_env.files import write_text
 from manni_train.args import TrainArgs
 
 
@@ -90,7 +90,7 @@ def eval_label(spec: str) -> str:
 
 def write_history(run_dir: Path, history: list[dict]) -> None:
     """``history.json``, replaced in one step (readers never see half a file)."""
-    atomic_write(run_dir / "history.json", lambda p: p.write_text(json.dumps(history, indent=1) + "\n"))
+    write_text(run_dir / "history.json", json.dumps(history, indent=1) + "\n")
 
 
 def final_arena(spec: str, args: TrainArgs, run_dir: Path, progress: bool = False) -> dict[str, ArenaResult]:
@@ -107,8 +107,8 @@ def final_arena(spec: str, args: TrainArgs, run_dir: Path, progress: bool = Fals
                                     workers=args.eval_workers, progress=progress)
     if not results:
         return {}
-    (run_dir / "arena_final.md").write_text(arena_tables(results))
-    (run_dir / "arena_final.json").write_text(json.dumps({b: r.to_dict() for b, r in results.items()}, indent=2) + "\n")
+    write_text(run_dir / "arena_final.md", arena_tables(results))
+    write_text(run_dir / "arena_final.json", json.dumps({b: r.to_dict() for b, r in results.items()}, indent=2) + "\n")
     return results
 
 

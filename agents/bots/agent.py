@@ -33,7 +33,8 @@ import numpy as np
 from manni_agents.base import legal_actions_of
 from manni_agents.bots import protocol as P
 from manni_agents.bots.process import BotFault, BotProcess, BotTimeout, StderrLog, script_of
-from manni_agents.spec_options import parse_options, positive_float
+from manni_agents.spec_options import parse_options
+from manni_agents.spec_options import seconds as limit_seconds
 from manni_env.view import SeatView
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def _on_error(text: str) -> str:
     return text
 
 
-OPTION_TYPES = {"time_limit": positive_float, "start_limit": positive_float, "on_error": _on_error, "log": Path,
+OPTION_TYPES = {"time_limit": limit_seconds, "start_limit": limit_seconds, "on_error": _on_error, "log": Path,
                 "transcript": Path}
 
 

@@ -79,9 +79,21 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 2
     print(result.to_markdown())
     if args.out:
-        write_outputs(result, args.out)
+        problem = _write_out(result, args.out)
+        if problem:
+            print(f"manni arena: error: {problem}; the table above is the result", file=sys.stderr)
+            return 2
         print(f"wrote {', '.join(RESULT_FILES)} to {args.out}")
     return 0
+
+
+def _write_out(result, out: str) -> str | None:
+    """:func:`write_outputs`, or why it failed (a full disk: the previous files are kept)."""
+    try:
+        write_outputs(result, out)
+    except OSError as err:
+        return f"cannot write the results to {out} ({err.strerror or err}; its previous files are kept)"
+    return None
 
 
 def _prepare_out(parser: argparse.ArgumentParser, out: str, force: bool) -> None:
@@ -110,8 +122,8 @@ def _interrupted(stop, args: argparse.Namespace) -> int:
     if stop.result is not None:
         print(stop.result.to_markdown())
         if args.out:
-            write_outputs(stop.result, args.out)
-            kept.append(f"their results in {args.out}")
+            problem = _write_out(stop.result, args.out)
+            kept.append(f"their results in {args.out}" if not problem else f"not their results: {problem}")
     if args.records and stop.units:
         kept.insert(0, f"their {6 * stop.units} games in {args.records}")
     what = "; kept " + " and ".join(kept) if kept else "; nothing was written"

@@ -37,6 +37,7 @@ def register(subparsers) -> None:
 def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from manni_agents.bots.agent import BotAgent
     from manni_agents.bots.check import run_checks
+    from manni_agents.spec_options import seconds
     from manni_env.rules import VARIANTS
 
     command = args.command[0] if len(args.command) == 1 else shlex.join(args.command)
@@ -46,8 +47,10 @@ def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if variant not in VARIANTS:
             parser.error(f"argument --variant: unknown variant {variant!r}; valid variants: {', '.join(VARIANTS)}")
     for flag, value in (("--time-limit", args.time_limit), ("--start-limit", args.start_limit)):
-        if not value > 0:
-            parser.error(f"argument {flag}: must be a positive number of seconds, got {value}")
+        try:
+            seconds(str(value))
+        except ValueError as err:
+            parser.error(f"argument {flag}: {err}, got {value}")
     try:
         BotAgent(command)
     except ValueError as err:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 DEFAULT_RECORDS_DIR = "runs/web_records"
 MAX_REPLAY_DEALS = 200  # manni_agents.play.web.limits.MAX_REPLAY_DEALS (not imported: the web extra may be missing)
+TABLES_PER_CLIENT = 4  # manni_agents.play.web.tables.TABLES_PER_CLIENT
 
 
 def _positive(text: str) -> float:
@@ -35,6 +36,9 @@ def register(subparsers) -> None:
         "pip install 'manni-env[web]'.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                        help="a host name the server answers to besides localhost and the --host address, e.g. the "
+                        "name friends type to reach it (repeatable; requests naming other hosts are refused)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     parser.add_argument("--records", metavar="FILE", help="a manni-record/1 JSON Lines file to offer for replay")
     parser.add_argument("--records-dir", metavar="DIR", default=DEFAULT_RECORDS_DIR,
@@ -43,6 +47,9 @@ def register(subparsers) -> None:
                         help="offer another opponent, e.g. ppo:runs/model or pimc:worlds=32 (repeatable); the "
                         "registry's agents that take no argument are always offered")
     parser.add_argument("--max-games", type=int, default=32, help="games in progress at once (default 32)")
+    parser.add_argument("--tables-per-client", type=int, default=TABLES_PER_CLIENT,
+                        help=f"tables in progress one client address may create (default {TABLES_PER_CLIENT}; "
+                        "behind a proxy every client has the proxy's address)")
     parser.add_argument("--idle-minutes", type=_positive, default=30.0,
                         help="a game nobody touched for this long is saved and dropped (default 30)")
     parser.add_argument("--max-upload-mb", type=_positive, default=5.0, help="largest records file to upload (default 5)")
@@ -63,12 +70,14 @@ def _main(args: argparse.Namespace) -> int:
         return _fail(f"the web extra is not installed ({err}); pip install 'manni-env[web]'")
     from manni_agents.play.web.limits import ReplayGuard
     from manni_agents.play.web.lineup import Lineup
+    from manni_agents.play.web.origin import allowed_hosts
     from manni_agents.play.web.store import GameStore
     from manni_env.records import RecordError
 
     if not 0 <= args.port <= 65535:
         return _fail(f"--port must be in 0..65535, got {args.port}")
-    for flag, value in (("--max-games", args.max_games), ("--max-replay-deals", args.max_replay_deals)):
+    for flag, value in (("--max-games", args.max_games), ("--max-replay-deals", args.max_replay_deals),
+                        ("--tables-per-client", args.tables_per_client)):
         if value < 1:
             return _fail(f"{flag} must be at least 1, got {value}")
     if args.records and Path(args.records).exists() and not Path(args.records).is_file():
@@ -88,7 +97,8 @@ def _main(args: argparse.Namespace) -> int:
         return _fail(str(err))
     store = GameStore(args.records_dir, args.max_games, args.idle_minutes * 60)
     app = create_app(store, lineup, records, int(args.max_upload_mb * 1_000_000),
-                     sweep_seconds=min(60.0, args.idle_minutes * 15), replays=ReplayGuard(args.max_replay_deals))
+                     sweep_seconds=min(60.0, args.idle_minutes * 15), replays=ReplayGuard(args.max_replay_deals),
+                     tables_per_client=args.tables_per_client, hosts=allowed_hosts(args.host, args.allowed_host))
     try:
         sock = listen(args.host, args.port)
     except OSError as err:

@@ -40,7 +40,8 @@ import numpy as np
 from manni_agents.bots.agent import BotAgent, BotError
 from manni_agents.bots.process import BotFault
 from manni_agents.evaluation.arena import ArenaInterrupted, ArenaResult, Interval, openskill_ratings, run_arena
-from manni_agents.evaluation.results import atomic_write, write_outputs
+from manni_agents.evaluation.results import write_outputs
+from manni_env.files import replace_atomically, write_text
 from manni_env.rules import Rules, make_rules
 
 LEADERBOARD_FILES = ("leaderboard.md", "leaderboard.json", "leaderboard.png")
@@ -205,10 +206,10 @@ def write_cell(result: ArenaResult, where: Path, players: list[dict] | None = No
     game), then the arena's result files."""
     where.mkdir(parents=True, exist_ok=True)
     if players is not None:
-        atomic_write(where / "players.json", lambda p: p.write_text(json.dumps({"players": players}, indent=2) + "\n"))
+        write_text(where / "players.json", json.dumps({"players": players}, indent=2) + "\n")
     games = [[g.unit, g.seating, list(g.players), list(g.score)] for g in result.games]
     data = {"agents": result.settings["agents"], "fields": ["unit", "seating", "players", "score"], "games": games}
-    atomic_write(where / "games.json", lambda p: p.write_text(json.dumps(data, separators=(",", ":")) + "\n"))
+    write_text(where / "games.json", json.dumps(data, separators=(",", ":")) + "\n")
     write_outputs(result, where)
 
 
@@ -375,9 +376,10 @@ def leaderboard(out: Path, agents: list[str], rules: Rules, seed: int, players: 
 
 def write_leaderboard(board: Leaderboard, where: Path) -> None:
     where.mkdir(parents=True, exist_ok=True)
-    atomic_write(where / "leaderboard.json", lambda p: p.write_text(json.dumps(board.to_dict(), indent=2) + "\n"))
-    atomic_write(where / "leaderboard.md", lambda p: p.write_text(board.to_markdown()))
-    atomic_write(where / "leaderboard.png", board.plot)
+    text = json.dumps(board.to_dict(), indent=2) + "\n"
+    replace_atomically((where / "leaderboard.json", lambda p: p.write_text(text)),
+                       (where / "leaderboard.md", lambda p: p.write_text(board.to_markdown())),
+                       (where / "leaderboard.png", board.plot))
 
 
 def _label(spec: str, keep: int = 28) -> str:

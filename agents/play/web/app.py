@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Literal
@@ -50,18 +50,23 @@ from starlette.middleware.gzip import GZipMiddleware
 from manni_agents.play.web.game import MAX_ACTIONS, GameError, WebGame
 from manni_agents.play.web.guide import rules_page, variant_rows
 from manni_agents.play.web.library import saved_game, saved_games
-from manni_agents.play.web.limits import MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, finished_record
+from manni_agents.play.web.limits import (DISCARD_BYTES, MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, discard,
+                                          finished_record)
 from manni_agents.play.web.lineup import Lineup
+from manni_agents.play.web.origin import HostCheck
 from manni_agents.play.web.replay import build_replay, parse_records, summary
 from manni_agents.play.web.store import GameStore, StoreFull
 from manni_agents.play.web.table_api import WS_MAX_BYTES, add_table_routes
-from manni_agents.play.web.tables import TableStore
+from manni_agents.play.web.tables import TABLES_PER_CLIENT, TableStore
 from manni_env.actions import NUM_ACTIONS
 from manni_env.records import RecordError
 from manni_env.rules import VARIANTS, make_rules
 
 STATIC = Path(__file__).parent / "static"
 MAX_TARGET = 100
+#: Open connections (HTTP and WebSocket) beyond which uvicorn answers HTTP requests with 503, and
+#: the open files the server asks for (room for them, the table sockets and files besides).
+MAX_CONNECTIONS, OPEN_FILES = 1024, 4096
 log = logging.getLogger("manni.serve")
 
 
@@ -87,12 +92,15 @@ class Move(BaseModel):
 
 def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
                max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0,
-               replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES) -> FastAPI:
+               replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES,
+               tables_per_client: int = TABLES_PER_CLIENT, hosts: Iterable[str] | None = None) -> FastAPI:
     """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
     (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown.
-    Request bodies, replays and replays at once are bounded (:mod:`manni_agents.play.web.limits`)."""
+    Request bodies, replays and replays at once are bounded (:mod:`manni_agents.play.web.limits`), and
+    so are the tables one client creates (``tables_per_client``). ``hosts``: the ``Host`` and
+    ``Origin`` names answered (:mod:`manni_agents.play.web.origin`; ``None``: no check)."""
     replays = replays or ReplayGuard()
-    tables = TableStore(store, store.max_games)
+    tables = TableStore(store, store.max_games, tables_per_client)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -107,6 +115,8 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
     app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(GZipMiddleware, minimum_size=4096)
     app.add_middleware(BodySizeLimit, limit=max_json_bytes, exempt=("/api/replay",))
+    if hosts is not None:
+        app.add_middleware(HostCheck, hosts=hosts)
     _error_handlers(app)
     missing = f"no such game: it expired after {store.idle_seconds / 60:g} minutes idle, or never existed"
 
@@ -245,15 +255,20 @@ def _error_handlers(app: FastAPI) -> None:
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 beyond ``limit`` bytes (before reading, if declared)."""
+    """The request body, refused with 413 beyond ``limit`` bytes (the rest read and dropped first,
+    as :class:`~manni_agents.web.limits.BodySizeLimit` does)."""
     too_big = HTTPException(413, f"the file is larger than {limit:,} bytes, the most this server reads")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
+        if int(declared) <= DISCARD_BYTES:
+            await discard(request.stream())
         raise too_big
     chunks, size = [], 0
-    async for chunk in request.stream():
+    stream = request.stream()
+    async for chunk in stream:
         size += len(chunk)
         if size > limit:
+            await discard(stream)
             raise too_big
         chunks.append(chunk)
     return b"".join(chunks)
@@ -280,8 +295,28 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def raise_file_limit(wanted: int = OPEN_FILES) -> int:
+    """Raise this process's soft limit of open files to ``wanted`` (at most the hard limit) and
+    return it: room for every bounded connection (:data:`MAX_CONNECTIONS` at most) with files to
+    spare, so the accept loop never meets ``EMFILE``."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return wanted
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    return wanted if soft == resource.RLIM_INFINITY else soft
+
+
 def server(app: FastAPI, log_level: str = "warning"):
-    """A uvicorn server for ``app``; ``server(app).run(sockets=[listen(host, port)])`` serves."""
+    """A uvicorn server for ``app``; ``server(app).run(sockets=[listen(host, port)])`` serves.
+    HTTP requests beyond :data:`MAX_CONNECTIONS` open connections (three quarters of the open files
+    when fewer are allowed) get 503; table WebSockets have their own bound (``table_api``)."""
     import uvicorn
 
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, ws_max_size=WS_MAX_BYTES))
+    limit = min(MAX_CONNECTIONS, raise_file_limit() // 4 * 3)
+    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, ws_max_size=WS_MAX_BYTES,
+                                         limit_concurrency=limit))

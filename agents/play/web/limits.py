@@ -1,9 +1,11 @@
 """The bounds on one request of ``manni serve``: body size, replay size and replays at once.
 
 - :class:`BodySizeLimit` (ASGI middleware): a JSON request body is at most ``limit`` bytes (413
-  before anything is read when the declared ``Content-Length`` is larger, else as soon as the
-  bytes received pass it). The upload path ``/api/replay`` is exempt: it enforces its own, larger
-  limit (``--max-upload-mb``) while reading.
+  when the declared ``Content-Length`` is larger, else as soon as the bytes received pass it). The
+  upload path ``/api/replay`` is exempt: it enforces its own, larger limit (``--max-upload-mb``)
+  while reading. Before a 413 the rest of the body is read and discarded (:func:`discard`, up to
+  :data:`DISCARD_BYTES`), so the client reads its answer instead of a connection reset; a body
+  declared larger than that is answered at once.
 - :class:`ReplayGuard`: a replay is built for a game of at most ``max_deals`` deals (413 naming the
   limit, checked before the record is replayed; about 60 frames and 30 kB of JSON per deal), and
   at most ``slots`` replays are parsed and built at once (503 with ``Retry-After`` beyond), so the
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 
 from starlette.exceptions import HTTPException
@@ -27,6 +29,28 @@ MAX_JSON_BYTES = 64 * 1024
 MAX_REPLAY_DEALS = 200
 #: Replays parsed and built at once.
 REPLAY_SLOTS = 2
+#: Most bytes of a refused body read and thrown away before its 413 (beyond: answered at once and
+#: the connection closed, which the client may see as a reset).
+DISCARD_BYTES = 32 * 1024 * 1024
+
+
+async def discard(chunks: AsyncIterator[bytes], budget: int = DISCARD_BYTES) -> None:
+    """Read and drop what is left of a request body, at most ``budget`` bytes."""
+    async for chunk in chunks:
+        budget -= len(chunk)
+        if budget < 0:
+            return
+
+
+async def body_chunks(receive) -> AsyncIterator[bytes]:
+    """The chunks of a request body from an ASGI ``receive``, to its end or the client's leaving."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
 
 
 class BodySizeLimit:
@@ -42,6 +66,8 @@ class BodySizeLimit:
             return
         declared = dict(scope["headers"]).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > self.limit:
+            if int(declared) <= DISCARD_BYTES:
+                await discard(body_chunks(receive))
             await self._refuse(send)
             return
         received = 0
@@ -52,6 +78,8 @@ class BodySizeLimit:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.limit:  # the app's exception handlers answer with the JSON 413
+                    if message.get("more_body", False):
+                        await discard(body_chunks(receive))
                     raise HTTPException(413, self.message)
             return message
 

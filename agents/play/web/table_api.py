@@ -5,7 +5,8 @@ method     path                            what
 =========  ==============================  =================================================
 POST       ``/api/tables``                 new table ``{variant, seats: [3 x "person" or
                                            agent], hints?, grace_seconds?, seed?, target?,
-                                           negative?}`` → ``{id, invite}``
+                                           negative?}`` → ``{id, invite}`` (``seed``
+                                           only with one seat for a person)
 GET        ``/api/tables/{id}``            the public table (seats, who is connected)
 POST       ``/api/tables/{id}/seats``      join ``{name}`` → ``{seat, token}`` (409: full)
 GET        ``/api/tables/{id}/replay``     a finished table's replay
@@ -17,8 +18,14 @@ WebSocket  ``/ws/tables/{id}``             first message ``{"type": "hello", "to
 
 The server pushes ``{"type": "state", ...}`` (:meth:`Table.message`, built for each connection's
 seat) to every connection of a table after each change, and ``{"type": "error", "message"}`` to a
-connection whose message it refused (nothing changed); a refused first message also closes the
-socket (code 4400).
+connection whose message it refused (nothing changed): a message that is not a JSON object of at
+most :data:`MAX_MESSAGE` characters (a binary frame, deeply nested JSON, garbage) is refused like
+any other. A refused first message also closes the socket (code 4400).
+
+Bounds (docs/reliability.md): at most :data:`MAX_SOCKETS` table connections at once, counted from
+the moment they open (beyond: an error and code 1013); the first message within
+:data:`HELLO_SECONDS` (else an error and code 4408); :data:`MAX_WATCHERS` spectators per table and
+:data:`MAX_SEAT_SOCKETS` connections per seat (its tabs).
 """
 
 from __future__ import annotations
@@ -28,10 +35,11 @@ import json
 from typing import Annotated, Literal
 
 import anyio
-from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from starlette.exceptions import HTTPException
+from starlette.websockets import WebSocketDisconnected, WebSocketState
 
 from manni_agents.play.web.game import MAX_ACTIONS
 from manni_agents.play.web.limits import ReplayGuard, finished_record
@@ -46,6 +54,12 @@ from manni_env.rules import VARIANTS, make_rules
 MAX_MESSAGE, MAX_WATCHERS, SEND_TIMEOUT = 4096, 32, 10.0
 #: Largest WebSocket frame the server reads at all (uvicorn closes the connection beyond, 1009).
 WS_MAX_BYTES = 65_536
+#: Table connections open at once (silent ones too), seconds a new one has to say hello,
+#: connections of one seat (a person's tabs).
+MAX_SOCKETS, HELLO_SECONDS, MAX_SEAT_SOCKETS = 512, 10.0, 8
+#: What a connection that went away raises: the client closed it, or the server did (a slow one).
+GONE = (WebSocketDisconnect, WebSocketDisconnected)
+A_MESSAGE = "a message is a JSON object like {\"type\": \"move\", \"actions\": [12]}"
 
 
 class NewTable(BaseModel):
@@ -85,15 +99,20 @@ class Start(BaseModel):
 
 
 class Refused(Exception):
-    """A client message the server does not accept; ``str`` is the message sent back."""
+    """A client message the server does not accept; ``str`` is the message sent back, ``code`` the
+    close code when it ends the connection."""
+
+    def __init__(self, message: str, code: int = 4400):
+        super().__init__(message)
+        self.code = code
 
 
 class Hub:
     """The open connections of each table and their seats; pushes each its own view once per
     version of the table."""
 
-    def __init__(self, tables: TableStore):
-        self.tables = tables
+    def __init__(self, tables: TableStore, max_sockets: int):
+        self.tables, self.max_sockets, self.open = tables, max_sockets, 0
         self.sockets: dict[str, dict[WebSocket, int | None]] = {}
         self.sent: dict[WebSocket, int] = {}  # the version each connection was sent last
         self.locks: dict[str, asyncio.Lock] = {}
@@ -107,8 +126,19 @@ class Hub:
         self.sockets.get(table_id, {}).pop(ws, None)
         self.sent.pop(ws, None)
 
-    def watchers(self, table_id: str) -> int:
-        return sum(seat is None for seat in self.sockets.get(table_id, {}).values())
+    def admit(self) -> bool:
+        """Count a new connection (whether it said hello or not); ``False`` at :attr:`max_sockets`."""
+        if self.open >= self.max_sockets:
+            return False
+        self.open += 1
+        return True
+
+    def release(self) -> None:
+        self.open -= 1
+
+    def connections(self, table_id: str, seat: int | None) -> int:
+        """Connections of ``seat`` at the table (``None``: its spectators)."""
+        return sum(s == seat for s in self.sockets.get(table_id, {}).values())
 
     async def broadcast(self, table_id: str, table: Table) -> None:
         """Send every connection of the table its seat's message if the table changed since its
@@ -160,7 +190,7 @@ class Hub:
 def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: ReplayGuard) -> None:
     """Add the tables' routes and WebSocket (see the module docstring) to ``app``; ``replays``
     bounds the replays built."""
-    hub = Hub(tables)
+    hub = Hub(tables, MAX_SOCKETS)
 
     def table_of(table_id: str) -> Table:
         try:
@@ -169,7 +199,7 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
             raise HTTPException(404, str(err)) from None
 
     @app.post("/api/tables", status_code=201)
-    async def new_table(body: NewTable) -> dict:
+    async def new_table(body: NewTable, request: Request) -> dict:
         options = {k: v for k, v in (("target", body.target), ("negative", body.negative)) if v is not None}
         try:
             rules = make_rules(body.variant, **options)
@@ -181,7 +211,7 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
         except ValueError as err:
             raise HTTPException(400, str(err)) from None
         try:
-            table_id = tables.add(table)
+            table_id = tables.add(table, request.client.host if request.client else None)
         except StoreFull as err:
             raise HTTPException(429, str(err)) from None
         hub.schedule(table_id, table)
@@ -211,50 +241,75 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
     @app.websocket("/ws/tables/{table_id}")
     async def table_socket(ws: WebSocket, table_id: str) -> None:
         await ws.accept()
-        try:
-            table, seat = await _greet(ws, table_id, tables, hub)
-        except Refused as err:
-            await ws.send_json({"type": "error", "message": str(err), "fatal": True})
-            await _close(ws, str(err), 4400)
+        if not hub.admit():
+            await _refuse(ws, Refused(f"{hub.max_sockets} table connections are open, the most this server keeps; "
+                                      "try again later", 1013))
             return
-        except WebSocketDisconnect:
-            return
-        if seat is not None:
-            await run_in_threadpool(table.connect, seat)
-        hub.add(table_id, ws, seat)
-        await ws.send_json({"type": "welcome", "seat": seat})
-        await hub.broadcast(table_id, table)
         try:
-            while True:
-                try:
-                    message = await _receive(ws)
-                    await _handle(message, table, seat)
-                except Refused as err:
-                    await ws.send_json({"type": "error", "message": str(err)})
-                    continue
-                await hub.broadcast(table_id, table)
-        except WebSocketDisconnect:
+            await _serve(ws, table_id, tables, hub)
+        except GONE:  # the client went away, or the server closed a slow connection, mid-message
             pass
         finally:
-            hub.remove(table_id, ws)
-            if seat is not None and not table.closed:
-                with anyio.CancelScope(shield=True):  # the grace period starts even if the handler is cancelled
-                    await run_in_threadpool(table.disconnect, seat)
-                    hub.schedule(table_id, table)
-                    await hub.broadcast(table_id, table)
+            hub.release()
+
+
+async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> None:
+    """One table connection from its hello to its end."""
+    try:
+        table, seat = await _greet(ws, table_id, tables, hub)
+    except Refused as err:
+        await _refuse(ws, err)
+        return
+    if seat is not None:
+        await run_in_threadpool(table.connect, seat)
+    hub.add(table_id, ws, seat)
+    try:
+        await ws.send_json({"type": "welcome", "seat": seat})
+        await hub.broadcast(table_id, table)
+        while True:
+            try:
+                await _handle(await _receive(ws), table, seat)
+            except Refused as err:
+                await ws.send_json({"type": "error", "message": str(err)})
+                continue
+            await hub.broadcast(table_id, table)
+    finally:
+        hub.remove(table_id, ws)
+        if seat is not None and not table.closed:
+            with anyio.CancelScope(shield=True):  # the grace period starts even if the handler is cancelled
+                await run_in_threadpool(table.disconnect, seat)
+                hub.schedule(table_id, table)
+                await hub.broadcast(table_id, table)
+
+
+async def _refuse(ws: WebSocket, err: Refused) -> None:
+    """Tell a connection why it is refused and close it (quietly if it is gone already)."""
+    try:
+        await ws.send_json({"type": "error", "message": str(err), "fatal": True})
+    except GONE:
+        return
+    await _close(ws, str(err), err.code)
 
 
 async def _receive(ws: WebSocket) -> dict:
-    """The next client message as a JSON object; :class:`Refused` naming what is wrong with it."""
-    text = await ws.receive_text()
+    """The next client message as a JSON object; :class:`Refused` naming what is wrong with it
+    (binary frames, over-long or deeply nested text, anything but an object)."""
+    if ws.application_state != WebSocketState.CONNECTED:
+        raise WebSocketDisconnect(1000)  # the server closed it (a slow connection)
+    frame = await ws.receive()
+    if frame["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(frame.get("code", 1000))
+    text = frame.get("text")
+    if text is None:
+        raise Refused(f"binary frames are not read: {A_MESSAGE}, sent as text")
     if len(text) > MAX_MESSAGE:
         raise Refused(f"message too long ({len(text)} characters; at most {MAX_MESSAGE})")
     try:
         message = json.loads(text)
-    except ValueError:
-        raise Refused("a message is a JSON object like {\"type\": \"move\", \"actions\": [12]}") from None
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+        raise Refused(A_MESSAGE) from None
     if not isinstance(message, dict):
-        raise Refused("a message is a JSON object like {\"type\": \"move\", \"actions\": [12]}")
+        raise Refused(A_MESSAGE)
     return message
 
 
@@ -273,17 +328,24 @@ async def _greet(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> 
         table = tables.get(table_id)
     except TableError as err:
         raise Refused(str(err)) from None
-    hello = _parse(Hello, await _receive(ws))
+    try:
+        hello = _parse(Hello, await asyncio.wait_for(_receive(ws), HELLO_SECONDS))
+    except asyncio.TimeoutError:
+        raise Refused(f"no hello within {HELLO_SECONDS:g} s: send {{\"type\": \"hello\", \"token\": T}} or "
+                      "{\"type\": \"watch\"} first", 4408) from None
     if hello.type == "watch":
-        if hub.watchers(table_id) >= MAX_WATCHERS:
+        if hub.connections(table_id, None) >= MAX_WATCHERS:
             raise Refused(f"this table has {MAX_WATCHERS} spectators, the most it takes")
         return table, None
     if not hello.token:
         raise Refused("hello needs the seat token that joining the table gave (or watch instead)")
     try:
-        return table, tables.seat_of(table_id, hello.token)
+        seat = tables.seat_of(table_id, hello.token)
     except TableError as err:
         raise Refused(str(err)) from None
+    if hub.connections(table_id, seat) >= MAX_SEAT_SOCKETS:
+        raise Refused(f"this seat has {MAX_SEAT_SOCKETS} connections open, the most it takes: close a tab")
+    return table, seat
 
 
 async def _handle(message: dict, table: Table, seat: int | None) -> None:

@@ -5,11 +5,18 @@ person. A person joins with a name and gets a secret *seat token*; every later r
 person names the token, and the token opens only its own seat's view (:meth:`Table.message`),
 never another seat's cards. Spectators get the public table only.
 
+**Fair deals.** A table with more than one seat for people deals from a fresh 63-bit seed that no
+client chooses and no message reveals before the game is over (:func:`fresh_seed`): a creator who
+chose the seed could replay it and know every hand. Only a table of one person and agents takes
+a chosen seed (to replay a deal), and its public data says so (``seed`` in :meth:`Table.info`).
+
 The game starts when every open seat is taken (or when a seated person starts it: the empty open
 seats go to the stand-in agent). A person whose last connection closes keeps the seat for
 ``grace_seconds``; after that the stand-in agent plays the seat until the person comes back with
 the token. A table whose people have all been away for the grace period is over
-(:meth:`Table.tick`); :class:`TableStore` then saves its record like a single game's.
+(:meth:`Table.tick`), and so is a table nobody joined within :data:`JOIN_SECONDS`;
+:class:`TableStore` then saves its record like a single game's. One client address creates at most
+:data:`TABLES_PER_CLIENT` tables in progress, so a few anonymous requests cannot take every table.
 
 Hints (opt-in per table) are the advisor's (the variant's shipped agent) probability of each legal
 move for the person on turn and, for a card to play, what the card is worth: the ``search``
@@ -50,6 +57,10 @@ PERSON = "person"
 NAME_MAX = 24
 #: Finished tables remembered, to tell an expired link from a wrong one.
 ENDED_KEPT = 1000
+#: Seconds a table nobody joined is kept, whatever its grace period (its creator joins at once).
+JOIN_SECONDS = 120.0
+#: Tables in progress that one client address may have created.
+TABLES_PER_CLIENT = 4
 
 
 class TableError(ValueError):
@@ -95,6 +106,11 @@ class _SeatWindow(WebGame):
         self.par = table.par
 
 
+def fresh_seed() -> int:
+    """A deal seed nobody chose: 63 random bits (too many to find from one's own hand)."""
+    return secrets.randbits(63)
+
+
 def clean_name(name: str, seat: int) -> str:
     """A person's display name: printable, whitespace collapsed, at most :data:`NAME_MAX` chars."""
     text = " ".join("".join(ch for ch in name if ch.isprintable()).split())[:NAME_MAX]
@@ -104,7 +120,8 @@ def clean_name(name: str, seat: int) -> str:
 class Table:
     """See the module docstring. ``specs``: three seats, :data:`PERSON` or an agent spec, at
     least one :data:`PERSON`; ``stand_in``: the agent that plays absent people's seats;
-    ``advisor``: the agent whose probabilities make hints and reviews (``None``: neither)."""
+    ``advisor``: the agent whose probabilities make hints and reviews (``None``: neither);
+    ``seed``: only for a table of one person and agents (see the module docstring)."""
 
     def __init__(self, rules: Rules, specs: Sequence[str], *, stand_in: str, advisor: str | None = None,
                  hints: bool = False, grace_seconds: float = 120.0, seed: int | None = None,
@@ -115,8 +132,12 @@ class Table:
             raise ValueError("grace_seconds must be positive")
         if hints and advisor is None:
             raise ValueError(f"hints need a shipped agent with action probabilities for {rules.variant}; there is none")
+        if seed is not None and list(specs).count(PERSON) > 1:
+            raise ValueError("a table with seats for other people deals from a fresh seed: a chosen one would let "
+                             "its creator know every hand (a seed is for a table of one person and agents)")
         self.seats = [Seat(spec) for spec in specs]
-        self.seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else seed
+        self.chosen_seed = seed
+        self.seed = fresh_seed() if seed is None else seed
         self.state = GameState(rules, seed=self.seed)
         self.stand_in, self.hints, self.grace_seconds, self.clock = stand_in, hints, grace_seconds, clock
         self.advisor = make_agent(advisor) if advisor is not None else None
@@ -221,13 +242,17 @@ class Table:
             for seat in people:
                 if self._away(seat, now) and not seat.stand_in:
                     seat.stand_in = changed = True
-            if all(self._away(seat, now) for seat in people) and (people or now - self.created >= self.grace_seconds):
+            if all(self._away(seat, now) for seat in people) and (people or now - self.created >= self._unjoined_seconds):
                 self.closed = changed = True
             if changed:
                 self._changed()
                 if self.started and not self.closed:
                     self._advance()
             return changed
+
+    @property
+    def _unjoined_seconds(self) -> float:
+        return min(self.grace_seconds, JOIN_SECONDS)
 
     def _away(self, seat: Seat, now: float) -> bool:
         return seat.sockets == 0 and seat.left_at is not None and now - seat.left_at >= self.grace_seconds
@@ -240,7 +265,7 @@ class Table:
             times = [seat.left_at + self.grace_seconds for seat in self.seats
                      if seat.token is not None and seat.sockets == 0 and seat.left_at is not None and not seat.stand_in]
             if not any(seat.token for seat in self.seats):
-                times.append(self.created + self.grace_seconds)
+                times.append(self.created + self._unjoined_seconds)
             elif not times and all(seat.sockets == 0 for seat in self.seats if seat.token):
                 times.append(max(seat.left_at or 0.0 for seat in self.seats) + self.grace_seconds)
             return min(times) if times else None
@@ -319,10 +344,12 @@ class Table:
 
     # ------------------------------------------------------------------ what leaves the server
     def info(self) -> dict:
-        """The public table: variant, seats (who, connected, stand-in), whether started."""
+        """The public table: variant, seats (who, connected, stand-in), whether started, and the
+        seed when the (one-person) table's creator chose it."""
         with self.lock:
             return {
                 "variant": self.state.rules.variant,
+                "seed": self.chosen_seed,
                 "hints": self.hints,
                 "grace_seconds": self.grace_seconds,
                 "started": self.started,
@@ -398,25 +425,32 @@ def _worth_of(values: CardValues | None, action: int) -> dict:
 
 
 class TableStore:
-    """The tables in progress (at most ``max_tables``), keyed by random ids; a finished table's
-    record is saved by ``games`` (the single games' store, so into the same records file)."""
+    """The tables in progress (at most ``max_tables``, at most ``per_client`` of them created by
+    one client), keyed by random ids; a finished table's record is saved by ``games`` (the single
+    games' store, so into the same records file)."""
 
-    def __init__(self, games: GameStore, max_tables: int = 32):
-        self.games, self.max_tables = games, max_tables
+    def __init__(self, games: GameStore, max_tables: int = 32, per_client: int = TABLES_PER_CLIENT):
+        self.games, self.max_tables, self.per_client = games, max_tables, per_client
         self._tables: dict[str, Table] = {}
+        self._creators: dict[str, str | None] = {}  # table id -> the address of the client that created it
         self._ended: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._tables)
 
-    def add(self, table: Table) -> str:
-        """Keep ``table`` under a new id; :class:`StoreFull` when ``max_tables`` are in progress."""
+    def add(self, table: Table, client: str | None = None) -> str:
+        """Keep ``table`` under a new id; :class:`StoreFull` when ``max_tables`` are in progress,
+        or ``per_client`` of them were created by ``client`` (an address; ``None``: unknown)."""
         with self._lock:
             if len(self._tables) >= self.max_tables:
                 raise StoreFull(f"{self.max_tables} tables are in progress, the most this server keeps")
+            if client is not None and sum(c == client for c in self._creators.values()) >= self.per_client:
+                raise StoreFull(f"you have {self.per_client} tables in progress, the most one client may create: "
+                                "finish or leave one first")
             table_id = secrets.token_urlsafe(9)
             self._tables[table_id] = table
+            self._creators[table_id] = client
         return table_id
 
     def get(self, table_id: str) -> Table:
@@ -449,6 +483,7 @@ class TableStore:
         """Drop ``table_id`` and save its record (finished deals only); whether one was saved."""
         with self._lock:
             table = self._tables.pop(table_id, None)
+            self._creators.pop(table_id, None)
             if table is None:
                 return False
             self._ended[table_id] = None

@@ -26,7 +26,8 @@ async function createTable(event) {
       hints: $("t-hints").checked,
     };
     if ($("target").value && !$("target-label").hidden) body.target = Number($("target").value);
-    if ($("seed").value) body.seed = Number($("seed").value);
+    // a chosen seed would tell its creator every hand: only a table of one person and agents takes one
+    if ($("seed").value && !body.seats.slice(1).includes("person")) body.seed = Number($("seed").value);
     if ($("t-grace").value) body.grace_seconds = Number($("t-grace").value) * 60;
     const table = await api("POST", "/api/tables", body);
     await joinTable(table.id, $("t-name").value);
@@ -124,6 +125,7 @@ function showTableState(message) {
     item.dataset.seat = s.seat;
     return item;
   }));
+  if (info.seed !== null) $("seat-list").append(el("li", "", `deals from seed ${info.seed}, chosen by the table's creator`));
   $("t-start").hidden = info.started || message.seat === null;
   if (!message.game) {
     $("table").hidden = true;
