@@ -635,6 +635,7 @@ def observe(state, rules, games, seats, obs, mask):
     drawn, played = state.drawn.view(np.uint8).reshape(-1), state.played.view(np.uint8).reshape(-1)
     voids = state.voids.view(np.uint8).reshape(-1)
     unseen_rank, unseen_value, pack = rules.unseen_rank, rules.unseen_value, rules.pack
+    unseen = np.empty(52, np.uint8)  # v1: the cards of the observing seat's game it has not seen
     for k in range(games.shape[0]):
         i, seat = games[k], seats[k]
         row, mrow = k * size, k * nm
@@ -763,14 +764,16 @@ def observe(state, rules, games, seats, obs, mask):
                     best = _trick_winner(plays[i, j, 1], plays[i, j + 1, 1], plays[i, j + 2, 1], trump_i, nullo)
                     flat[row + rules.o_won_cards + plays[i, j + best, 1]] = 1.0
         order = 1 if kind_i == NULLO else 0
-        base, game = row + rules.o_unseen, 3 * i * nc
+        base, game = row + rules.o_unseen, np.uint64(3 * i * nc)
+        o = np.uint64(own)
+        for c in range(np.uint64(nc)):  # a loop LLVM vectorizes (see _copy)
+            unseen[c] = pack[c] & ((hands[o + c] | discards[o + c] | played[game + c] | played[game + np.uint64(52) + c]
+                                    | played[game + np.uint64(104) + c]) ^ 1)
         for suit in range(0, 52, 13):  # branch-free: every card's entry is written
             above = 0
             for k in range(13):
                 c = suit + unseen_rank[order, k]
-                held = hands[own + c]
-                flat[base + c] = unseen_value[above] * held
-                seen = held | discards[own + c] | played[game + c] | played[game + 52 + c] | played[game + 104 + c]
-                above += pack[c] & (seen ^ 1)
+                flat[base + c] = unseen_value[above] * hands[own + c]
+                above += unseen[c]
 
 
