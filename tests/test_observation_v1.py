@@ -144,3 +144,10 @@ def test_v1_env_ids_give_layout_v1_and_v0_ids_keep_v0():
             venv = gymnasium.make_vec(self_play_id, num_envs=2, autoreset_mode=mode)
             assert venv.reset(seed=0)[0]["observation"].shape == (2, sizes[layout])
     api_test(manni_v1.env(variant="trjamann"), num_cycles=100)
+
+
+def test_layout_command_prints_the_v1_table(capsys):
+    from manni_env.cli import main
+
+    assert main(["layout", "--variant", "trjamann", "--layout", "v1"]) == 0
+    assert capsys.readouterr().out == layout_table(make_rules("trjamann"), "summary", "v1")
