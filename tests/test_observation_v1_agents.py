@@ -126,3 +126,7 @@ def test_a_bad_observation_layout_is_one_line(capsys):
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.endswith("--observation must be one of v0, v1, got 'v2'")
     assert parse_args(Args, ["--observation", "v1"]).observation == "v1" and Args().observation == "v0"
+    from manni_train import rllib_ppo
+
+    with pytest.raises(ValueError, match="^--observation v1: the rllib trainer reads observation layout v0 only$"):
+        rllib_ppo.Args(observation="v1").check()
