@@ -6,6 +6,7 @@ A checkpoint is two files side by side:
   output layer ``action`` (each ``.weight`` shaped ``(out, in)`` and ``.bias``). ``safetensors``
   holds raw tensors, so loading a file cannot execute code (unlike pickle or SB3's zip).
 - ``NAME.json``: metadata (:data:`FORMAT`, variant and rule options, observation ``history``,
+  observation ``layout`` (``v0`` or ``v1``; absent in older files, which read ``v0``),
   ``obs_size``, ``layout_sha256`` of the observation layout, ``net_arch``, ``activation``, the
   weights' ``weights_sha256``, how the model was trained, and optionally ``play``: how the agent plays
   the network unless its spec says otherwise, one of :data:`PLAY_MODES`, ``plain`` when absent).
@@ -15,7 +16,9 @@ action logits; illegal actions are masked, then the argmax is played (or, with `
 an action is drawn with the caller's generator); played ``symmetric``, the policy is first averaged
 over the suit relabellings of the position. Every problem with a file — missing, truncated,
 edited, wrong shapes, another variant or observation layout — raises :class:`CheckpointError`
-naming the file and the problem. Inference needs numpy and safetensors only, not torch (a move of
+naming the file and the problem. A network reads observations of its own layout; given those of a
+layout that extends it (v1 observations to a v0 network, same history), it reads their first
+``obs_size`` floats, which are its own layout's (:meth:`PPOAgent.input_width`). Inference needs numpy and safetensors only, not torch (a move of
 ``ppo:symmetric`` runs as one numba-compiled call where numba is installed:
 :mod:`manni_agents.symmetric_kernel`).
 """
@@ -35,7 +38,7 @@ import safetensors.numpy
 from manni_agents.symmetric_kernel import compiled_symmetric_scores
 from manni_env.actions import NUM_ACTIONS
 from manni_env.files import replace_atomically
-from manni_env.observation import HISTORIES, ObservationEncoder
+from manni_env.observation import HISTORIES, LAYOUTS, ObservationEncoder
 from manni_env.rules import VARIANTS, Rules, make_rules
 from manni_env.symmetry import SuitRelabelling
 from manni_env.view import SeatView
@@ -91,14 +94,15 @@ def layout_fingerprint(encoder: ObservationEncoder) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def policy_metadata(rules: Rules, history: str, activation: str) -> dict:
+def policy_metadata(rules: Rules, history: str, activation: str, layout: str = "v0") -> dict:
     """The metadata every exporter writes about what the policy plays and reads: variant, rule
-    options, observation history and size, layout hash, activation."""
-    encoder = ObservationEncoder(rules, history=history)
+    options, observation history, layout and size, layout hash, activation."""
+    encoder = ObservationEncoder(rules, history=history, layout=layout)
     return {
         "variant": rules.variant,
         "rule_options": rules.options(),
         "history": history,
+        "layout": layout,
         "obs_size": encoder.size,
         "layout_sha256": layout_fingerprint(encoder),
         "activation": activation,
@@ -202,6 +206,8 @@ def _check_metadata(meta, where: Path) -> None:
     choice("activation", tuple(ACTIVATIONS))
     if "play" in meta:
         choice("play", PLAY_MODES)
+    if "layout" in meta:
+        choice("layout", LAYOUTS)
     if not _positive_int(meta["obs_size"]):
         raise bad("obs_size", "a positive integer")
     if not isinstance(meta["net_arch"], list) or not all(map(_positive_int, meta["net_arch"])):
@@ -380,7 +386,7 @@ class PPOAgent:
                 raise CheckpointError(
                     f"{self.path}: trained for variant {self.meta['variant']!r}, cannot play {variant!r}"
                 )
-            encoder = ObservationEncoder(rules, history=self.meta["history"])
+            encoder = ObservationEncoder(rules, history=self.meta["history"], layout=self.layout)
             if encoder.size != self.meta["obs_size"]:
                 raise CheckpointError(
                     f"{self.path}: expects observations of size {self.meta['obs_size']}, "
@@ -390,6 +396,24 @@ class PPOAgent:
                 raise CheckpointError(f"{self.path}: the observation layout changed since this model was trained")
             self._encoder = encoder
         return self._encoder
+
+    @property
+    def layout(self) -> str:
+        """The observation layout the network reads (``v0`` for files older than the field)."""
+        return self.meta.get("layout", "v0")
+
+    def input_width(self, rules: Rules, layout: str) -> int:
+        """How many leading floats of the observations of ``rules`` in ``layout`` (the network's own
+        history) the network reads: all of them in its own layout, the ``v0`` prefix of ``v1``
+        observations for a ``v0`` network; :class:`CheckpointError` where its layout is not a
+        prefix of ``layout`` (a ``v1`` network given ``v0`` observations)."""
+        own = self.encoder_for(rules)
+        given = ObservationEncoder(rules, own.history, layout)
+        if [(s.name, s.offset, s.size) for s in given.segments[: len(own.segments)]] != [
+                (s.name, s.offset, s.size) for s in own.segments]:
+            raise CheckpointError(f"{self.path} reads observation layout {self.layout}, the games are seen "
+                                  f"in layout {layout}")
+        return own.size
 
 
 class ShippedPPOAgent:

@@ -30,7 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
-from manni_agents.ppo_agent import CheckpointError, ShippedPPOAgent
+from manni_agents.ppo_agent import CheckpointError, PPOAgent, ShippedPPOAgent
 from manni_agents.registry import make_agent
 from manni_agents.rule_based_vector import VectorRuleBased
 from manni_env.rules import Rules
@@ -77,9 +77,11 @@ class NetworkPolicy:
         return logits.argmax(1)
 
 
-def make_vector_policy(spec: str, rules: Rules, history: str = "summary", backend: str = "auto") -> VectorPolicy:
+def make_vector_policy(spec: str, rules: Rules, history: str = "summary", backend: str = "auto",
+                       layout: str = "v0") -> VectorPolicy:
     """The batched agent of ``spec`` (``ppo``, ``ppo:VARIANT[,sample,symmetric|plain]``, ``ppo:PATH[,…]``,
-    ``rule_based``, ``random``) for games of ``rules`` seen with ``history``; ``ValueError``
+    ``rule_based``, ``random``) for games of ``rules`` seen with ``history`` in observation ``layout``
+    (a ``v0`` network reads the ``v0`` prefix of ``v1`` observations); ``ValueError``
     (:class:`~manni_agents.ppo_agent.CheckpointError` for a checkpoint) naming the problem."""
     name = spec.strip().partition(":")[0]
     if name not in VECTOR_AGENTS:
@@ -91,10 +93,21 @@ def make_vector_policy(spec: str, rules: Rules, history: str = "summary", backen
     if name == "rule_based":
         return VectorRuleBased(backend)
     network = agent.agent_for(rules) if isinstance(agent, ShippedPPOAgent) else agent
+    return network_policy(network, rules, history, layout, spec.strip())
+
+
+def network_policy(network: PPOAgent, rules: Rules, history: str, layout: str, name: str) -> NetworkPolicy:
+    """The batched policy of a ``ppo`` network in games of ``rules`` seen with ``history`` in
+    ``layout``: it reads the leading floats of their observations that its own layout holds
+    (:meth:`~manni_agents.ppo_agent.PPOAgent.input_width`); :class:`CheckpointError` if it cannot."""
     if network.meta["history"] != history:
-        raise CheckpointError(f"{spec}: {network.path} reads history={network.meta['history']!r} "
+        raise CheckpointError(f"{name}: {network.path} reads history={network.meta['history']!r} "
                               f"observations, the games are seen with history={history!r}")
-    return NetworkPolicy(lambda obs, mask: network.policy_logits(obs, mask, rules), spec.strip(), network.sample)
+    try:
+        width = network.input_width(rules, layout)
+    except CheckpointError as err:
+        raise CheckpointError(f"{name}: {err}") from None
+    return NetworkPolicy(lambda obs, mask: network.policy_logits(obs[:, :width], mask, rules), name, network.sample)
 
 
 def act_seats(policies: Mapping[int, VectorPolicy], who: np.ndarray, venv: VectorManni, obs: np.ndarray,

@@ -11,6 +11,10 @@ Importing the package registers the environments by entry-point strings (nothing
   (:mod:`manni_env.vector_gym`, every seat's decisions): ``gymnasium.make_vec(
   "manni_env/ManniSelfPlay-v0", num_envs=64)``;
 - PettingZoo ``manni/manni-v0``: the AEC env, ``pettingzoo.make("aec", "manni/manni-v0")``.
+
+Each has a ``-v1`` twin (``manni_env/Manni-v1``, ``manni_env/ManniSelfPlay-v1``, ``manni/manni-v1``,
+the module ``manni_env.manni_v1``): the same env with observation layout v1, v0's observation
+followed by the trick-play segments (:mod:`manni_env.observation`).
 """
 
 import gymnasium as _gymnasium
@@ -25,19 +29,26 @@ __version__ = "0.2.0"  # the distribution's version (pyproject.toml reads it); C
 GYM_ID = "manni_env/Manni-v0"
 GYM_SELF_PLAY_ID = "manni_env/ManniSelfPlay-v0"
 PETTINGZOO_ID = "manni/manni-v0"
+GYM_V1_ID = "manni_env/Manni-v1"
+GYM_SELF_PLAY_V1_ID = "manni_env/ManniSelfPlay-v1"
+PETTINGZOO_V1_ID = "manni/manni-v1"
 
-if GYM_ID not in _gymnasium.registry:
-    _gymnasium.register(GYM_ID, entry_point="manni_agents.envs:single_agent_env")  # opponents by agent spec
-if GYM_SELF_PLAY_ID not in _gymnasium.registry:
-    _gymnasium.register(GYM_SELF_PLAY_ID, vector_entry_point="manni_env.vector_gym:ManniVectorEnv")
-if PETTINGZOO_ID not in _pettingzoo.aec_registry:
-    _pettingzoo.register("aec", PETTINGZOO_ID, entry_point="manni_env.manni_v0:env")
+for _layout, _gym, _self_play, _aec in (("v0", GYM_ID, GYM_SELF_PLAY_ID, PETTINGZOO_ID),
+                                        ("v1", GYM_V1_ID, GYM_SELF_PLAY_V1_ID, PETTINGZOO_V1_ID)):
+    if _gym not in _gymnasium.registry:  # opponents by agent spec
+        _gymnasium.register(_gym, entry_point="manni_agents.envs:single_agent_env", kwargs={"layout": _layout})
+    if _self_play not in _gymnasium.registry:
+        _gymnasium.register(_self_play, vector_entry_point="manni_env.vector_gym:ManniVectorEnv",
+                            kwargs={"layout": _layout})
+    if _aec not in _pettingzoo.aec_registry:
+        _pettingzoo.register("aec", _aec, entry_point=f"manni_env.manni_{_layout}:env")
 
 
 def __getattr__(name: str):
-    """``manni_env.manni_v0`` on first use (the AEC env module is imported only by code that needs it)."""
-    if name == "manni_v0":
+    """``manni_env.manni_v0`` / ``manni_v1`` on first use (the AEC env modules are imported only by
+    code that needs them)."""
+    if name in ("manni_v0", "manni_v1"):
         import importlib
 
-        return importlib.import_module(f"{__name__}.manni_v0")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

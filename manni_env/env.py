@@ -6,9 +6,9 @@ Manni, the Icelandic three-player trick-taking game, as a PettingZoo AEC environ
 PettingZoo's classic environments. Rules: the project's RULES.md; variants
 `hornafjardar` (default), `basic`, `trjamann` and `laugarvatn`.
 
-| Import             | `from manni_env import manni_v0`                                      |
+| Import             | `from manni_env import manni_v1` (or `manni_v0`: observation layout v0) |
 |--------------------|-----------------------------------------------------------------------|
-| Creation           | `manni_v0.env(variant="basic", target=5)` or `pettingzoo.make("aec", "manni/manni-v0")` |
+| Creation           | `manni_v1.env(variant="basic", target=5)` or `pettingzoo.make("aec", "manni/manni-v1")` |
 | Actions            | Discrete                                                              |
 | Parallel API       | No                                                                    |
 | Manual Control     | No                                                                    |
@@ -16,7 +16,7 @@ PettingZoo's classic environments. Rules: the project's RULES.md; variants
 | Agents             | 3                                                                     |
 | Action Shape       | Discrete(63)                                                          |
 | Action Values      | [0, 62]                                                               |
-| Observation Shape  | (616,) with `history="summary"`; `history="full"` adds 3 × tricks per deal × 55 |
+| Observation Shape  | (830,) with `history="summary"` (v0: 616); `history="full"` adds 3 × tricks per deal × 55 |
 | Observation Values | 0/1 one-hots and card sets; counts scaled to [0, 1]; score tallies scaled by the target (see the layout) |
 
 Seat `i` is agent `player_i`; seats sit clockwise and the deal passes to the dealer's left. An
@@ -25,8 +25,9 @@ fixed rotation: `agent_selection` is always the seat the rules put on turn.
 
 ### Options
 
-`manni_v0.env(variant="hornafjardar", history="summary", episode="deal", reward="deal",
-render_mode=None, render_seat=None, **rule_options)`. `rule_options` are the variant's options (`target`,
+`manni_v1.env(variant="hornafjardar", history="summary", episode="deal", reward="deal",
+render_mode=None, render_seat=None, **rule_options)` (`manni_v0.env` takes the same options and
+gives the observation layout v0; both are `raw_env(..., layout="v0" | "v1")`). `rule_options` are the variant's options (`target`,
 `negative`, `max_deals`, `first_dealer`), validated by `manni_env.rules.make_rules`: an unknown
 variant or option raises its `ValueError` naming the valid choices.
 
@@ -51,9 +52,12 @@ own cards drawn, exchange / swap / Manni pickup decisions and counts, the announ
 (declarer, contracts each seat has used), the current trick, suit led and leader, every card each
 seat has played this deal, the suits each seat has shown void in, tricks won, the plus / minus /
 total tallies and the deal number; with `history="full"`, every play of the deal in order with who
-played it. The table of segments (name, offset, size, meaning) is generated from the code:
-`manni layout --variant V [--history full]` prints it (`manni_env.observation.layout_table(rules,
-history)`); `manni_env.observation.describe(obs, rules)` decodes a vector into words. Opponents' hands, their discards and the unseen Manni are never in it.
+played it. Layout v1 (`manni_v1`) appends the trick-play segments after all of these: the number
+of cards in the current trick, the card winning it so far and whose it is, the cards that led and
+the cards that won this deal's tricks, and for each card in hand how many cards of its suit above it
+(in the contract's trick order) this seat has not seen. The table of segments (name, offset, size,
+meaning) is generated from the code: `manni layout --variant V [--history full] [--layout v1]`
+prints it (`manni_env.observation.layout_table(rules, history, layout)`); `manni_env.observation.describe(obs, rules)` decodes a vector into words. Opponents' hands, their discards and the unseen Manni are never in it.
 
 Observations are of the current state of the game: when a deal ends, the engine has already dealt
 the next one, so the observation after the last card of a deal shows the next deal (with
@@ -122,8 +126,8 @@ illegal action then raises `IllegalActionError`); for bulk self-play see `manni_
 
 ### Version History
 
-The `_vN` suffix follows PettingZoo's rule, and the Gymnasium ids (`manni_env/Manni-v0`,
-`manni_env/ManniSelfPlay-v0`) share it: it is bumped whenever a change makes observations,
+The `_vN` suffix follows PettingZoo's rule, and the Gymnasium ids (`manni_env/Manni-vN`,
+`manni_env/ManniSelfPlay-vN`) share it: it is bumped whenever a change makes observations,
 rewards or the rules of play mean something else, so results and checkpoints of different
 versions are never compared by mistake. Speed-ups, new options with the old default and new
 variants do not bump it.
@@ -132,6 +136,11 @@ variants do not bump it.
   rewards and rules).
   Unreleased: the default `episode` is `"deal"` (it was `"game"`), the default of every adapter;
   `episode="game"` gives the old episodes. Observations, step rewards and rules are unchanged.
+* v1: Unreleased. Observation layout v1, the v0 vector followed by the trick-play segments
+  (`trick_position`, `trick_winning_card`, `trick_winning_seat`, `led`, `won`, `unseen_above`;
+  830 floats with `history="summary"`). The first 616 (v0's size; with `history="full"` v0's full
+  size) are exactly the v0 observation, so v0 checkpoints still load and play on v1 envs. Rewards
+  and rules are unchanged; `manni_v0` and the `-v0` ids keep layout v0.
 
 """
 
@@ -152,7 +161,7 @@ from manni_env.cards import card_to_str, mask_of
 from manni_env.engine import Deal, GameState, IllegalActionError, Phase
 from manni_env.episodes import (DEFAULT_EPISODE, DEFAULT_REWARD, TABLE_REWARDS, check_episode, check_reward, engine_rewards,
                        episode_end, outcome_rewards)
-from manni_env.observation import ObservationEncoder, StateEncoder
+from manni_env.observation import ObservationEncoder, StateEncoder, check_layout
 from manni_env.rules import ExchangeScheme, make_rules
 from manni_env.text import PHASE_NAMES, contract_text, hand_text
 from manni_env.view import SeatView
@@ -190,10 +199,14 @@ class raw_env(AECEnv, EzPickle):
         reward: str = DEFAULT_REWARD,
         render_mode: str | None = None,
         render_seat: int | str | None = None,
+        layout: str = "v0",
         **rule_options: Any,
     ):
-        EzPickle.__init__(self, variant, history, episode, reward, render_mode, render_seat, **rule_options)
+        EzPickle.__init__(self, variant, history, episode, reward, render_mode, render_seat, layout=layout,
+                          **rule_options)
         super().__init__()
+        check_layout(layout)
+        self.metadata = {**type(self).metadata, "name": f"manni_{layout}"}  # the layout is the env's version
         self.rules = make_rules(variant, **rule_options)
         check_episode(episode)
         check_reward(reward, TABLE_REWARDS, episode)
@@ -204,7 +217,8 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"render_seat must be None (the agent on turn), 0, 1, 2 or 'all'; got {render_seat!r}")
         self.render_seat, self._window = render_seat, None
         self.history, self.episode, self.reward_mode, self.render_mode = history, episode, reward, render_mode
-        self.encoder = ObservationEncoder(self.rules, history)
+        self.layout = layout
+        self.encoder = ObservationEncoder(self.rules, history, layout)
         self.state_encoder = StateEncoder(self.rules, history)
 
         self.possible_agents = list(AGENTS)

@@ -6,6 +6,12 @@ the variant's tricks per deal). Seats are **relative** to the observing seat: 0 
 (the next to play after me), 2 = my right. Cards are one-hot over the 52 card indices
 (``suit*13+rank``, see :mod:`manni_env.cards`).
 
+Two layouts (:data:`LAYOUTS`): ``v0``, and ``v1`` = every ``v0`` segment unchanged and in the same
+order, followed by the trick-play segments (:data:`TRICK_PLAY_SEGMENTS`: the position in the
+current trick, the card winning it so far and whose it is, the cards that led and won this deal's
+tricks, and for each card in hand how many unseen cards of its suit rank above it), so a ``v0``
+observation is the first ``v0 size`` floats of the ``v1`` observation of the same position.
+
 The layout is published as a table generated from the code (:func:`layout_table`) and a vector can
 be decoded back into words (:func:`describe`). Scaled numbers:
 
@@ -14,7 +20,8 @@ be decoded back into words (:func:`describe`). Scaled numbers:
   allowance are divided by 12; Manni cards used by the size of the Manni; tricks won by the tricks
   per deal; the deal index by the deal cap;
 - the plus / minus / total tallies are divided by the target (Hornafjarðarmanni, Basic) or by
-  :data:`FIXED_SCORE_SCALE` (the fixed-length announcement variants).
+  :data:`FIXED_SCORE_SCALE` (the fixed-length announcement variants);
+- ``v1``'s ``unseen_above`` counts are divided by :data:`UNSEEN_SCALE`.
 
 Contracts each seat has used (announcement variants) have six slots in Laugarvatnsmanni's order
 (spades, hearts, diamonds, clubs, grand, nullo); Trjámann's "suit" contract (hearts or diamonds,
@@ -31,12 +38,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from manni_env.actions import NUM_ACTIONS
-from manni_env.cards import NUM_CARDS, SUITS, card_to_str, sort_for_display
-from manni_env.engine import GameState
+from manni_env.cards import ACE, NUM_CARDS, SUITS, card_to_str, sort_for_display
+from manni_env.engine import GameState, trick_winner
 from manni_env.rules import VARIANTS, ContractKind, ExchangeScheme, Phase, Rules
 from manni_env.view import SeatView
 
 HISTORIES = ("summary", "full")
+#: Observation layouts: ``v0`` the original one; ``v1`` = v0 followed by the trick-play segments
+#: (:data:`TRICK_PLAY_SEGMENTS`), so a v0 observation is the first ``v0 size`` floats of the v1 one.
+LAYOUTS = ("v0", "v1")
+#: Divisor of the ``unseen_above`` counts (the most cards of a suit above a card).
+UNSEEN_SCALE = 12
 #: Divisor of the score tallies in the fixed-length variants (Trjámann, Laugarvatnsmanni).
 FIXED_SCORE_SCALE = 32
 #: Divisor of exchange counts and of the remaining discard allowance (a hand's size).
@@ -54,6 +66,8 @@ _REL = tuple(tuple((a - s) % 3 for a in range(3)) for s in range(3))  # _REL[sea
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float32)
 #: _PLAY_BITS[relative seat][card]: the bits of one history slot
 _PLAY_BITS = tuple(tuple(1 << card | 1 << (NUM_CARDS + r) for card in range(NUM_CARDS)) for r in range(3))
+#: _TRICK_ORDER[nullo]: the ranks of a suit from the highest in the trick order to the lowest
+_TRICK_ORDER = (tuple(range(ACE, -1, -1)), (*range(ACE - 1, -1, -1), ACE))
 
 
 @dataclass(frozen=True)
@@ -66,9 +80,31 @@ class Segment:
     meaning: str
 
 
-def _observation_segments(rules: Rules, history: str) -> list[tuple[str, int, str]]:
+#: The segments ``v1`` appends to ``v0`` (after ``deal_index``, or ``history`` with the full history).
+TRICK_PLAY_SEGMENTS = (
+    ("trick_position", 3, "play phase: cards already in the current trick (0, 1, 2), one-hot"),
+    ("trick_winning_card", 52, "the card winning the current trick so far (zeros when it is empty)"),
+    ("trick_winning_seat", 3, "relative seat that played the card winning the current trick"),
+    ("led", 52, "cards played this deal that were the first card of their trick"),
+    ("won", 52, "cards played this deal that won their (completed) trick"),
+    # scaled numbers
+    ("unseen_above", 52, f"for each card in hand: cards of its suit above it in the trick order (nullo: "
+     f"ace low) that this seat has not seen (not in hand, not played, not its own discards; the cut "
+     f"card counts as unseen: its holder may have discarded it) / {UNSEEN_SCALE}; 0 for other cards"),
+)
+
+
+def check_layout(layout: str) -> str:
+    """``layout`` if it is one of :data:`LAYOUTS`, else a one-line ``ValueError``."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"observation layout must be one of {', '.join(LAYOUTS)}; got {layout!r}")
+    return layout
+
+
+def _observation_segments(rules: Rules, history: str, layout: str = "v0") -> list[tuple[str, int, str]]:
     if history not in HISTORIES:
         raise ValueError(f"history must be one of {', '.join(HISTORIES)}; got {history!r}")
+    check_layout(layout)
     scale = "target" if rules.target is not None else str(FIXED_SCORE_SCALE)
     parts = [
         ("hand", 52, "own hand now (card one-hot)"),
@@ -108,6 +144,8 @@ def _observation_segments(rules: Rules, history: str) -> list[tuple[str, int, st
         slots = 3 * rules.tricks_per_deal
         parts.append(("history", slots * _PLAY_SLOT,
                       f"every play of this deal in order: {slots} slots x (52 card one-hot + 3 relative seat)"))
+    if layout == "v1":
+        parts += TRICK_PLAY_SEGMENTS
     return parts
 
 
@@ -129,13 +167,14 @@ class ObservationEncoder:
 
     The 0/1 segments are assembled as bits of one Python integer (card sets are already bitmasks)
     and turned into floats by one table lookup of its bytes; the scaled numbers form one contiguous
-    block written after.
+    block written after (and, in layout ``v1``, the ``unseen_above`` block at the end).
     """
 
-    def __init__(self, rules: Rules, history: str = "summary"):
+    def __init__(self, rules: Rules, history: str = "summary", layout: str = "v0"):
         self.rules = rules
         self.history = history
-        self.segments = _build(_observation_segments(rules, history))
+        self.layout = layout
+        self.segments = _build(_observation_segments(rules, history, layout))
         self.size = self.segments[-1].offset + self.segments[-1].size
         self.offset = {s.name: s.offset for s in self.segments}
         self._nbytes = (self.size + 7) // 8
@@ -152,6 +191,8 @@ class ObservationEncoder:
         self._pickup_discards = spec.pickup_discards
         self._slot_of = {a.name: a.slot for a in spec.announcements}
         self._full = history == "full"
+        self._trick_play = layout == "v1"
+        self._pack = rules.pack
         # cards a swap (Basic: the whole hand) or a pickup (the four Manni cards) takes
         self._taken = (rules.hand_size if self._swap else rules.manni_size) / EXCHANGE_SCALE
         self.low, self.high = self._bounds()
@@ -240,6 +281,8 @@ class ObservationEncoder:
             for s, card in reversed(view.plays):
                 history = history << _PLAY_SLOT | _PLAY_BITS[rel[s]][card]
             bits |= history << o["history"]
+        if self._trick_play:
+            bits |= self._trick_play_bits(view, rel)
 
         # each byte of ``bits`` becomes its 8 floats in one table lookup
         byte_values = np.frombuffer(bits.to_bytes(self._nbytes, "little"), np.uint8)
@@ -258,7 +301,48 @@ class ObservationEncoder:
             totals[seat] / score, totals[left] / score, totals[right] / score,
             view.deal_index / self._max_deals,
         )
+        if self._trick_play:
+            self._unseen_above(view, out)
         return out
+
+    def _trick_play_bits(self, view: SeatView, rel: tuple[int, ...]) -> int:
+        """The 0/1 segments of layout ``v1``: trick position, the card winning the trick so far
+        and its seat, the cards that led and won this deal's tricks."""
+        o, bits = self.offset, 0
+        contract = view.contract
+        if contract is None:
+            return bits
+        trump, nullo = contract.trump, contract.kind == ContractKind.NULLO
+        trick = view.trick
+        if view.phase == Phase.PLAY:
+            bits |= 1 << (o["trick_position"] + len(trick))
+        if trick:
+            best = trick_winner(trick, trump, nullo)
+            bits |= 1 << (o["trick_winning_card"] + trick[best])
+            bits |= 1 << (o["trick_winning_seat"] + rel[(view.leader + best) % 3])
+        plays = view.plays
+        for first in range(0, len(plays), 3):
+            cards = [card for _, card in plays[first : first + 3]]
+            bits |= 1 << (o["led"] + cards[0])
+            if len(cards) == 3:
+                bits |= 1 << (o["won"] + cards[trick_winner(cards, trump, nullo)])
+        return bits
+
+    def _unseen_above(self, view: SeatView, out: np.ndarray) -> None:
+        """Layout ``v1``'s ``unseen_above`` block (see :data:`TRICK_PLAY_SEGMENTS`)."""
+        hand = view.hand
+        seen = hand | view.discards | view.played[0] | view.played[1] | view.played[2] | ~self._pack
+        contract = view.contract
+        order = _TRICK_ORDER[contract is not None and contract.kind == ContractKind.NULLO]
+        base = self.offset["unseen_above"]
+        for suit in range(0, NUM_CARDS, 13):
+            above = 0
+            for rank in order:
+                card = suit + rank
+                if hand >> card & 1:
+                    out[base + card] = above / UNSEEN_SCALE
+                elif not seen >> card & 1:
+                    above += 1
 
     @staticmethod
     def action_mask(view: SeatView) -> np.ndarray:
@@ -269,10 +353,11 @@ class ObservationEncoder:
         return mask
 
 
-def layout_table(rules: Rules, history: str = "summary") -> str:
+def layout_table(rules: Rules, history: str = "summary", layout: str = "v0") -> str:
     """The observation layout as a Markdown table (segment, offset, size, meaning)."""
-    enc = ObservationEncoder(rules, history)
-    return _table(enc.segments, f"Observation layout ({rules.variant}, history={history!r}): {enc.size} floats")
+    enc = ObservationEncoder(rules, history, layout)
+    return _table(enc.segments, f"Observation layout {layout} ({rules.variant}, history={history!r}): "
+                  f"{enc.size} floats")
 
 
 def _table(segments: list[Segment], title: str) -> str:
@@ -296,9 +381,9 @@ def _one(bits: np.ndarray, names) -> str | None:
     return names[int(hot[0])] if len(hot) else None
 
 
-def describe(obs: np.ndarray, rules: Rules, history: str = "summary") -> str:
+def describe(obs: np.ndarray, rules: Rules, history: str = "summary", layout: str = "v0") -> str:
     """Decode an observation vector into words (seats as me / left / right), one fact per line."""
-    enc = ObservationEncoder(rules, history)
+    enc = ObservationEncoder(rules, history, layout)
     obs = np.asarray(obs, dtype=np.float64)
     if obs.shape != (enc.size,):
         raise ValueError(f"expected an observation of shape ({enc.size},) for {rules.variant}, got {obs.shape}")
@@ -359,7 +444,21 @@ def describe(obs: np.ndarray, rules: Rules, history: str = "summary") -> str:
         slots = seg["history"].reshape(-1, _PLAY_SLOT)
         plays_text = [f"{_one(s[NUM_CARDS:], SEAT_NAMES)} {_cards_text(s[:NUM_CARDS])}" for s in slots if s.any()]
         lines.append(f"history: {', '.join(plays_text) or '-'}")
+    if layout == "v1":
+        lines += _describe_trick_play(seg)
     return "\n".join(lines)
+
+
+def _describe_trick_play(seg: dict[str, np.ndarray]) -> list[str]:
+    position = np.flatnonzero(seg["trick_position"] > 0.5)
+    winning = (f"{_cards_text(seg['trick_winning_card'])} ({_one(seg['trick_winning_seat'], SEAT_NAMES)})"
+               if seg["trick_winning_card"].any() else "-")
+    unseen = [f"{card_to_str(int(c))} {round(seg['unseen_above'][c] * UNSEEN_SCALE)}"
+              for c in sort_for_display(int(c) for c in np.flatnonzero(seg["unseen_above"] > 0))]
+    return [f"cards in the trick: {int(position[0]) if len(position) else '-'}; winning so far: {winning}",
+            f"led this deal: {_cards_text(seg['led'])}",
+            f"won tricks this deal: {_cards_text(seg['won'])}",
+            f"unseen cards above mine: {', '.join(unseen) or '-'}"]
 
 
 # ------------------------------------------------------------------------------------- full state
@@ -411,6 +510,6 @@ class StateEncoder:
 
 
 __all__ = [
-    "FIXED_SCORE_SCALE", "HISTORIES", "ObservationEncoder", "Segment", "StateEncoder", "describe",
-    "layout_table", "score_scale",
+    "FIXED_SCORE_SCALE", "HISTORIES", "LAYOUTS", "TRICK_PLAY_SEGMENTS", "ObservationEncoder", "Segment",
+    "StateEncoder", "check_layout", "describe", "layout_table", "score_scale",
 ]

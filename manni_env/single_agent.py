@@ -9,7 +9,8 @@ one trajectory, so every deal result reaches the learner.
 
 =================  ==========================================================================
 Observation        ``Box(float32, (encoder.size,))``: :class:`~manni_env.observation.ObservationEncoder`
-                   of the learner's :class:`~manni_env.view.SeatView` (see ``manni layout``)
+                   of the learner's :class:`~manni_env.view.SeatView` (see ``manni layout``), in
+                   the observation layout ``layout`` (``"v0"``, the default, or ``"v1"``)
 Action space       ``Discrete(63)`` (:mod:`manni_env.actions`); ``action_space.sample()`` is legal
 Legal actions      ``action_masks()`` (int8 → bool) for ``MaskablePPO``; never all zeros
 Reward             ``reward="deal"``: the learner's deal score when a deal ends, else 0;
@@ -33,7 +34,7 @@ Gymnasium's ``check_env`` and unmasked algorithms need) ends the episode with re
 game. ``illegal_action="raise"`` raises :class:`~manni_env.engine.IllegalActionError` instead.
 Masked play never meets either.
 
-``gymnasium.make("manni_env/Manni-v0", ...)`` builds this env with opponents named by agent specs
+``gymnasium.make("manni_env/Manni-v0", ...)`` (layout v0; ``manni_env/Manni-v1``: layout v1) builds this env with opponents named by agent specs
 (registered by ``import manni_env``; built by :func:`manni_agents.envs.single_agent_env`). Render modes:
 ``ansi`` (the learner's information as text), ``rgb_array`` (the table from the learner's seat,
 :mod:`manni_env.render`) and ``human`` (that picture in a window).
@@ -121,6 +122,7 @@ class SingleAgentManniEnv(gym.Env):
         reward: str = DEFAULT_REWARD,
         render_mode: str | None = None,
         illegal_action: str = "penalize",
+        layout: str = "v0",
         **rule_options,
     ):
         check_episode(episode)
@@ -134,7 +136,7 @@ class SingleAgentManniEnv(gym.Env):
         self._illegal_end = False  # the episode ended on an illegal action (penalize)
         self._window = None
         self.rules = make_rules(variant, **rule_options)
-        self.encoder = ObservationEncoder(self.rules, history=history)
+        self.encoder = ObservationEncoder(self.rules, history=history, layout=layout)
         self.history = history
         self.episode = episode
         self.reward = reward

@@ -27,7 +27,8 @@ from manni_env.observation import _PLAY_SLOT, ObservationEncoder
 SUIT_COUNT = 4
 RANK_COUNT = NUM_CARDS // SUIT_COUNT
 #: segments holding card one-hots (each a multiple of 52 long)
-CARD_SEGMENTS = ("hand", "cut_card", "discards", "drawn", "trick", "played")
+CARD_SEGMENTS = ("hand", "cut_card", "discards", "drawn", "trick", "played",
+                 "trick_winning_card", "led", "won", "unseen_above")
 #: segments holding one flag per suit (each a multiple of 4 long)
 SUIT_SEGMENTS = ("trump", "led_suit", "voids")
 #: the suit kept in place when there is no trump

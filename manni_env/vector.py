@@ -14,7 +14,7 @@ API (all arrays have the batch dimension first)::
     obs, mask, to_move, rewards, terminated, truncated, infos = venv.step(actions)   # actions (N,)
 
 - ``obs[i]`` is the observation of the seat on turn in game ``i`` (``to_move[i]``), byte-identical
-  to ``ObservationEncoder(rules, history).encode(state.view(to_move))`` of the scalar engine;
+  to ``ObservationEncoder(rules, history, layout).encode(state.view(to_move))`` of the scalar engine;
   ``mask[i]`` is that seat's legal-action mask (never all zeros). :meth:`VectorManni.observe`
   encodes any seat (a trainer bootstraps the values of seats not on turn with it).
 - ``rewards`` is ``(N, 3)`` float32 by absolute seat, as the AEC env pays them
@@ -124,7 +124,7 @@ class VectorManni:
     state: VectorState
 
     def __init__(self, rules: Rules, num_envs: int, reward: str = "deal", history: str = "summary",
-                 log_games: bool = False, backend: str = "auto"):
+                 log_games: bool = False, backend: str = "auto", layout: str = "v0"):
         check_reward(reward, TABLE_REWARDS)
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs!r}")
@@ -133,7 +133,7 @@ class VectorManni:
         self.rules = rules
         self.num_envs = num_envs
         self.reward_mode = reward
-        self.encoder = ObservationEncoder(rules, history)  # the layout (segments, bounds)
+        self.encoder = ObservationEncoder(rules, history, layout)  # the layout (segments, bounds)
         self.obs_size = self.encoder.size
         self._krules = kernel_rules(rules, self.encoder, reward == "outcome")
         self.log_games = log_games

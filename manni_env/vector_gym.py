@@ -1,7 +1,8 @@
 """Gymnasium's vector API for Manni self-play: N games, one decision per game per step.
 
 ``ManniVectorEnv(variant="hornafjardar", num_envs=64)`` (or ``gymnasium.make_vec(
-"manni_env/ManniSelfPlay-v0", num_envs=64)``) is a ``gymnasium.vector.VectorEnv``. In every game
+"manni_env/ManniSelfPlay-v0", num_envs=64)``; ``-v1`` or ``layout="v1"``: observation layout v1) is a
+``gymnasium.vector.VectorEnv``. In every game
 the seat on turn decides: the observation is a dict, as in the AEC env, of ``"observation"``
 (N, obs_size) float32 (that seat's :class:`~manni_env.observation.ObservationEncoder` vector) and
 ``"action_mask"`` (N, 63) int8 (its legal actions); ``step(actions)`` takes one action per game.
@@ -86,7 +87,7 @@ class ManniVectorEnv(gymnasium.vector.VectorEnv):
     def __init__(self, variant: str = "hornafjardar", num_envs: int = 64, history: str = "summary",
                  reward: str = DEFAULT_REWARD, backend: str = "auto",
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, render_mode: str | None = None,
-                 episode: str = DEFAULT_EPISODE, **options):
+                 episode: str = DEFAULT_EPISODE, layout: str = "v0", **options):
         try:
             mode = AutoresetMode(autoreset_mode)
         except ValueError:
@@ -106,8 +107,9 @@ class ManniVectorEnv(gymnasium.vector.VectorEnv):
         self.render_mode = render_mode
         self.num_envs = num_envs
         self.episode = episode
-        self.core = (_EngineGames(rules, num_envs, reward, history, episode) if mode == AutoresetMode.NEXT_STEP
-                     else _BatchGames(rules, num_envs, reward, history, backend, episode))
+        self.core = (_EngineGames(rules, num_envs, reward, history, episode, layout)
+                     if mode == AutoresetMode.NEXT_STEP
+                     else _BatchGames(rules, num_envs, reward, history, backend, episode, layout))
         enc = self.core.encoder
         self.single_observation_space = spaces.Dict({
             "observation": spaces.Box(enc.low, enc.high, dtype=np.float32),
@@ -161,9 +163,9 @@ class _EngineGames:
     """NEXT_STEP: one engine ``GameState`` per slot, so a slot whose episode ended can wait for its
     reset step."""
 
-    def __init__(self, rules, num_envs: int, reward: str, history: str, episode: str):
+    def __init__(self, rules, num_envs: int, reward: str, history: str, episode: str, layout: str):
         self.rules, self.num_envs, self.reward, self.episode = rules, num_envs, reward, episode
-        self.encoder = ObservationEncoder(rules, history)
+        self.encoder = ObservationEncoder(rules, history, layout)
         self.games: list[GameState] = []
         self.rngs: list[np.random.Generator] = []
         self.viewer = np.zeros(num_envs, np.int64)  # seat on turn, or the last to act in an ended episode
@@ -231,8 +233,8 @@ class _EngineGames:
 class _BatchGames:
     """SAME_STEP: the lockstep :class:`VectorManni`."""
 
-    def __init__(self, rules, num_envs: int, reward: str, history: str, backend: str, episode: str):
-        self.venv = VectorManni(rules, num_envs, reward=reward, history=history, backend=backend)
+    def __init__(self, rules, num_envs: int, reward: str, history: str, backend: str, episode: str, layout: str):
+        self.venv = VectorManni(rules, num_envs, reward=reward, history=history, backend=backend, layout=layout)
         self.episode = episode
         self.encoder = self.venv.encoder
         self.to_move = np.zeros(num_envs, np.int64)

@@ -10,8 +10,8 @@ game index first) and runs these kernels on it, each taking that state and one
   cap) and deals the next deal of a game that goes on, unless that needs a random draw;
 - :func:`start_deals` deals the next deal of the games the caller prepared (a new game's first
   dealer and used-up shuffled packs are drawn from the per-slot generators in Python);
-- :func:`observe` writes the observation and legal-action mask of any seat, byte-identical to
-  :class:`manni_env.observation.ObservationEncoder` on the engine's seat view.
+- :func:`observe` writes the observation (layout ``v0`` or ``v1``) and legal-action mask of any
+  seat, byte-identical to :class:`manni_env.observation.ObservationEncoder` on the engine's seat view.
 
 Variant knowledge comes only from :class:`KernelRules` (built from ``Rules.spec`` by
 :func:`kernel_rules`). The kernels are compiled by numba when it imports (``cache=True``, so only
@@ -32,7 +32,14 @@ from typing import NamedTuple
 import numpy as np
 
 from manni_env.actions import ANNOUNCE_SPADES, EXCHANGE_DONE, KEEP_HAND, NUM_ACTIONS, PASS_MANNI, SWAP_HAND, TAKE_MANNI
-from manni_env.observation import _PLAY_SLOT, EXCHANGE_SCALE, ObservationEncoder, score_scale
+from manni_env.observation import (
+    _PLAY_SLOT,
+    _TRICK_ORDER,
+    EXCHANGE_SCALE,
+    UNSEEN_SCALE,
+    ObservationEncoder,
+    score_scale,
+)
 from manni_env.rules import VARIANTS, ContractKind, ContractSource, EndRule, ExchangeScheme, Phase, Rules
 
 _PLAIN_NAME = "manni_env._vector_kernels_plain"  # this module loaded again without numba
@@ -184,6 +191,17 @@ class KernelRules(NamedTuple):
     o_deal: int
     o_history: int
     full_history: bool
+    # layout v1's trick-play segments (trick_play False: layout v0, the offsets unused)
+    trick_play: bool
+    o_trick_pos: int
+    o_win_card: int
+    o_win_seat: int
+    o_led_cards: int
+    o_won_cards: int
+    o_unseen: int
+    unseen_rank: np.ndarray  # (2, 13) by nullo: the ranks from the highest in the trick order down
+    unseen_value: np.ndarray  # (13,) float64, k / UNSEEN_SCALE
+    pack: np.ndarray  # (52,) uint8, the variant's cards
     taken: float  # exchange count of the swapper or taker, scaled
     score_scale: int
 
@@ -221,6 +239,11 @@ def kernel_rules(rules: Rules, encoder: ObservationEncoder, outcome: bool) -> Ke
         o_manni_used=o["manni_used"], o_limit=o["exchange_limit"], o_tricks=o["tricks_won"], o_plus=o["plus"],
         o_minus=o["minus"], o_totals=o["totals"], o_deal=o["deal_index"], o_history=o.get("history", 0),
         full_history=encoder.history == "full",
+        trick_play=encoder.layout == "v1", o_trick_pos=o.get("trick_position", 0),
+        o_win_card=o.get("trick_winning_card", 0), o_win_seat=o.get("trick_winning_seat", 0),
+        o_led_cards=o.get("led", 0), o_won_cards=o.get("won", 0), o_unseen=o.get("unseen_above", 0),
+        unseen_rank=np.array(_TRICK_ORDER, np.int64), unseen_value=np.arange(13) / UNSEEN_SCALE,
+        pack=np.array([rules.pack >> c & 1 for c in range(52)], np.uint8),
         taken=(rules.hand_size if swap else rules.manni_size) / EXCHANGE_SCALE, score_scale=score_scale(rules),
     )
 
@@ -611,6 +634,8 @@ def observe(state, rules, games, seats, obs, mask):
     hands, discards = state.hands.view(np.uint8).reshape(-1), state.discards.view(np.uint8).reshape(-1)
     drawn, played = state.drawn.view(np.uint8).reshape(-1), state.played.view(np.uint8).reshape(-1)
     voids = state.voids.view(np.uint8).reshape(-1)
+    unseen_rank, unseen_value, pack = rules.unseen_rank, rules.unseen_value, rules.pack
+    unseen = np.empty(52, np.uint8)  # v1: the cards of the observing seat's game it has not seen
     for k in range(games.shape[0]):
         i, seat = games[k], seats[k]
         row, mrow = k * size, k * nm
@@ -717,3 +742,38 @@ def observe(state, rules, games, seats, obs, mask):
                 base = row + rules.o_history + _PLAY_SLOT * j
                 flat[base + plays[i, j, 1]] = 1.0
                 flat[base + 52 + _rel(plays[i, j, 0], seat)] = 1.0
+        if not rules.trick_play:
+            continue
+        # layout v1 (as ObservationEncoder._trick_play_bits and _unseen_above), written here rather
+        # than in helpers: passing the rules tuple to a function costs a reference count per array
+        kind_i = kind[i]
+        if kind_i >= 0:
+            nullo, trump_i, n_trick = kind_i == NULLO, trump[i], trick_len[i]
+            if phase_i == PLAY:
+                flat[row + rules.o_trick_pos + n_trick] = 1.0
+            if n_trick > 0:  # a shorter trick padded with its last card, which never beats the best so far
+                last = trick[i, n_trick - 1]
+                best = _trick_winner(trick[i, 0], trick[i, 1] if n_trick > 1 else last, last, trump_i, nullo)
+                flat[row + rules.o_win_card + trick[i, best]] = 1.0
+                p = leader[i] + best
+                flat[row + rules.o_win_seat + _rel(p - 3 if p >= 3 else p, seat)] = 1.0
+            n_played = n_plays[i]
+            for j in range(0, n_played, 3):
+                flat[row + rules.o_led_cards + plays[i, j, 1]] = 1.0
+                if j + 3 <= n_played:
+                    best = _trick_winner(plays[i, j, 1], plays[i, j + 1, 1], plays[i, j + 2, 1], trump_i, nullo)
+                    flat[row + rules.o_won_cards + plays[i, j + best, 1]] = 1.0
+        order = 1 if kind_i == NULLO else 0
+        base, game = row + rules.o_unseen, np.uint64(3 * i * nc)
+        o = np.uint64(own)
+        for c in range(np.uint64(nc)):  # a loop LLVM vectorizes (see _copy)
+            unseen[c] = pack[c] & ((hands[o + c] | discards[o + c] | played[game + c] | played[game + np.uint64(52) + c]
+                                    | played[game + np.uint64(104) + c]) ^ 1)
+        for suit in range(0, 52, 13):  # branch-free: every card's entry is written
+            above = 0
+            for k in range(13):
+                c = suit + unseen_rank[order, k]
+                flat[base + c] = unseen_value[above] * hands[own + c]
+                above += unseen[c]
+
+

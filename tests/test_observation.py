@@ -11,6 +11,7 @@ from manni_env.engine import Deal, GameState, Phase
 from manni_env.observation import (
     CONTRACT_SLOTS,
     HISTORIES,
+    LAYOUTS,
     ObservationEncoder,
     StateEncoder,
     describe,
@@ -235,7 +236,7 @@ def test_observation_ignores_hidden_cards(variant):
     """Two games that differ only in opponents' hidden cards give seat 0 identical observations
     and masks at every step, while the same public actions stay legal in both."""
     rules = make_rules(variant, first_dealer=2)
-    encoders = [ObservationEncoder(rules, h) for h in HISTORIES]
+    encoders = [ObservationEncoder(rules, h, layout) for layout in LAYOUTS for h in HISTORIES]
     reached = []
     for seed in range(6):
         deal_a, deal_b = _hidden_twin(variant, seed)

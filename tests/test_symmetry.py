@@ -42,11 +42,11 @@ def renamed_deal(deal: Deal, cards: np.ndarray) -> Deal:
                 None if deal.cut_card is None else int(cards[deal.cut_card]))
 
 
-@pytest.mark.parametrize("history", ["summary", "full"])
+@pytest.mark.parametrize("history,layout", [("summary", "v0"), ("full", "v0"), ("summary", "v1")])
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_a_relabelled_observation_is_the_observation_of_the_relabelled_game(variant, history):
+def test_a_relabelled_observation_is_the_observation_of_the_relabelled_game(variant, history, layout):
     rules = make_rules(variant)
-    encoder = ObservationEncoder(rules, history)
+    encoder = ObservationEncoder(rules, history, layout)
     relabelling = SuitRelabelling(encoder)
     checked = 0
     for seed in range(4):

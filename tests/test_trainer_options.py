@@ -39,9 +39,9 @@ TINY = dict(num_envs=16, num_steps=24, hidden=[32], eval_every=0, eval_deals=4, 
             final_eval_deals=0, torch_threads=1, progress_bar=False)
 
 
-def played_observations(variant: str, history: str, steps: int = 300) -> np.ndarray:
+def played_observations(variant: str, history: str, steps: int = 300, layout: str = "v0") -> np.ndarray:
     """Observations of random play on the vector env: every phase of several deals."""
-    venv = VectorManni(make_rules(variant), 8, history=history)
+    venv = VectorManni(make_rules(variant), 8, history=history, layout=layout)
     obs, mask, _ = venv.reset(seed=4)
     rng = np.random.default_rng(0)
     seen = [obs]
@@ -55,13 +55,17 @@ def played_observations(variant: str, history: str, steps: int = 300) -> np.ndar
 
 @pytest.mark.parametrize("variant", ["hornafjardar", "basic"])
 @pytest.mark.parametrize("history", HISTORIES)
-def test_compact_observations_round_trip_exactly(variant, history):
-    obs = played_observations(variant, history)
-    codec = ObservationCodec(make_rules(variant), history)
+@pytest.mark.parametrize("layout", ["v0", "v1"])
+def test_compact_observations_round_trip_exactly(variant, history, layout):
+    obs = played_observations(variant, history, layout=layout)
+    codec = ObservationCodec(make_rules(variant), history, layout)
     bits, numbers = codec.encode(obs)
-    assert bits.dtype == np.uint8 and bits.nbytes + numbers.nbytes < obs.nbytes / 10
+    assert bits.dtype == np.uint8 and bits.nbytes + numbers.nbytes < obs.nbytes / (10 if layout == "v0" else 8)
     assert np.array_equal(codec.decode(bits, numbers), obs)
     assert (obs[:, codec.numbers] % 1 != 0).any()  # the scaled numbers are kept, fractions and all
+    if layout == "v1":  # unseen_above is one of them
+        unseen = ObservationEncoder(make_rules(variant), history, layout).offset["unseen_above"]
+        assert unseen in codec.numbers and (obs[:, unseen : unseen + 52] % 1 != 0).any()
 
 
 def test_compact_storage_refuses_a_flag_that_is_not_0_or_1():

@@ -29,9 +29,9 @@ CASES = [
 IDS = [f"{rules.variant}-{history}-{reward}" for rules, history, reward, *_ in CASES]
 
 
-def _play(rules, history, reward, n, steps, seed, deals=None):
+def _play(rules, history, reward, n, steps, seed, deals=None, layout="v0"):
     """Random legal play in the vector env; returns the env and every step's inputs and outputs."""
-    venv = VectorManni(rules, n, history=history, reward=reward, log_games=True)
+    venv = VectorManni(rules, n, history=history, reward=reward, log_games=True, layout=layout)
     obs, mask, to_move = venv.reset(seed, deals)
     rng = np.random.default_rng(seed)
     steps_log = []
@@ -60,7 +60,7 @@ def _check_against_engine(venv: VectorManni, steps_log, reward: str, validate: i
     """Replay every slot's games in the engine step by step and compare everything the vector env
     returned; returns (games finished, deals finished)."""
     rules = venv.rules
-    encoder = ObservationEncoder(rules, venv.encoder.history)
+    encoder = ObservationEncoder(rules, venv.encoder.history, venv.encoder.layout)
     games, deals = 0, 0
     for i, logs in _games_by_slot(venv).items():
         logs = iter(logs)
@@ -110,12 +110,32 @@ def test_vector_env_matches_engine(rules, history, reward, n, steps):
     assert deals >= 350 and games >= (10 if rules.is_announcement else 150)
 
 
+# layout v1 (the trick-play segments): fewer steps, every variant, both histories
+V1_CASES = [
+    (make_rules("hornafjardar", max_deals=2), "summary", 32, 400),
+    (make_rules("basic", target=2, max_deals=3), "full", 32, 300),
+    (make_rules("trjamann"), "summary", 8, 600),
+    (make_rules("laugarvatn"), "full", 8, 400),
+]
+
+
+@pytest.mark.parametrize("rules,history,n,steps", V1_CASES, ids=[f"{r.variant}-{h}" for r, h, *_ in V1_CASES])
+def test_v1_layout_matches_engine_and_extends_v0(rules, history, n, steps):
+    venv, steps_log = _play(rules, history, "deal", n, steps, seed=11, layout="v1")
+    games, deals = _check_against_engine(venv, steps_log, "deal", validate=0)
+    assert deals > 0
+    _, v0 = _play(rules, history, "deal", n, steps, seed=11)  # the same games: v0 is v1's prefix
+    for (obs1, *_), (obs0, *_) in zip(steps_log, v0):
+        assert obs1[:, : obs0.shape[1]].tobytes() == obs0.tobytes()
+
+
 @pytest.mark.parametrize("rules", [make_rules("hornafjardar", max_deals=1), make_rules("basic", max_deals=1),
                                    make_rules("trjamann"), make_rules("laugarvatn")], ids=lambda r: r.variant)
 def test_uncompiled_kernels_play_the_same_games(rules):
     """``backend="python"`` runs the same kernel functions uncompiled: identical outputs and state
-    (one-deal games: many game ends, ties on top among them)."""
-    envs = [VectorManni(rules, 4, history="full", reward="outcome", backend=b) for b in ("numba", "python")]
+    (one-deal games: many game ends, ties on top among them), in layout v1, whose prefix is v0."""
+    envs = [VectorManni(rules, 4, history="full", reward="outcome", backend=b, layout="v1")
+            for b in ("numba", "python")]
     assert envs[1].backend == "python"
     outs = [env.reset(seed=5) for env in envs]
     rng = np.random.default_rng(5)

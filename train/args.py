@@ -4,7 +4,7 @@ Each trainer's ``Args`` extends :class:`TrainArgs` in its own file (``train/ppo_
 ``train/ppo_sb3.py``, ``train/rllib_ppo.py``, ``train/ray_vector.py``), so all take the same names
 for the same things: the run (``--total-steps``, ``--runs-dir``, ``--run-name``, ``--seed``), the
 variant options of every ``manni`` command (``--variant``, ``--target``, ``--negative``,
-``--max-deals``, ``--first-dealer``), ``--history``, ``--episode``, the networks, the PPO
+``--max-deals``, ``--first-dealer``), ``--history``, ``--observation``, ``--episode``, the networks, the PPO
 hyperparameters under CleanRL's names (``--learning-rate``, ``--num-envs``, ``--num-steps``,
 ``--update-epochs``, ``--minibatch-size``, ``--ent-coef``, ``--clip-coef``, ...; each trainer
 translates them for its library and may set its own defaults), the opponents (``--opponent-mix``,
@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 from manni_env.cli_options import add_variant_options
 from manni_env.episodes import DEFAULT_EPISODE, EPISODES
 from manni_env.files import write_text
-from manni_env.observation import HISTORIES
+from manni_env.observation import HISTORIES, LAYOUTS
 from manni_env.rules import Rules, make_rules
 
 #: ``manni train --trainer NAME``: the module that trains
@@ -135,6 +135,10 @@ class TrainArgs:
     """rule option: the seat that deals first (default: drawn)"""
     history: str = "summary"
     """observation history: summary (cards played per seat) or full (every play in order)"""
+    observation: str = "v0"
+    """observation layout: v0, or v1 (v0 followed by trick-play features: cards in the trick, the card
+    winning it and whose it is, the cards that led and won this deal's tricks, unseen cards above
+    each card in hand; --init-from a v0 checkpoint widens its first layer)"""
     episode: str = DEFAULT_EPISODE
     """what ends a learner's episode: deal or game"""
     total_steps: int = 1_000_000
@@ -231,7 +235,8 @@ class TrainArgs:
             raise ValueError("--out DIR names the whole run directory: give it or --runs-dir/--run-name, not both")
         if self.out is not None and not Path(self.out).name:
             raise ValueError(f"--out: expected a directory name, got {self.out!r}")
-        self.check_choices({"history": HISTORIES, "episode": EPISODES, "activation": ACTIVATIONS})
+        self.check_choices({"history": HISTORIES, "observation": LAYOUTS, "episode": EPISODES,
+                            "activation": ACTIVATIONS})
         if self.total_steps is not None and self.total_steps < 1:
             raise ValueError(f"--total-steps must be at least 1, got {self.total_steps}")
         if not self.hidden or min(self.hidden) < 1:
@@ -255,14 +260,14 @@ class TrainArgs:
         from manni_agents.vector_policy import make_vector_policy  # loads checkpoints: numpy only
 
         for spec in self.eval_against:
-            make_vector_policy(spec, self.rules(), self.history, "python")
+            make_vector_policy(spec, self.rules(), self.history, "python", self.observation)
         if self.opponents:
             if not self.FIXED_OPPONENTS:
                 raise ValueError("--opponents: this trainer does not play fixed opponents "
                                  "(--trainer vector or ray does)")
             from manni_train.opponents import check_opponent_specs  # loads checkpoints: numpy only
 
-            check_opponent_specs(self.opponents, self.rules(), self.history)
+            check_opponent_specs(self.opponents, self.rules(), self.history, self.observation)
 
     def check_choices(self, choices: dict[str, tuple[str, ...]]) -> None:
         """``ValueError`` unless each named field holds one of its valid values."""

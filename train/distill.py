@@ -147,7 +147,7 @@ def label_deals(rules: Rules, student_spec: str, teacher_spec: str, teach: str, 
     student = ppo_network(student_spec, rules)
     teacher = make_agent(teacher_spec, rules)
     encoder = student.encoder_for(rules)
-    codec = ObservationCodec(rules, student.meta["history"])
+    codec = ObservationCodec(rules, student.meta["history"], student.layout)
     estimates = getattr(teacher, "evaluate", None)  # search and pimc: (choice, mean outcome per action, ...)
     obs, masks, labels, actions, taught, gains, numbers = [], [], [], [], [], [], []
     for deal, view, action, rng in network_decisions(rules, deals, seed, progress=False, network=student):
@@ -213,7 +213,7 @@ def fine_tune(student: PPOAgent, rules: Rules, data: LabelledDecisions, *, margi
     from tqdm import tqdm
 
     torch.manual_seed(seed)
-    codec = ObservationCodec(rules, student.meta["history"])
+    codec = ObservationCodec(rules, student.meta["history"], student.layout)
     actor = Actor(student.meta["obs_size"], student.meta["net_arch"], student.meta["activation"])
     actor.load_layers(student.layers)
     targets = data.targets(margin)
@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None, prog: str = "manni distill") -> int:
                 "timesteps": 0,  # no reinforcement-learning decisions; the chain's sum counts the student's
                 "wall_time_s": round(tuned - started, 1),
                 "init_from": checkpoint_provenance(args.init_from, student)}
-    metadata = policy_metadata(rules, student.meta["history"], student.meta["activation"])
+    metadata = policy_metadata(rules, student.meta["history"], student.meta["activation"], student.layout)
     save_checkpoint(run / "agent", layers, {**metadata, "training": training})
     for entry in history:
         held = entry["held_out"]

@@ -2,7 +2,7 @@
 
 :func:`load_actor` copies the checkpoint's weights into the run's actor, checked against the run
 (:func:`init_network`) and, where the run reads more observations (``--history full`` after
-``summary``) or has wider ``--hidden`` layers, grown to it (:func:`widen`: the added weights start
+``summary``, ``--observation v1`` after ``v0``) or has wider ``--hidden`` layers, grown to it (:func:`widen`: the added weights start
 at zero, so the actor starts playing exactly as the checkpoint does); it returns what the exported
 agent records of its start (:func:`checkpoint_provenance`).
 """
@@ -23,21 +23,26 @@ def init_network(spec: str, args: TrainArgs) -> PPOAgent:
     the run: ``ValueError`` (:class:`~manni_agents.ppo_agent.CheckpointError` for a checkpoint)
     naming what does not match."""
     network = ppo_network(spec, args.rules())
-    wanted = {"history": args.history, "activation": args.activation, "net_arch": list(args.hidden)}
-    grows = {"history": lambda start, run: widens(args.rules(), start, run), "net_arch": wider}
+    have = {**network.meta, "layout": network.layout}
+    wanted = {"history": args.history, "layout": args.observation, "activation": args.activation,
+              "net_arch": list(args.hidden)}
+    observation = (have["history"], have["layout"]), (args.history, args.observation)
+    grows = {"history": lambda *_: widens(args.rules(), *observation),
+             "layout": lambda *_: widens(args.rules(), *observation), "net_arch": wider}
     for key, value in wanted.items():
-        if network.meta[key] != value and not (key in grows and grows[key](network.meta[key], value)):
-            raise CheckpointError(f"--init-from {spec}: {network.path} has {key}={network.meta[key]!r}, "
+        if have[key] != value and not (key in grows and grows[key](have[key], value)):
+            raise CheckpointError(f"--init-from {spec}: {network.path} has {key}={have[key]!r}, "
                                   f"the run has {value!r}")
     return network
 
 
-def widens(rules: Rules, checkpoint_history: str, run_history: str) -> bool:
-    """Whether a network that reads ``checkpoint_history`` observations can start a run that reads
-    ``run_history`` ones by :func:`widen`: the checkpoint's layout is the start of the run's
-    (``summary`` into ``full``, which appends the ordered history)."""
-    start, run = (ObservationEncoder(rules, history).segments for history in (checkpoint_history, run_history))
-    return len(start) < len(run) and run[:len(start)] == start
+def widens(rules: Rules, checkpoint: tuple[str, str], run: tuple[str, str]) -> bool:
+    """Whether a network that reads the observations ``checkpoint`` (history, layout) can start a run
+    that reads ``run`` ones by :func:`widen`: the checkpoint's segments are the start of the run's
+    (``summary`` into ``full``, which appends the ordered history; ``v0`` into ``v1``, which appends
+    the trick-play segments; ``summary`` ``v0`` into ``full`` ``v1``)."""
+    start, grown = (ObservationEncoder(rules, history, layout).segments for history, layout in (checkpoint, run))
+    return len(start) < len(grown) and grown[:len(start)] == start
 
 
 def wider(checkpoint_hidden: list[int], run_hidden: list[int]) -> bool:
@@ -66,7 +71,7 @@ def widen(layers: list[tuple[np.ndarray, np.ndarray]],
 
 def load_actor(actor: Actor, spec: str, args: TrainArgs) -> dict:
     """Copy the weights of the ``--init-from`` checkpoint ``spec`` (:func:`init_network`) into ``actor``
-    (into a ``--history full`` run or wider ``--hidden`` layers by :func:`widen`); what the exported
+    (into a ``--history full`` or ``--observation v1`` run or wider ``--hidden`` layers by :func:`widen`); what the exported
     agent records of that checkpoint (``training.init_from``): the spec, its weights' SHA-256, its
     learner decisions and wall time, and its own ``init_from`` where it has one (so a chain of
     fine-tunings adds up to the whole training budget)."""

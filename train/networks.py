@@ -110,7 +110,7 @@ def export(actor: Actor, path: Path, args: TrainArgs, steps: int, wall_time: flo
     """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON); ``algorithm`` names the trainer;
     ``init_from`` (what :func:`manni_train.init_from.load_actor` returned) becomes the metadata's ``training.init_from``."""
     metadata = {
-        **policy_metadata(args.rules(), args.history, args.activation),
+        **policy_metadata(args.rules(), args.history, args.activation, args.observation),
         **training_metadata(args, algorithm, steps, wall_time),
     }
     if init_from is not None:

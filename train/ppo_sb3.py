@@ -166,7 +166,7 @@ def make_env(args: Args, rank: int, seed: int, pool: OpponentPool):
     def thunk():
         env = SingleAgentManniEnv(
             args.variant, opponents=pool, history=args.history, episode=args.episode, seed=seed + rank,
-            reward=args.reward, **args.rule_options(),
+            reward=args.reward, layout=args.observation, **args.rule_options(),
         )
         return Monitor(env)
 
@@ -183,7 +183,7 @@ def actor_layers(model: MaskablePPO) -> list[tuple[np.ndarray, np.ndarray]]:
 def export_agent(model: MaskablePPO, path: Path, args: Args, timesteps: int, wall_time: float) -> Path:
     """Write the playable agent (safetensors + JSON metadata with the training provenance)."""
     metadata = {
-        **policy_metadata(args.rules(), args.history, args.activation),
+        **policy_metadata(args.rules(), args.history, args.activation, args.observation),
         **training_metadata(args, "sb3-contrib MaskablePPO, self-play opponent pool", timesteps, wall_time,
                             stable_baselines3=stable_baselines3.__version__, sb3_contrib=sb3_contrib.__version__),
     }
@@ -246,7 +246,8 @@ class SelfPlayCallback(BaseCallback):
         policy, into the history, ``history.json`` and the logs."""
         eval_start = time.time()
         path = export_agent(self.model, self.run_dir / "eval" / "current", self.args, self.num_timesteps, self.wall_time())
-        entry = evaluate(checkpoint_policy(path, self.args.rules()), self.args, self.num_timesteps, self.wall_time())
+        entry = evaluate(checkpoint_policy(path, self.args.rules(), self.args.observation), self.args,
+                         self.num_timesteps, self.wall_time())
         for baseline in BASELINES:
             self.logger.record(f"arena/vs_{baseline}", entry[f"vs_{baseline}"]["mean"])
         self.history.append(entry)
@@ -319,7 +320,7 @@ def train(args: Args) -> TrainResult:
     if checkpoint is None and args.warm_start_samples() > 0:
         bc_start = time.time()
         data = collect_demonstrations(args.rules(), args.warm_start_samples(), args.seed, args.history, args.reward,
-                                      args.bc_teacher)
+                                      args.bc_teacher, layout=args.observation)
         for key, value in warm_start(model, data, args).items():
             model.logger.record(key, value)
         model.logger.dump(0)

@@ -261,7 +261,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
             if args.warm_start_samples():
                 data = collect_demonstrations(args.rules(), args.warm_start_samples(), args.seed + 1_000_003,
                                               args.history, args.reward, args.bc_teacher, args.backend,
-                                              args.reward_of, args.critic)
+                                              args.reward_of, args.critic, args.observation)
                 for name, value in warm_start(actor, critic, data, args, gen).items():
                     writer.add_scalar(name, value, 0)
                 del data

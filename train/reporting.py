@@ -71,14 +71,16 @@ def evaluate(policy: VectorPolicy, args: TrainArgs, steps: int, wall_time: float
     changes the speed, not the numbers); with ``--opponents``, also against them (``vs_opponents``:
     a best response's score)."""
     rules = args.rules()
-    opponents: dict[str, Any] = {f"vs_{eval_label(spec)}": make_vector_policy(spec, rules, args.history, backend)
+    layout = args.observation
+    opponents: dict[str, Any] = {f"vs_{eval_label(spec)}": make_vector_policy(spec, rules, args.history, backend, layout)
                                  for spec in args.eval_against}
     if args.opponents:
-        fixed = [make_vector_policy(spec, rules, args.history, backend) for spec in args.opponents]
+        fixed = [make_vector_policy(spec, rules, args.history, backend, layout) for spec in args.opponents]
         opponents["vs_opponents"] = fixed[0] if len(fixed) == 1 else tuple(fixed)
     return {"timesteps": int(steps), "wall_time_s": round(wall_time, 1),
             **{key: dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, opponent,
-                                                       args.history, backend)) for key, opponent in opponents.items()}}
+                                                       args.history, backend, layout))
+               for key, opponent in opponents.items()}}
 
 
 def eval_label(spec: str) -> str:

@@ -97,6 +97,8 @@ class Args(TrainArgs):
             raise ValueError("--anneal-lr: the rllib trainer keeps the learning rate constant")
         if self.clip_vloss:
             raise ValueError("--clip-vloss: RLlib clips the value loss its own way (at 10), not with --clip-coef")
+        if self.observation != "v0":
+            raise ValueError(f"--observation {self.observation}: the rllib trainer reads observation layout v0 only")
         mix = self.mix()
         if "snapshot" in mix:
             raise ValueError("--opponent-mix: the rllib trainer keeps no snapshot pool (rule_based or random only)")

@@ -85,13 +85,14 @@ class VectorRollout:
     def __init__(self, args, gen: torch.Generator, rng: np.random.Generator, seed: int):
         self.args, self.gen, self.rng = args, gen, rng
         n, T = args.num_envs, args.num_steps
-        self.venv = VectorManni(args.rules(), n, history=args.history, backend=args.backend)
+        self.venv = VectorManni(args.rules(), n, history=args.history, backend=args.backend, layout=args.observation)
         self.obs_size = self.venv.obs_size
         self.obs, self.mask, self.to_move = self.venv.reset(seed=seed)
         self.dtype = compute_dtype(args.precision)
         self.pool = SnapshotPool(args.pool_size, self.dtype, gen)
         self.rule_based = VectorRuleBased()
-        self.opponents = [make_vector_policy(spec, args.rules(), args.history, args.backend) for spec in args.opponents]
+        self.opponents = [make_vector_policy(spec, args.rules(), args.history, args.backend, args.observation)
+                          for spec in args.opponents]
         self.precision = autocast(self.dtype)
         self.shaping = VectorTrickRewards(self.venv, args.reward, args.reward_of)
         self.controller = np.full((n, 3), LEARNER, np.int64)

@@ -26,7 +26,7 @@ import numpy as np
 
 from manni_agents.evaluation.arena import Interval
 from manni_agents.ppo_agent import PPOAgent
-from manni_agents.vector_policy import NetworkPolicy, VectorPolicy, act_seats, make_vector_policy
+from manni_agents.vector_policy import VectorPolicy, act_seats, make_vector_policy, network_policy
 from manni_env.rules import Rules
 from manni_env.vector import VectorManni
 
@@ -36,21 +36,23 @@ Opponents = str | VectorPolicy | tuple[VectorPolicy, VectorPolicy]
 
 
 def duplicate_score(policy: VectorPolicy, rules: Rules, deals: int, seed: int, baseline: Opponents = "rule_based",
-                    history: str = "summary", backend: str = "auto") -> Interval:
+                    history: str = "summary", backend: str = "auto", layout: str = "v0") -> Interval:
     """Mean deal score (95% CI over deals) of ``policy`` against two copies of ``baseline``."""
-    return Interval.of(duplicate_scores(policy, rules, deals, seed, baseline, history, backend).mean(0).tolist())
+    return Interval.of(duplicate_scores(policy, rules, deals, seed, baseline, history, backend, layout)
+                       .mean(0).tolist())
 
 
 def duplicate_scores(policy: VectorPolicy, rules: Rules, deals: int, seed: int, baseline: Opponents = "rule_based",
-                     history: str = "summary", backend: str = "auto") -> np.ndarray:
+                     history: str = "summary", backend: str = "auto", layout: str = "v0") -> np.ndarray:
     """(seatings, deals) deal scores of ``policy`` in the first deal of game slot ``i`` of
-    ``VectorManni(rules, deals).reset(seed)``: seating ``s`` (of 3) puts it in seat ``s`` and
+    ``VectorManni(rules, deals, history=history, layout=layout).reset(seed)`` (the observations the
+    policies get): seating ``s`` (of 3) puts it in seat ``s`` and
     ``baseline`` in the other two; with two opponents ``(a, b)``, seating ``2 s`` puts ``a`` in
     the seat after it and ``b`` in the one before, seating ``2 s + 1`` the other way round."""
     if deals < 1:
         raise ValueError(f"deals must be at least 1, got {deals}")
     if isinstance(baseline, str):
-        baseline = make_vector_policy(baseline, rules, history, backend)
+        baseline = make_vector_policy(baseline, rules, history, backend, layout)
     orders = [baseline, baseline[::-1]] if isinstance(baseline, tuple) else [(baseline, baseline)]
     seatings = [(seat, after, before) for seat in range(3) for after, before in orders]
     scores = np.zeros((len(seatings), deals))
@@ -59,7 +61,7 @@ def duplicate_scores(policy: VectorPolicy, rules: Rules, deals: int, seed: int, 
         by_seat = (policy, after, before)
         code = np.array([next(j for j, c in enumerate(by_seat) if c is p) for p in by_seat])
         policies = {j: by_seat[j] for j in sorted(set(code.tolist()))}
-        venv = VectorManni(rules, deals, history=history, backend=backend)
+        venv = VectorManni(rules, deals, history=history, backend=backend, layout=layout)
         rng = np.random.default_rng([seed, i])
         obs, mask, to_move = venv.reset(seed=seed)  # the same deals for every seating
         done = np.zeros(deals, bool)
@@ -73,8 +75,9 @@ def duplicate_scores(policy: VectorPolicy, rules: Rules, deals: int, seed: int, 
     return scores
 
 
-def checkpoint_policy(path: str | Path, rules: Rules) -> VectorPolicy:
-    """The greedy batched policy of a ``ppo`` checkpoint (checked against ``rules``)."""
+def checkpoint_policy(path: str | Path, rules: Rules, layout: str = "v0") -> VectorPolicy:
+    """The greedy batched policy of a ``ppo`` checkpoint (checked against ``rules``) in games seen in
+    observation ``layout`` (that of :func:`duplicate_score`'s games) with the checkpoint's history."""
     agent = PPOAgent(path)
     agent.encoder_for(rules)  # raises CheckpointError if the checkpoint cannot play these rules
-    return NetworkPolicy(lambda obs, mask: agent.policy_logits(obs, mask, rules), f"ppo:{path}")
+    return network_policy(agent, rules, agent.meta["history"], layout, f"ppo:{path}")
