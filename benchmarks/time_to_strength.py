@@ -5,7 +5,7 @@
 For each seed it runs ``manni train --variant V --seed S`` on the trainer's defaults, adding only
 what does not change the training: the learning curve's opponents (``--eval-against rule_based
 REFERENCE``: two copies of the batched ``rule_based`` and of the variant's frozen reference agent,
-``benchmarks/reference_agents/``), ``--eval-every`` and no final arena against the baselines. Then
+``benchmarks/reference_agents/``), ``--eval-every`` and no final arenas (the benchmark plays its own). Then
 ``manni arena AGENT pimc pimc`` over ``--pimc-deals`` duplicate deals × 6 seatings (seed
 ``--arena-seed``, not a seed any training used). ``--train-args`` adds options to every run (to
 measure a lever before it becomes a default).
@@ -53,7 +53,8 @@ def train(variant: str, seed: int, out: Path, eval_every: int, extra: list[str])
         return run
     command = manni("train", "--variant", variant, "--seed", str(seed), "--runs-dir", str(run.parent),
                     "--run-name", run.name, "--eval-against", "rule_based", reference_spec(variant),
-                    "--eval-every", str(eval_every), "--final-eval-deals", "0", "--no-progress-bar", *extra)
+                    "--eval-every", str(eval_every), "--final-eval-deals", "0", "--final-pimc-deals", "0",
+                    "--no-progress-bar", *extra)
     print("$", shlex.join(command), flush=True)
     subprocess.run(command, check=True)
     return run

@@ -353,7 +353,8 @@ def test_ctrl_c_keeps_a_loadable_policy_and_resume_continues(tmp_path):
     run = tmp_path / "run"
     argv = manni("train", "--runs-dir", str(tmp_path), "--run-name", "run", "--total-steps", "100000000",
                  "--num-envs", "16", "--num-steps", "24", "--hidden", "32", "--bc-samples", "400", "--bc-epochs", "1",
-                 "--eval-every", "300", "--eval-deals", "4", "--torch-threads", "1", "--no-progress-bar")
+                 "--eval-every", "300", "--eval-deals", "4", "--final-pimc-deals", "0", "--torch-threads", "1",
+                 "--no-progress-bar")
     interrupted = interrupt_when_written(argv, run / "history.json")
     assert interrupted.code == 130, interrupted
     assert "interrupted after" in interrupted.err and f"manni train --resume {run}" in interrupted.err

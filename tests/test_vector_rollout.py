@@ -61,7 +61,7 @@ def engine_replay(rules, deals: list[Deal]) -> tuple[list[int], tuple[int, ...],
 
 @pytest.mark.parametrize("variant", ["hornafjardar", "basic", "trjamann"])
 def test_rewards_land_on_each_seats_latest_decision_and_cut_trajectories_bootstrap(variant):
-    args = Args(variant=variant, first_dealer=0, num_envs=1, reward="deal", reward_scale=1.0,
+    args = Args(variant=variant, first_dealer=0, num_envs=1, reward="deal", reward_of="own", reward_scale=1.0,
                 gamma=1.0, gae_lambda=1.0, episode="deal", opponent_mix="none")
     rules = args.rules()
     deals = [GameState(make_rules(variant, first_dealer=k), seed=11 + k).deal for k in range(2)]

@@ -85,15 +85,24 @@ class Args(SelfPlayArgs):
     TRAINER = "ppovec"
     FIXED_OPPONENTS = True
 
-    total_steps: int = 3_000_000  # in less time than 2 M took before the speed-ups (docs/training.md)
-    learning_rate: float = 3e-4
+    # the defaults: what reached the most strength in about ten minutes of 2 cores
+    # (benchmarks/results/time_to_strength.md)
+    total_steps: int = 20_000_000
+    learning_rate: float = 5e-4
     anneal_lr: bool = True
-    # many games per vector step and large minibatches: the per-step and per-minibatch overheads are
-    # spread over more decisions (docs/training.md, "Throughput, third round")
+    # many games per vector step and large minibatches, two epochs: the per-step and per-minibatch
+    # overheads are spread over more decisions, and fresh decisions are cheaper than a third and
+    # fourth pass over old ones
     num_envs: int = 1024
     num_steps: int = 32
-    minibatch_size: int = 1024
-    eval_every: int = 250_000
+    minibatch_size: int = 2048
+    update_epochs: int = 2
+    # a population from the start: most opponents are the learner's own snapshots, one every 250,000
+    # decisions, the 16 latest kept (they span the last 4 M decisions)
+    opponent_mix: str = "snapshot=0.6,rule_based=0.3,random=0.05"
+    snapshot_every: int = 250_000
+    pool_size: int = 16
+    eval_every: int = 1_000_000
     final_eval_deals: int | None = None
     """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based, seed
     --eval-seed + 1 (default: --total-steps / 4,000 between 100 and 500, so a short run has a short
@@ -122,7 +131,7 @@ class Args(SelfPlayArgs):
     exported agent, still reads the observation only; manni_train.critic_view)"""
     reward_scale: float = 1.0
     """rewards are multiplied by this before training"""
-    reward_of: str = "own"
+    reward_of: str = "relative"
     """whose points the reward counts: own, or relative (own minus the mean of the two others': what
     pimc and search maximise and the arena's differences measure; 1.5 x own in the zero-sum
     variants, different in Basic Manni, whose deal scores are never negative)"""
