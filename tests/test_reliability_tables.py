@@ -1,5 +1,5 @@
 """Tables under hostile clients (``manni serve``): fair deals by construction, and the bounds of
-docs/reliability.md on table sockets and table creation, each tested at its bound."""
+docs/bounds.md on table sockets and table creation, each tested at its bound."""
 
 from __future__ import annotations
 
