@@ -452,7 +452,7 @@ def test_bots_in_simulate_gymnasium_and_the_web_lineup(tmp_path):
 
 
 def test_a_person_plays_against_a_bot_in_the_terminal():
-    from test_play import ScriptedPerson
+    from helpers.people import ScriptedPerson
 
     person = ScriptedPerson(seed=2)
     state = play_terminal(make_rules("basic", target=2), [f"bot:{PYTHON_BOT}", "random"], seat=1, seed=4,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
@@ -16,38 +14,7 @@ from manni_env.cards import card_from_str
 from manni_env.cli import build_parser
 from manni_env.records import read_records, validate_record
 
-LEGAL_LINE = re.compile(r"^Legal moves: (.*)$", re.MULTILINE)
-
-
-class ScriptedPerson:
-    """Reads the legal moves from the last screen and answers: sometimes garbage first, then a
-    card typed in varying spellings, a move name, or a move number."""
-
-    def __init__(self, seed: int):
-        self.rng = np.random.default_rng(seed)
-        self.screen: list[str] = []
-        self.garbage = 0
-        self.answers = 0
-
-    def output(self, text: str) -> None:
-        self.screen.append(text)
-
-    def input(self, prompt: str) -> str:
-        moves = [m.split(") ")[1] for m in LEGAL_LINE.findall("\n".join(self.screen))[-1].split("  ")]
-        if self.answers % 5 == 0 and not self.screen[-1].startswith("  !"):
-            self.garbage += 1
-            self.answers += 1
-            return ["zz", "99", "", "1X"][(self.garbage - 1) % 4]
-        self.answers += 1
-        k = int(self.rng.integers(len(moves)))
-        move = moves[k]
-        style = self.answers % 3
-        if style == 0:
-            return str(k + 1)
-        if len(move) == 2 and style == 1:  # a card, typed lower case, tens as "10"
-            return move.lower().replace("t", "10", 1) if move[0] == "T" else move.lower()
-        return move
-
+from helpers.people import ScriptedPerson
 
 @pytest.mark.parametrize(("variant", "options"), [("hornafjardar", {"target": 4}), ("basic", {"target": 3}), ("trjamann", {})])
 def test_a_scripted_person_plays_a_whole_game_and_saves_it(variant, options, tmp_path):

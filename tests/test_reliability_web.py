@@ -167,7 +167,7 @@ def test_serve_refuses_a_records_dir_that_is_a_file(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- item 4: saved on stop
 def _finish_a_deal(client, rng) -> dict:
-    from test_web_api import choose
+    from helpers.people import choose
 
     snap = client.post("/api/games", json={"variant": "basic", "seed": 4}).json()
     while not snap["rounds"]:

@@ -30,6 +30,7 @@ from manni_env.records import game_record, read_records, validate_record  # noqa
 from manni_env.rules import VARIANTS, make_rules  # noqa: E402
 
 from helpers.clock import Clock  # noqa: E402
+from helpers.people import choose  # noqa: E402
 
 CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
 
@@ -65,17 +66,6 @@ def simulated_records(variant: str = "basic", games: int = 2, **options) -> list
 def client(store, lineup):
     with TestClient(create_app(store, lineup, records=simulated_records(), max_upload_bytes=200_000)) as c:
         yield c
-
-
-def choose(snap: dict, rng: np.random.Generator) -> list[int]:
-    """A random legal move as the page sends it (a multi-card choice, or one card or button)."""
-    cards = [h["action"] for h in snap["hand"] if h["legal"]]
-    select = snap["select"]
-    if select:
-        k = select["max"] if select["exact"] else int(rng.integers(select["max"] + 1))
-        picks = [int(c) for c in rng.choice(cards, size=k, replace=False)]
-        return picks + ([select["done"]] if select["done"] is not None and k < select["max"] else [])
-    return [int(rng.choice(cards + [b["action"] for b in snap["buttons"]]))]
 
 
 def card_tokens(value) -> set[str]:

@@ -14,13 +14,13 @@ pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 from manni_agents.play.web.replay import build_replay  # noqa: E402
-from helpers.browser import CHROMIUM, CHROMIUM_ARGS, served  # noqa: E402,F401 (served: the server fixture)
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served  # noqa: E402,F401 (served: the server fixture)
 from manni_env.actions import action_to_str  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, read_records, validate_record, write_records  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
+pytestmark = needs_chromium
 
 
 @pytest.fixture

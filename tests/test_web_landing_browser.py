@@ -21,15 +21,13 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("websockets")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from helpers.browser import CHROMIUM, CHROMIUM_ARGS, served  # noqa: E402,F401 (served: the server fixture)
+from helpers.browser import CARD, CHROMIUM, CHROMIUM_ARGS, DOCS, needs_chromium, served  # noqa: E402,F401 (served: the server fixture)
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, write_records  # noqa: E402
 from manni_env.rules import VARIANT_TABLE, make_rules  # noqa: E402
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
-CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
+pytestmark = needs_chromium
 ACTION_ID = re.compile(r"\b(keep_hand|swap_hand|take_manni|pass_manni|exchange_done|announce_\w+)\b")
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 PHONE = {"width": 390, "height": 844}
 
 

@@ -7,9 +7,7 @@ With ``MANNI_DOCS_SCREENSHOTS=1`` the screenshot of the table goes to ``docs/tab
 from __future__ import annotations
 
 import os
-import re
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,12 +16,10 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("websockets")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from helpers.browser import CHROMIUM, CHROMIUM_ARGS, served  # noqa: E402,F401 (served: the server fixture)
+from helpers.browser import CARD, CHROMIUM, CHROMIUM_ARGS, DOCS, needs_chromium, served  # noqa: E402,F401 (served: the server fixture)
 from manni_env.records import read_records  # noqa: E402
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
-CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+pytestmark = needs_chromium
 
 
 class Person:

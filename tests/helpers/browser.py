@@ -3,15 +3,25 @@ the flags this sandboxed, offline machine needs, and a server on a free loopback
 
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+#: a card in the records' notation (``TS``): what no visible text of the page may show
+CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
+#: where the screenshots for the docs go (``MANNI_DOCS_SCREENSHOTS=1``)
+DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+#: skips a browser test module where the machine has no Chromium
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
 
 
 @pytest.fixture
