@@ -7,7 +7,8 @@ what does not change the training: the learning curve's opponents (``--eval-agai
 REFERENCE``: two copies of the batched ``rule_based`` and of the variant's frozen reference agent,
 ``benchmarks/reference_agents/``), ``--eval-every`` and no final arenas (the benchmark plays its own). Then
 ``manni arena AGENT pimc pimc`` over ``--pimc-deals`` duplicate deals × 6 seatings (seed
-``--arena-seed``, not a seed any training used). ``--train-args`` adds options to every run (to
+``--arena-seed`` + the training seed − 1: other deals for every seed, so the seeds' arenas pool
+into that many independent deals). ``--train-args`` adds options to every run (to
 measure a lever before it becomes a default).
 
 It writes, under ``--out``: the runs (``runs/``), the arenas (``pimc_V_sS/``), ``V.json`` (every
@@ -73,7 +74,7 @@ def versus_pimc(variant: str, run: Path, out: Path, deals: int, seed: int, worke
         print(f"  arena took {(time.time() - started) / 60:.1f} min", flush=True)
     result = json.loads((arena / "result.json").read_text())
     pair = next(h for h in result["head_to_head"] if h["b"] == "pimc")
-    return {**pair["difference"], "deals": result["settings"]["units"]}
+    return {**pair["difference"], "deals": result["settings"]["units"], "seed": result["settings"]["seed"]}
 
 
 def minutes_to_level(history: list[dict], key: str) -> float | None:
@@ -82,7 +83,8 @@ def minutes_to_level(history: list[dict], key: str) -> float | None:
 
 
 def pooled(intervals: list[dict]) -> dict:
-    """The mean of equally sized, independent runs' means with its 95% interval (normal approximation)."""
+    """The unweighted mean of independent runs' means (one per seed) with its 95% interval (normal
+    approximation, each run's standard error from its own interval)."""
     mean = sum(i["mean"] for i in intervals) / len(intervals)
     se = math.sqrt(sum(((i["high"] - i["low"]) / (2 * Z95)) ** 2 for i in intervals)) / len(intervals)
     return {"mean": mean, "low": mean - Z95 * se, "high": mean + Z95 * se}
@@ -117,7 +119,7 @@ def plot(variant: str, rows: list[dict], path: Path) -> None:
 def report(variant: str, rows: list[dict], train_args: list[str]) -> str:
     lines = [f"## {variant}", "",
              f"`manni train --variant {variant}` {shlex.join(train_args)}".rstrip() + " on its defaults otherwise; "
-             f"`manni arena AGENT pimc pimc` over {rows[0]['pimc']['deals']} duplicate deals × 6 seatings.", "",
+             "`manni arena AGENT pimc pimc` over the duplicate deals (× 6 seatings) and arena seed of each row.", "",
              "| seed | training wall time | learner decisions | min to level with the reference | "
              "vs 2 × reference | vs 2 × rule_based | AGENT − pimc |", "|---|---|---|---|---|---|---|"]
     for row in rows:
@@ -125,7 +127,8 @@ def report(variant: str, rows: list[dict], train_args: list[str]) -> str:
         level = row["minutes_to_level"]
         lines.append(f"| {row['seed']} | {row['wall_time_s'] / 60:.1f} min | {row['steps']:,} | "
                      f"{'–' if level is None else f'{level:.1f}'} | {text(last[row['keys']['reference']])} | "
-                     f"{text(last[row['keys']['rule_based']])} | **{text(row['pimc'])}** |")
+                     f"{text(last[row['keys']['rule_based']])} | **{text(row['pimc'])}** "
+                     f"({row['pimc']['deals']} deals, seed {row['pimc']['seed']}) |")
     if len(rows) > 1:
         lines.append(f"| pooled ({len(rows)} seeds, {sum(r['pimc']['deals'] for r in rows):,} deals) | | | | | | "
                      f"**{text(pooled([r['pimc'] for r in rows]))}** |")
@@ -157,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"seed": seed, "run": str(run), "keys": keys, "history": history,
                      "wall_time_s": meta["wall_time_s"], "steps": meta["timesteps"],
                      "minutes_to_level": minutes_to_level(history, keys["reference"]),
-                     "pimc": versus_pimc(args.variant, run, args.out, args.pimc_deals, args.arena_seed, args.workers)})
+                     "pimc": versus_pimc(args.variant, run, args.out, args.pimc_deals, args.arena_seed + seed - 1,
+                                         args.workers)})
     summary = report(args.variant, rows, extra)
     (args.out / f"{args.variant}.md").write_text(summary)
     (args.out / f"{args.variant}.json").write_text(json.dumps({"train_args": extra, "rows": rows}, indent=1) + "\n")
