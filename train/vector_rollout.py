@@ -144,10 +144,8 @@ class VectorRollout:
             self.controller[self.controller == 0] = LEARNER
             self.controller[self.controller > 0] -= 1
 
-    def unseen(self, games: np.ndarray, seats: np.ndarray) -> torch.Tensor | None:
-        """The critic's extra inputs for ``seats`` of ``games`` (None unless ``--critic deal``)."""
-        if self.pack is None:
-            return None
+    def unseen(self, games: np.ndarray, seats: np.ndarray) -> torch.Tensor:
+        """The critic's extra inputs for ``seats`` of ``games`` (with ``--critic deal`` only)."""
         return torch.from_numpy(unseen_cards(self.venv.state, self.pack, games, seats))
 
     def others(self) -> dict[int, VectorPolicy]:
@@ -187,8 +185,7 @@ class VectorRollout:
             padded = padded_rows(rows, self.dtype)  # one gather (padded under bf16) for both networks
             learner_obs = obs_t.index_select(0, padded)  # (index_select: faster than obs_t[padded])
             logits = actor(learner_obs, mask_t.index_select(0, padded))[:rows.numel()]
-            games = padded.numpy()
-            unseen = self.unseen(games, to_move[games])
+            unseen = None if self.pack is None else self.unseen(padded.numpy(), to_move[padded.numpy()])
             b_val[t, rows] = critic(learner_obs, unseen)[:rows.numel()]
             if unseen is not None:
                 self.b_unseen[t, rows] = unseen[:rows.numel()]
