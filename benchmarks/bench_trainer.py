@@ -45,6 +45,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from manni_train.critic_view import unseen_size  # noqa: E402
 from manni_train.learner import PPOLearner  # noqa: E402
 from manni_train.networks import Actor, Critic  # noqa: E402
 from manni_train.ppo_vector import Args  # noqa: E402
@@ -117,7 +118,7 @@ def decision_flop(args: dict) -> float:
     (multiply-adds × 2; the critic's extra inputs under ``--critic deal`` counted; a run saved
     before there were options for it counts their defaults)."""
     hidden = args.get("hidden", HIDDEN)
-    extra = 156 if args.get("critic") == "deal" else 0
+    extra = unseen_size(args.get("critic", "seat"))
 
     def macs(inputs: int, outputs: int) -> int:
         sizes = [inputs, *hidden]
