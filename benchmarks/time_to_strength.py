@@ -15,7 +15,8 @@ It writes, under ``--out``: the runs (``runs/``), the arenas (``pimc_V_sS/``), `
 number) and ``V.md`` (one row per seed: training wall time, learner decisions, minutes until the
 agent was level with the reference agent, final score against 2 × ``rule_based`` and 2 × reference,
 the margin over ``pimc``; and the seeds pooled), and ``V.png`` (the learning curves against wall
-time). Level with the reference means a mean deal score ≥ 0 against two copies of it; a run that
+time). Every score is a margin, the arena's "X − Y": the agent's mean deal score minus its
+opponents'. Level with the reference means a margin ≥ 0 against two copies of it; a run that
 never got there shows "–". Run it on an otherwise idle machine: the wall times are the point.
 """
 
@@ -30,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from manni_env.rules import VARIANTS
+from manni_env.rules import VARIANTS, Rules, make_rules
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference_agents"
 Z95 = 1.959963984540054
@@ -77,9 +78,20 @@ def versus_pimc(variant: str, run: Path, out: Path, deals: int, seed: int, worke
     return {**pair["difference"], "deals": result["settings"]["units"], "seed": result["settings"]["seed"]}
 
 
-def minutes_to_level(history: list[dict], key: str) -> float | None:
-    """Training minutes at the first evaluation scoring ≥ 0 against ``key``'s agents (None: never)."""
-    return next((h["wall_time_s"] / 60 for h in history if h[key]["mean"] >= 0), None)
+def margin(score: dict, rules: Rules) -> dict:
+    """The agent's mean deal score minus its opponents' (95% CI) in one evaluation of the history:
+    recorded as ``margin``, or, in histories from before it was, 1.5 × the score where deals are
+    zero-sum (the two opponents' mean is then minus half the agent's)."""
+    if "margin" in score:
+        return score["margin"]
+    if not rules.zero_sum:
+        raise ValueError("this history has no margins, and deals of this variant are not zero-sum: train it again")
+    return {k: 1.5 * score[k] for k in ("mean", "low", "high")}
+
+
+def minutes_to_level(history: list[dict], key: str, rules: Rules) -> float | None:
+    """Training minutes at the first evaluation with a margin ≥ 0 against ``key``'s agents (None: never)."""
+    return next((h["wall_time_s"] / 60 for h in history if margin(h[key], rules)["mean"] >= 0), None)
 
 
 def pooled(intervals: list[dict]) -> dict:
@@ -95,7 +107,7 @@ def text(interval: dict) -> str:
 
 
 def plot(variant: str, rows: list[dict], path: Path) -> None:
-    """Learning curves of every seed against wall time: vs 2 × reference and vs 2 × rule_based."""
+    """Learning curves of every seed against wall time: margins vs 2 × reference and vs 2 × rule_based."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -105,10 +117,11 @@ def plot(variant: str, rows: list[dict], path: Path) -> None:
     for ax, key, title in ((axes[0], "reference", "vs 2 × reference agent"), (axes[1], "rule_based", "vs 2 × rule_based")):
         for row in rows:
             xs = [h["wall_time_s"] / 60 for h in row["history"]]
-            ax.plot(xs, [h[row["keys"][key]]["mean"] for h in row["history"]], marker="o", label=f"seed {row['seed']}")
+            ax.plot(xs, [margin(h[row["keys"][key]], make_rules(variant))["mean"] for h in row["history"]],
+                    marker="o", label=f"seed {row['seed']}")
         ax.axhline(0.0, color="grey", linewidth=0.8)
         ax.set(title=title, xlabel="training wall time (min)")
-    axes[0].set(ylabel="mean deal score")
+    axes[0].set(ylabel="agent − opponents, mean deal score")
     axes[0].legend()
     fig.suptitle(f"manni train --variant {variant}: time to strength")
     fig.tight_layout()
@@ -119,15 +132,17 @@ def plot(variant: str, rows: list[dict], path: Path) -> None:
 def report(variant: str, rows: list[dict], train_args: list[str]) -> str:
     lines = [f"## {variant}", "",
              f"`manni train --variant {variant}` {shlex.join(train_args)}".rstrip() + " on its defaults otherwise; "
-             "`manni arena AGENT pimc pimc` over the duplicate deals (× 6 seatings) and arena seed of each row.", "",
+             "`manni arena AGENT pimc pimc` over the duplicate deals (× 6 seatings) and arena seed of each row. "
+             "Every score is AGENT's mean deal score minus its two opponents' (95% CI).", "",
              "| seed | training wall time | learner decisions | min to level with the reference | "
-             "vs 2 × reference | vs 2 × rule_based | AGENT − pimc |", "|---|---|---|---|---|---|---|"]
+             "AGENT − reference | AGENT − rule_based | AGENT − pimc |", "|---|---|---|---|---|---|---|"]
+    rules = make_rules(variant)
     for row in rows:
         last = row["history"][-1]
         level = row["minutes_to_level"]
         lines.append(f"| {row['seed']} | {row['wall_time_s'] / 60:.1f} min | {row['steps']:,} | "
-                     f"{'–' if level is None else f'{level:.1f}'} | {text(last[row['keys']['reference']])} | "
-                     f"{text(last[row['keys']['rule_based']])} | **{text(row['pimc'])}** "
+                     f"{'–' if level is None else f'{level:.1f}'} | {text(margin(last[row['keys']['reference']], rules))} | "
+                     f"{text(margin(last[row['keys']['rule_based']], rules))} | **{text(row['pimc'])}** "
                      f"({row['pimc']['deals']} deals, seed {row['pimc']['seed']}) |")
     if len(rows) > 1:
         lines.append(f"| pooled ({len(rows)} seeds, {sum(r['pimc']['deals'] for r in rows):,} deals) | | | | | | "
@@ -159,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         meta = json.loads((run / "agent.json").read_text())["training"]
         rows.append({"seed": seed, "run": str(run), "keys": keys, "history": history,
                      "wall_time_s": meta["wall_time_s"], "steps": meta["timesteps"],
-                     "minutes_to_level": minutes_to_level(history, keys["reference"]),
+                     "minutes_to_level": minutes_to_level(history, keys["reference"], make_rules(args.variant)),
                      "pimc": versus_pimc(args.variant, run, args.out, args.pimc_deals, args.arena_seed + seed - 1,
                                          args.workers)})
     summary = report(args.variant, rows, extra)

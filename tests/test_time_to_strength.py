@@ -7,17 +7,36 @@ import math
 import pytest
 from helpers.scripts import load_benchmark
 
+from manni_env.rules import make_rules
+
 tts = load_benchmark("time_to_strength")
 
 
-def entry(steps: int, minutes: float, mean: float) -> dict:
-    return {"timesteps": steps, "wall_time_s": 60 * minutes, "vs_ppo:x": {"mean": mean, "low": mean - 0.1, "high": mean + 0.1}}
+def entry(steps: int, minutes: float, mean: float, margin: float | None = None) -> dict:
+    score = {"mean": mean, "low": mean - 0.1, "high": mean + 0.1}
+    if margin is not None:
+        score["margin"] = {"mean": margin, "low": margin - 0.1, "high": margin + 0.1}
+    return {"timesteps": steps, "wall_time_s": 60 * minutes, "vs_ppo:x": score}
 
 
 def test_minutes_to_level_is_the_first_evaluation_at_or_above_zero():
+    rules = make_rules("trjamann")
     history = [entry(1, 1.0, -0.5), entry(2, 2.0, 0.0), entry(3, 3.0, -0.1), entry(4, 4.0, 0.2)]
-    assert tts.minutes_to_level(history, "vs_ppo:x") == pytest.approx(2.0)
-    assert tts.minutes_to_level(history[:1], "vs_ppo:x") is None
+    assert tts.minutes_to_level(history, "vs_ppo:x", rules) == pytest.approx(2.0)
+    assert tts.minutes_to_level(history[:1], "vs_ppo:x", rules) is None
+
+
+def test_level_is_judged_on_the_margin_where_deals_are_not_zero_sum():
+    rules = make_rules("basic")  # every deal score >= 0: the agent's own score says nothing about level
+    history = [entry(1, 1.0, 0.6, margin=-0.2), entry(2, 2.0, 0.7, margin=0.05)]
+    assert tts.minutes_to_level(history, "vs_ppo:x", rules) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="no margins"):
+        tts.minutes_to_level([entry(1, 1.0, 0.6)], "vs_ppo:x", rules)
+
+
+def test_a_zero_sum_history_without_margins_reads_one_and_a_half_times_the_score():
+    assert tts.margin(entry(1, 1.0, 0.2)["vs_ppo:x"], make_rules("hornafjardar")) == pytest.approx(
+        {"mean": 0.3, "low": 0.15, "high": 0.45})
 
 
 def test_pooled_seeds_average_the_means_and_narrow_the_interval():
@@ -31,7 +50,7 @@ def test_pooled_seeds_average_the_means_and_narrow_the_interval():
 
 def test_the_reference_agents_are_loadable_specs_of_every_variant():
     from manni_agents.registry import make_agent
-    from manni_env.rules import VARIANTS, make_rules
+    from manni_env.rules import VARIANTS
     from manni_train.reporting import eval_label
 
     for variant in VARIANTS:

@@ -442,6 +442,8 @@ def test_the_trainers_evaluate_a_policy_on_the_same_deals(tmp_path):
     sb3 = evaluate(checkpoint_policy(path, rules), ppo_sb3.Args(eval_deals=12, eval_seed=9), 100, 1.0)
     assert fast == sb3 and fast["timesteps"] == 100 and fast["vs_rule_based"]["low"] is not None
     assert evaluate(greedy_policy(actor), Args(eval_deals=12, eval_seed=10), 100, 1.0) != fast  # the seed matters
+    # Hornafjarðarmanni is zero-sum: the margin over the opponents is 1.5 x the score
+    assert fast["vs_rule_based"]["margin"]["mean"] == pytest.approx(1.5 * fast["vs_rule_based"]["mean"])
 
 
 def test_renamed_options_name_their_new_flag(capsys):

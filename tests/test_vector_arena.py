@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from manni_agents.evaluation import vector_arena
-from manni_agents.evaluation.vector_arena import checkpoint_policy, duplicate_score, duplicate_scores
+from manni_agents.evaluation.vector_arena import (checkpoint_policy, duplicate_margin, duplicate_score, duplicate_scores,
+                                                  duplicate_seat_scores)
 from manni_agents.ppo_agent import DEFAULT_MODEL, CheckpointError, PPOAgent
 from manni_agents.rule_based import RuleBasedAgent
 from manni_agents.vector_policy import NetworkPolicy, RandomPolicy, VectorPolicy, act_seats, make_vector_policy
@@ -101,6 +102,21 @@ def test_the_interval_is_the_mean_over_seatings_per_deal(variant):
     result = duplicate_score(first_legal, rules, 40, 3, baseline="random")
     assert result.mean == pytest.approx(scores.mean())
     assert result.low < result.mean < result.high
+
+
+@pytest.mark.parametrize("variant", ["basic", "trjamann"])
+def test_the_margin_is_the_score_minus_the_opponents(variant):
+    rules = make_rules(variant)
+    first_legal = NetworkPolicy(lambda obs, mask: np.zeros(mask.shape), "first legal")
+    seats = duplicate_seat_scores(first_legal, rules, 40, 3, baseline="random")
+    assert (seats[..., 0] == duplicate_scores(first_legal, rules, 40, 3, baseline="random")).all()
+    margin = duplicate_margin(seats)
+    own = seats[..., 0].mean(0)
+    assert margin.mean == pytest.approx((own - seats[..., 1:].mean((0, 2))).mean())
+    if rules.zero_sum:
+        assert margin.mean == pytest.approx(1.5 * own.mean())
+    else:  # Basic's floor: everyone scores >= 0, so the margin is far below 1.5 x the score
+        assert (seats >= 0).all() and margin.mean < own.mean()
 
 
 def test_bad_arguments_are_named():

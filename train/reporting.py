@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from manni_agents.evaluation.arena import ArenaResult, against_baselines, run_arena
-from manni_agents.evaluation.vector_arena import duplicate_score
+from manni_agents.evaluation.arena import ArenaResult, Interval, against_baselines, run_arena
+from manni_agents.evaluation.vector_arena import duplicate_margin, duplicate_seat_scores
 from manni_agents.vector_policy import VectorPolicy, make_vector_policy
 from manni_env.files import write_text
 from manni_train.args import TrainArgs
@@ -68,8 +68,9 @@ def evaluate(policy: VectorPolicy, args: TrainArgs, steps: int, wall_time: float
     :func:`eval_label`), the mean deal score (95% CI) of the greedy
     batched ``policy`` against two copies of it over ``--eval-deals`` duplicate deals of seed
     ``--eval-seed`` on the vector env (:func:`manni_agents.evaluation.vector_arena.duplicate_score`; ``backend``
-    changes the speed, not the numbers); with ``--opponents``, also against them (``vs_opponents``:
-    a best response's score)."""
+    changes the speed, not the numbers) and, as ``margin``, that score minus the opponents' (the
+    arena's "X − Y"; 1.5 × the score where deals are zero-sum); with ``--opponents``, also against
+    them (``vs_opponents``: a best response's score)."""
     rules = args.rules()
     layout = args.observation
     opponents: dict[str, Any] = {f"vs_{eval_label(spec)}": make_vector_policy(spec, rules, args.history, backend, layout)
@@ -77,10 +78,13 @@ def evaluate(policy: VectorPolicy, args: TrainArgs, steps: int, wall_time: float
     if args.opponents:
         fixed = [make_vector_policy(spec, rules, args.history, backend, layout) for spec in args.opponents]
         opponents["vs_opponents"] = fixed[0] if len(fixed) == 1 else tuple(fixed)
-    return {"timesteps": int(steps), "wall_time_s": round(wall_time, 1),
-            **{key: dataclasses.asdict(duplicate_score(policy, rules, args.eval_deals, args.eval_seed, opponent,
-                                                       args.history, backend, layout))
-               for key, opponent in opponents.items()}}
+    entry: dict[str, Any] = {"timesteps": int(steps), "wall_time_s": round(wall_time, 1)}
+    for key, opponent in opponents.items():
+        scores = duplicate_seat_scores(policy, rules, args.eval_deals, args.eval_seed, opponent, args.history, backend,
+                                       layout)
+        entry[key] = {**dataclasses.asdict(Interval.of(scores[..., 0].mean(0).tolist())),
+                      "margin": dataclasses.asdict(duplicate_margin(scores))}
+    return entry
 
 
 def eval_label(spec: str) -> str:

@@ -12,7 +12,9 @@ of the arena reduce to three (the policy in seat 0, 1 or 2), each played on the 
 seed); with two different opponents both orders around the policy are played (six seatings).
 Thousands of deals take seconds, so trainers use it for their learning curves; the deals differ
 from the arena's (another seeding), the statistic is the same (mean per deal over the seatings,
-95% normal interval).
+95% normal interval). :func:`duplicate_margin` is the arena's "X − Y" (the policy's score minus
+its opponents' mean in each deal), which differs from 1.5 × the score only where deals are not
+zero-sum (Basic Manni's floor).
 
 :func:`checkpoint_policy` turns a ``ppo`` checkpoint into such a batched policy (the argmax of
 :meth:`~manni_agents.ppo_agent.PPOAgent.policy_logits`, so it plays the same moves as ``ppo:PATH``).
@@ -42,9 +44,24 @@ def duplicate_score(policy: VectorPolicy, rules: Rules, deals: int, seed: int, b
                        .mean(0).tolist())
 
 
+def duplicate_margin(seat_scores: np.ndarray) -> Interval:
+    """The policy's mean deal score minus its opponents' (the arena's "X − Y", 95% CI over deals)
+    from :func:`duplicate_seat_scores`' array."""
+    own, others = seat_scores[..., 0], seat_scores[..., 1:].mean(-1)
+    return Interval.of((own - others).mean(0).tolist())
+
+
 def duplicate_scores(policy: VectorPolicy, rules: Rules, deals: int, seed: int, baseline: Opponents = "rule_based",
                      history: str = "summary", backend: str = "auto", layout: str = "v0") -> np.ndarray:
-    """(seatings, deals) deal scores of ``policy`` in the first deal of game slot ``i`` of
+    """(seatings, deals) deal scores of ``policy``: :func:`duplicate_seat_scores`' first column."""
+    return duplicate_seat_scores(policy, rules, deals, seed, baseline, history, backend, layout)[..., 0]
+
+
+def duplicate_seat_scores(policy: VectorPolicy, rules: Rules, deals: int, seed: int,
+                          baseline: Opponents = "rule_based", history: str = "summary", backend: str = "auto",
+                          layout: str = "v0") -> np.ndarray:
+    """(seatings, deals, 3) deal scores of ``policy`` (column 0), the opponent in the seat after it
+    (1) and the one before it (2) in the first deal of game slot ``i`` of
     ``VectorManni(rules, deals, history=history, layout=layout).reset(seed)`` (the observations the
     policies get): seating ``s`` (of 3) puts it in seat ``s`` and
     ``baseline`` in the other two; with two opponents ``(a, b)``, seating ``2 s`` puts ``a`` in
@@ -55,7 +72,7 @@ def duplicate_scores(policy: VectorPolicy, rules: Rules, deals: int, seed: int, 
         baseline = make_vector_policy(baseline, rules, history, backend, layout)
     orders = [baseline, baseline[::-1]] if isinstance(baseline, tuple) else [(baseline, baseline)]
     seatings = [(seat, after, before) for seat in range(3) for after, before in orders]
-    scores = np.zeros((len(seatings), deals))
+    scores = np.zeros((len(seatings), deals, 3))
     for i, (seat, after, before) in enumerate(seatings):
         # seats counted from the policy's; one code per distinct controller, which acts once a step
         by_seat = (policy, after, before)
@@ -65,12 +82,13 @@ def duplicate_scores(policy: VectorPolicy, rules: Rules, deals: int, seed: int, 
         rng = np.random.default_rng([seed, i])
         obs, mask, to_move = venv.reset(seed=seed)  # the same deals for every seating
         done = np.zeros(deals, bool)
+        from_policy = (seat + np.arange(3)) % 3  # the seats of the policy, the one after it, the one before
         while not done.all():
             actions = np.zeros(deals, np.int64)
             act_seats(policies, code[(to_move - seat) % 3], venv, obs, mask, rng, actions)
             obs, mask, to_move, rewards, _, _, infos = venv.step(actions)
             first = infos["deal_over"] & ~done
-            scores[i, first] = rewards[first, seat]
+            scores[i, first] = rewards[first][:, from_policy]
             done |= first
     return scores
 
