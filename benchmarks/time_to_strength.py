@@ -38,8 +38,10 @@ Z95 = 1.959963984540054
 
 
 def reference_spec(variant: str) -> str:
-    """The ``ppo:`` spec of ``variant``'s frozen reference agent."""
-    return f"ppo:{REFERENCE_DIR / f'{variant}_ppo'}"
+    """The ``ppo:`` spec of ``variant``'s frozen reference agent (relative to the working directory
+    where it lies below it, so the commands a run records work in any checkout)."""
+    path = REFERENCE_DIR / f"{variant}_ppo"
+    return f"ppo:{path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}"
 
 
 def manni(*args: str) -> list[str]:
@@ -131,7 +133,7 @@ def plot(variant: str, rows: list[dict], path: Path) -> None:
 
 def report(variant: str, rows: list[dict], train_args: list[str]) -> str:
     lines = [f"## {variant}", "",
-             f"`manni train --variant {variant}` {shlex.join(train_args)}".rstrip() + " on its defaults otherwise; "
+             f"`{shlex.join(['manni', 'train', '--variant', variant, *train_args])}` on its defaults otherwise; "
              "`manni arena AGENT pimc pimc` over the duplicate deals (× 6 seatings) and arena seed of each row. "
              "Every score is AGENT's mean deal score minus its two opponents' (95% CI).", "",
              "| seed | training wall time | learner decisions | min to level with the reference | "
