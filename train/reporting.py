@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from manni_agents.evaluation.arena import ArenaResult, Interval, against_baselines, run_arena
-from manni_agents.evaluation.vector_arena import duplicate_margin, duplicate_seat_scores
+from manni_agents.evaluation.arena import ArenaResult, against_baselines, run_arena
+from manni_agents.evaluation.vector_arena import duplicate_interval, duplicate_margin, duplicate_seat_scores
 from manni_agents.vector_policy import VectorPolicy, make_vector_policy
 from manni_env.files import write_text
 from manni_train.args import TrainArgs
@@ -82,7 +82,7 @@ def evaluate(policy: VectorPolicy, args: TrainArgs, steps: int, wall_time: float
     for key, opponent in opponents.items():
         scores = duplicate_seat_scores(policy, rules, args.eval_deals, args.eval_seed, opponent, args.history, backend,
                                        layout)
-        entry[key] = {**dataclasses.asdict(Interval.of(scores[..., 0].mean(0).tolist())),
+        entry[key] = {**dataclasses.asdict(duplicate_interval(scores)),
                       "margin": dataclasses.asdict(duplicate_margin(scores))}
     return entry
 

@@ -40,8 +40,13 @@ Opponents = str | VectorPolicy | tuple[VectorPolicy, VectorPolicy]
 def duplicate_score(policy: VectorPolicy, rules: Rules, deals: int, seed: int, baseline: Opponents = "rule_based",
                     history: str = "summary", backend: str = "auto", layout: str = "v0") -> Interval:
     """Mean deal score (95% CI over deals) of ``policy`` against two copies of ``baseline``."""
-    return Interval.of(duplicate_scores(policy, rules, deals, seed, baseline, history, backend, layout)
-                       .mean(0).tolist())
+    return duplicate_interval(duplicate_seat_scores(policy, rules, deals, seed, baseline, history, backend, layout))
+
+
+def duplicate_interval(seat_scores: np.ndarray) -> Interval:
+    """The policy's mean deal score (95% CI over deals, each deal's seatings averaged first) from
+    :func:`duplicate_seat_scores`' array."""
+    return Interval.of(seat_scores[..., 0].mean(0).tolist())
 
 
 def duplicate_margin(seat_scores: np.ndarray) -> Interval:
