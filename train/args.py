@@ -367,11 +367,11 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
     """One ``--kebab-name`` option per dataclass field, with the field's docstring as help; the rule
     options as :func:`~manni_env.cli_options.add_variant_options` adds them."""
     docs = field_docs(cls)
-    defaults = cls()
     for f in dataclasses.fields(cls):
         if f.name in RULE_FIELDS:
             continue
-        default = getattr(defaults, f.name)
+        # the declared default (None where the class derives it, e.g. from the variant)
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
         help_text = docs.get(f.name, "").replace("%", "%%") + ("" if default is None else f" (default: {default})")
         kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
         flags = ["--" + f.name.replace("_", "-")]

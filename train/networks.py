@@ -106,12 +106,14 @@ def ppo_network(spec: str, rules: Rules) -> PPOAgent:
 
 
 def export(actor: Actor, path: Path, args: TrainArgs, steps: int, wall_time: float, algorithm: str,
-           init_from: dict | None = None) -> Path:
+           init_from: dict | None = None, play: str = "plain") -> Path:
     """Write ``actor`` as a ``ppo`` agent checkpoint (safetensors + JSON); ``algorithm`` names the trainer;
-    ``init_from`` (what :func:`manni_train.init_from.load_actor` returned) becomes the metadata's ``training.init_from``."""
+    ``init_from`` (what :func:`manni_train.init_from.load_actor` returned) becomes the metadata's
+    ``training.init_from``; ``play`` is how the agent plays its network by default (the metadata's ``play``)."""
     metadata = {
         **policy_metadata(args.rules(), args.history, args.activation, args.observation),
         **training_metadata(args, algorithm, steps, wall_time),
+        "play": play,
     }
     if init_from is not None:
         metadata["training"]["init_from"] = init_from

@@ -64,6 +64,7 @@ import torch
 from manni_env.interrupts import deferred_interrupt
 from manni_env.shaping import REWARD_BASES
 from manni_env.vector import BACKENDS
+from manni_agents.ppo_agent import PLAY_MODES
 from manni_train import resume
 from manni_train.args import SelfPlayArgs, parse_args
 from manni_train.critic_view import CRITIC_VIEWS, unseen_size
@@ -77,6 +78,11 @@ from manni_train.resume import ResumeError
 from manni_train.threads import ThreadFitter
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
+#: ``--total-steps`` when not given, by variant (``None``: the others)
+DEFAULT_TOTAL_STEPS = {None: 20_000_000, "basic": 25_000_000}
+#: ``--play``: how the exported agent plays (``auto``: :meth:`Args.exported_play`)
+PLAY_CHOICES = ("auto", *PLAY_MODES)
+
 
 @dataclass
 class Args(SelfPlayArgs):
@@ -87,7 +93,9 @@ class Args(SelfPlayArgs):
 
     # the defaults: what reached the most strength in about ten minutes of 2 cores
     # (benchmarks/results/time_to_strength.md)
-    total_steps: int = 20_000_000
+    total_steps: int | None = None
+    """learner decisions to train for, rounded up to whole rollouts (default: 20,000,000; 25,000,000 in
+    Basic Manni, which learns more slowly)"""
     learning_rate: float = 5e-4
     anneal_lr: bool = True
     # many games per vector step and large minibatches, two epochs: the per-step and per-minibatch
@@ -129,6 +137,10 @@ class Args(SelfPlayArgs):
     """what the critic reads in training: seat (the seat's observation, as the actor) or deal (that and
     the cards hidden from the seat: the others' hands and the rest of the pack; the actor, and so the
     exported agent, still reads the observation only; manni_train.critic_view)"""
+    play: str = "auto"
+    """how the exported agent plays its network unless a spec says otherwise (the checkpoint's
+    ``play``): plain, symmetric (the policy averaged over the renamings of the plain suits; slower a
+    move) or auto (symmetric in Basic Manni, whose four suits are alike, plain elsewhere)"""
     reward_scale: float = 1.0
     """rewards are multiplied by this before training"""
     reward_of: str = "relative"
@@ -150,11 +162,15 @@ class Args(SelfPlayArgs):
     """continue the interrupted run in this directory (RUN_DIR: its args.json, networks, optimizer,
     step count, history and random states; the other options are ignored)"""
 
+    def __post_init__(self) -> None:
+        if self.total_steps is None:
+            self.total_steps = DEFAULT_TOTAL_STEPS.get(self.variant, DEFAULT_TOTAL_STEPS[None])
+
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument."""
         super().check()
         self.check_choices({"backend": BACKENDS, "precision": PRECISIONS, "reward_of": REWARD_BASES,
-                            "critic": CRITIC_VIEWS})
+                            "critic": CRITIC_VIEWS, "play": PLAY_CHOICES})
         self.check_at_least(1, "bc_batch_size")
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
@@ -163,6 +179,12 @@ class Args(SelfPlayArgs):
                 init_network(self.init_from, self)
             except OSError as err:  # a path no file system takes
                 raise ValueError(f"--init-from {self.init_from[:200]}: {err.strerror or err}") from None
+
+    def exported_play(self) -> str:
+        """``--play`` with ``auto`` resolved: ``symmetric`` in Basic Manni, ``plain`` elsewhere."""
+        if self.play != "auto":
+            return self.play
+        return "symmetric" if self.variant == "basic" else "plain"
 
     def final_arena_deals(self) -> int:
         """``--final-eval-deals``, by default ``--total-steps`` / 4,000 between 100 and 500."""
@@ -325,7 +347,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
         if not history or history[-1]["timesteps"] != progress.steps:
             record_eval()
         progress.wall_time_s = wall_time()
-        export(actor, run_dir / "agent", args, progress.steps, progress.wall_time_s, algorithm, progress.init_from)
+        export(actor, run_dir / "agent", args, progress.steps, progress.wall_time_s, algorithm, progress.init_from,
+               args.exported_play())
         progress.phase = "arena"  # training is over: from here --resume plays the final arena again
         resume.save_phase(run_dir, progress)
     except _Trained:
@@ -363,7 +386,7 @@ def keep_interrupted(run_dir: Path, progress: resume.Progress, actor: Actor, cri
     (a full disk) leaves the previous file and is named, the others still written."""
     written, failed = [], []
     steps = [("policy", lambda: export(actor, run_dir / "agent", args, progress.steps, progress.wall_time_s,
-                                       algorithm, progress.init_from), f"ppo:{run_dir / 'agent'}"),
+                                       algorithm, progress.init_from, args.exported_play()), f"ppo:{run_dir / 'agent'}"),
              ("history", lambda: write_history(run_dir, history), str(run_dir / "history.json"))]
     if progress.phase == "ppo":
         steps.append(("resume state", lambda: resume.save(run_dir, progress, actor, critic,
