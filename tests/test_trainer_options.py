@@ -323,6 +323,33 @@ def test_the_warm_start_and_the_final_arena_scale_with_the_total_steps():
     assert Args().final_arena_deals() == 500 and Args(final_eval_deals=0).final_arena_deals() == 0
 
 
+def test_the_total_steps_default_by_variant_and_a_given_count_wins(capsys):
+    assert parse_args(Args, ["--variant", "basic"]).total_steps == 25_000_000
+    assert parse_args(Args, ["--variant", "trjamann"]).total_steps == 20_000_000
+    assert parse_args(Args, ["--variant", "basic", "--total-steps", "7"]).total_steps == 7
+    assert Args.from_dict(dataclasses.asdict(Args(variant="basic", total_steps=3))).total_steps == 3  # --resume
+
+
+@pytest.mark.parametrize(("variant", "play", "exported"), [
+    ("basic", "auto", "symmetric"), ("hornafjardar", "auto", "plain"), ("basic", "plain", "plain"),
+    ("trjamann", "symmetric", "symmetric")])
+def test_play_auto_is_symmetric_in_basic_manni_only(variant, play, exported):
+    assert Args(variant=variant, play=play).exported_play() == exported
+
+
+def test_the_exported_agent_plays_as_play_says_unless_its_spec_overrides_it(tmp_path):
+    args = Args(variant="basic", runs_dir=str(tmp_path), run_name="p", total_steps=300, **{**TINY, "bc_samples": 0})
+    agent = make_agent(f"ppo:{train(args).agent}")
+    assert agent.meta["play"] == "symmetric" and agent.symmetric
+    assert not make_agent(f"ppo:{tmp_path / 'p' / 'agent'},plain").symmetric
+
+
+def test_a_bad_play_is_one_error_line(capsys):
+    with pytest.raises(SystemExit):
+        parse_args(Args, ["--play", "mirror"])
+    assert "--play must be one of auto, plain, symmetric, got 'mirror'" in capsys.readouterr().err
+
+
 # ---- --torch-threads 0: fitted to the free cores ----
 
 @pytest.mark.parametrize("busy, own, free", [

@@ -140,7 +140,8 @@ class Args(SelfPlayArgs):
     play: str = "auto"
     """how the exported agent plays its network unless a spec says otherwise (the checkpoint's
     ``play``): plain, symmetric (the policy averaged over the renamings of the plain suits; slower a
-    move) or auto (symmetric in Basic Manni, whose four suits are alike, plain elsewhere)"""
+    move) or auto (symmetric in Basic Manni, where the trump is known from the first decision, plain
+    elsewhere)"""
     reward_scale: float = 1.0
     """rewards are multiplied by this before training"""
     reward_of: str = "relative"

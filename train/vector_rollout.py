@@ -97,11 +97,13 @@ class VectorRollout:
         self.shaping = VectorTrickRewards(self.venv, args.reward, args.reward_of)
         self.controller = np.full((n, 3), LEARNER, np.int64)
         self.assign_seats(np.arange(n))
-        # rollout buffers, one row per vector step and game; ``valid`` marks learner decisions
-        self.b_obs = torch.zeros((T, n, self.obs_size))
-        self.b_mask = torch.zeros((T, n, NUM_ACTIONS), dtype=torch.bool)
-        self.b_act = torch.zeros((T, n), dtype=torch.long)
-        self.b_logp = torch.zeros((T, n))
+        # rollout buffers: the learner's decisions one row each, in order of vector step and game (at
+        # most every game at every step), so only its rows are copied; and per vector step and game
+        # (``valid`` marks learner decisions) what the GAE walks along
+        self.f_obs = torch.zeros((T * n, self.obs_size))
+        self.f_mask = torch.zeros((T * n, NUM_ACTIONS), dtype=torch.bool)
+        self.f_act = torch.zeros(T * n, dtype=torch.long)
+        self.f_logp = torch.zeros(T * n)
         self.b_val = torch.zeros((T, n))
         self.b_rew = np.zeros((T, n), np.float32)
         self.b_done = np.zeros((T, n), bool)
@@ -109,7 +111,7 @@ class VectorRollout:
         self.b_seat = np.zeros((T, n), np.int64)
         # with --critic deal: the cards hidden from each decision's seat, the critic's extra inputs
         self.pack = pack_flags(args.rules()) if args.critic == "deal" else None
-        self.b_unseen = torch.zeros((T, n, UNSEEN_SIZE)) if self.pack is not None else None
+        self.f_unseen = torch.zeros((T * n, UNSEEN_SIZE)) if self.pack is not None else None
 
     def assign_seats(self, games: np.ndarray) -> None:
         """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0, each seat
@@ -159,14 +161,16 @@ class VectorRollout:
         """Play ``num_steps`` vector steps, the learner's seats with ``actor`` (sampled) and ``critic``;
         the learner's decisions with GAE advantages and returns. The networks run under
         ``--precision`` (one autocast context for the whole rollout, so bf16 copies of the weights
-        are made once)."""
+        are made once). The batch's observations, masks, actions and log-probabilities are views of
+        this object's buffers, valid until the next ``collect`` (copy them to keep them longer)."""
         with self.precision:
             return self._collect(actor, critic)
 
     def _collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
         args, venv, gen, rng, controller = self.args, self.venv, self.gen, self.rng, self.controller
         n, T = args.num_envs, args.num_steps
-        b_obs, b_mask, b_act, b_logp, b_val = self.b_obs, self.b_mask, self.b_act, self.b_logp, self.b_val
+        f_obs, f_mask, f_act, f_logp, f_unseen = self.f_obs, self.f_mask, self.f_act, self.f_logp, self.f_unseen
+        b_val = self.b_val
         b_rew, b_done, b_valid, b_seat = self.b_rew, self.b_done, self.b_valid, self.b_seat
         obs, mask, to_move = self.obs, self.mask, self.to_move
         start, cpu_start = time.time(), time.process_time()
@@ -176,31 +180,34 @@ class VectorRollout:
         b_rew[:] = 0.0
         b_done[:] = False
         others = self.others()
+        done = 0  # learner decisions so far: the next free row of the f_ buffers
         for t in range(T):
             ctrl = controller[np.arange(n), to_move]
             learner = ctrl == LEARNER
             obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
             actions = torch.zeros(n, dtype=torch.long)
             rows = torch.from_numpy(np.flatnonzero(learner))
+            m, here = rows.numel(), slice(done, done + rows.numel())
             padded = padded_rows(rows, self.dtype)  # one gather (padded under bf16) for both networks
             learner_obs = obs_t.index_select(0, padded)  # (index_select: faster than obs_t[padded])
-            logits = actor(learner_obs, mask_t.index_select(0, padded))[:rows.numel()]
+            learner_mask = mask_t.index_select(0, padded)
+            logits = actor(learner_obs, learner_mask)[:m]
             unseen = None if self.pack is None else self.unseen(padded.numpy(), to_move[padded.numpy()])
-            b_val[t, rows] = critic(learner_obs, unseen)[:rows.numel()]
+            b_val[t, rows] = critic(learner_obs, unseen)[:m]
+            f_obs[here], f_mask[here] = learner_obs[:m], learner_mask[:m]
             if unseen is not None:
-                self.b_unseen[t, rows] = unseen[:rows.numel()]
+                f_unseen[here] = unseen[:m]
             a = sample(logits, gen)
             actions[rows] = a
-            b_logp[t, rows] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
+            f_act[here] = a
+            f_logp[here] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
+            done += m
             snapshot = np.flatnonzero(ctrl >= 0)
             if snapshot.size:  # every snapshot's games in one pass
                 played = torch.from_numpy(snapshot)
                 actions[played] = self.pool.act(ctrl[snapshot], obs_t.index_select(0, played),
                                                 mask_t.index_select(0, played))
             act_seats(others, ctrl, venv, obs, mask, rng, actions.numpy())
-            b_obs[t] = obs_t
-            b_mask[t] = mask_t
-            b_act[t] = actions
             b_valid[t] = learner
             b_seat[t] = to_move
             last_t[learner, to_move[learner]] = t
@@ -247,8 +254,8 @@ class VectorRollout:
         valid = torch.from_numpy(b_valid.reshape(-1))
         f_adv = torch.from_numpy(adv.reshape(-1))[valid]
         f_val = b_val.reshape(-1)[valid]
-        return RolloutBatch(obs=b_obs.reshape(T * n, -1)[valid], mask=b_mask.reshape(T * n, -1)[valid],
-                            actions=b_act.reshape(-1)[valid], logp=b_logp.reshape(-1)[valid], values=f_val,
-                            advantages=f_adv, returns=f_adv + f_val, deal_scores=deal_scores,
-                            unseen=None if self.b_unseen is None else self.b_unseen.reshape(T * n, -1)[valid],
+        # views, not copies (a fresh 30 MB tensor costs its page faults: a sixth of a rollout's time)
+        return RolloutBatch(obs=f_obs[:done], mask=f_mask[:done], actions=f_act[:done], logp=f_logp[:done],
+                            values=f_val, advantages=f_adv, returns=f_adv + f_val, deal_scores=deal_scores,
+                            unseen=None if f_unseen is None else f_unseen[:done],
                             seconds=time.time() - start, cpu_seconds=time.process_time() - cpu_start)
