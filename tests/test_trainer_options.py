@@ -323,7 +323,7 @@ def test_the_warm_start_and_the_final_arena_scale_with_the_total_steps():
     assert Args().final_arena_deals() == 500 and Args(final_eval_deals=0).final_arena_deals() == 0
 
 
-def test_the_total_steps_default_by_variant_and_a_given_count_wins(capsys):
+def test_the_total_steps_default_by_variant_and_a_given_count_wins():
     assert parse_args(Args, ["--variant", "basic"]).total_steps == 25_000_000
     assert parse_args(Args, ["--variant", "trjamann"]).total_steps == 20_000_000
     assert parse_args(Args, ["--variant", "basic", "--total-steps", "7"]).total_steps == 7

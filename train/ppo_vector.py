@@ -61,10 +61,10 @@ import numpy as np
 import safetensors
 import torch
 
+from manni_agents.ppo_agent import PLAY_MODES
 from manni_env.interrupts import deferred_interrupt
 from manni_env.shaping import REWARD_BASES
 from manni_env.vector import BACKENDS
-from manni_agents.ppo_agent import PLAY_MODES
 from manni_train import resume
 from manni_train.args import SelfPlayArgs, parse_args
 from manni_train.critic_view import CRITIC_VIEWS, unseen_size
@@ -387,7 +387,8 @@ def keep_interrupted(run_dir: Path, progress: resume.Progress, actor: Actor, cri
     (a full disk) leaves the previous file and is named, the others still written."""
     written, failed = [], []
     steps = [("policy", lambda: export(actor, run_dir / "agent", args, progress.steps, progress.wall_time_s,
-                                       algorithm, progress.init_from, args.exported_play()), f"ppo:{run_dir / 'agent'}"),
+                                       algorithm, progress.init_from, args.exported_play()),
+              f"ppo:{run_dir / 'agent'}"),
              ("history", lambda: write_history(run_dir, history), str(run_dir / "history.json"))]
     if progress.phase == "ppo":
         steps.append(("resume state", lambda: resume.save(run_dir, progress, actor, critic,

@@ -180,14 +180,15 @@ class VectorRollout:
         b_rew[:] = 0.0
         b_done[:] = False
         others = self.others()
-        done = 0  # learner decisions so far: the next free row of the f_ buffers
+        filled = 0  # learner decisions so far: the next free row of the f_ buffers
         for t in range(T):
             ctrl = controller[np.arange(n), to_move]
             learner = ctrl == LEARNER
             obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
             actions = torch.zeros(n, dtype=torch.long)
             rows = torch.from_numpy(np.flatnonzero(learner))
-            m, here = rows.numel(), slice(done, done + rows.numel())
+            m = rows.numel()
+            here = slice(filled, filled + m)
             padded = padded_rows(rows, self.dtype)  # one gather (padded under bf16) for both networks
             learner_obs = obs_t.index_select(0, padded)  # (index_select: faster than obs_t[padded])
             learner_mask = mask_t.index_select(0, padded)
@@ -201,7 +202,7 @@ class VectorRollout:
             actions[rows] = a
             f_act[here] = a
             f_logp[here] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
-            done += m
+            filled += m
             snapshot = np.flatnonzero(ctrl >= 0)
             if snapshot.size:  # every snapshot's games in one pass
                 played = torch.from_numpy(snapshot)
@@ -255,7 +256,7 @@ class VectorRollout:
         f_adv = torch.from_numpy(adv.reshape(-1))[valid]
         f_val = b_val.reshape(-1)[valid]
         # views, not copies (a fresh 30 MB tensor costs its page faults: a sixth of a rollout's time)
-        return RolloutBatch(obs=f_obs[:done], mask=f_mask[:done], actions=f_act[:done], logp=f_logp[:done],
+        return RolloutBatch(obs=f_obs[:filled], mask=f_mask[:filled], actions=f_act[:filled], logp=f_logp[:filled],
                             values=f_val, advantages=f_adv, returns=f_adv + f_val, deal_scores=deal_scores,
-                            unseen=None if f_unseen is None else f_unseen[:done],
+                            unseen=None if f_unseen is None else f_unseen[:filled],
                             seconds=time.time() - start, cpu_seconds=time.process_time() - cpu_start)
