@@ -22,7 +22,10 @@ Run ``python benchmarks/bench_trainer.py`` (``--help`` for the options). It prin
    and the share of the compute limit each reaches: a learner decision's FLOP (its rollout forward
    passes and ``update_epochs`` × forward + backward, actor and critic, from the run's
    ``args.json``) × decisions/s ÷ the bf16 matmul peak measured before each round.
-   ``--baseline-src`` runs with that checkout's own ``.venv`` where it has one.
+   ``--baseline-src`` runs with that checkout's own ``.venv`` where it has one. The runs take
+   ``--e2e-threads`` torch threads (default ``--threads``; 0 leaves the trainer's default, threads
+   fitted to the free cores: the way to compare ``--overlap``, whose rollout process takes a core of
+   its own); with ``--overlap`` the rollout column is the time the trainer waited for its rollouts.
 
 Numbers and how they were measured: ``docs/training.md``.
 """
@@ -144,7 +147,10 @@ def time_split(tb_dir: Path) -> dict[str, float]:
 
     events = EventAccumulator(str(tb_dir), size_guidance={"scalars": 0})
     events.Reload()
-    return {part: sum(e.value for e in events.Scalars(f"charts/{part}_seconds")) for part in ("rollout", "update")}
+    # the trainer's wait for its rollouts where it logs it (with --overlap a rollout runs during an update)
+    rollout = "rollout_wait" if "charts/rollout_wait_seconds" in events.Tags()["scalars"] else "rollout"
+    return {part: sum(e.value for e in events.Scalars(f"charts/{name}_seconds"))
+            for part, name in (("rollout", rollout), ("update", "update"))}
 
 
 def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path,
@@ -154,7 +160,8 @@ def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path
     learner decisions in rollouts, updates and the rest of the training loop."""
     argv = [*trainer_command(src), "--total-steps", str(steps), "--bc-samples", "0",
             "--eval-every", "0", "--final-eval-deals", "0", "--eval-deals", "10", "--no-progress-bar",
-            "--torch-threads", str(threads), "--runs-dir", str(workdir), "--run-name", name, *extra]
+            *(["--torch-threads", str(threads)] if threads else []), "--runs-dir", str(workdir),
+            "--run-name", name, *extra]
     env = {**os.environ, "PYTHONPATH": str(src)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(argv, cwd=src, env=env, check=True, stdout=subprocess.DEVNULL)
@@ -176,6 +183,8 @@ def main() -> None:
     parser.add_argument("--minibatches", type=int, nargs="+", default=[512, 1024, 2048])
     parser.add_argument("--repeats", type=int, default=3, help="timings per row (best kept); e2e rounds")
     parser.add_argument("--e2e-steps", type=int, default=0, help="learner decisions per end-to-end run (0: none)")
+    parser.add_argument("--e2e-threads", type=int, help="torch threads of the end-to-end runs (default: --threads; "
+                                                         "0: the trainer's default, fitted to the free cores)")
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
     parser.add_argument("--baseline-src", type=Path, help="a checkout of the code to compare with (end to end)")
     parser.add_argument("--train-args", nargs="+", default=[""], metavar="ARGS",
@@ -223,14 +232,15 @@ def main() -> None:
         per_cpu: dict[str, list[float]] = {label: [] for label, _, _ in rows}
         splits: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in rows}
         warm_steps, start_cpu = 2000, {}
+        e2e_threads = ns.threads if ns.e2e_threads is None else ns.e2e_threads
         with tempfile.TemporaryDirectory() as tmp:
             for i, (label, src, extra) in enumerate(rows):  # warm-up: numba's compile cache, file caches
-                start_cpu[label] = e2e_run(src, extra, warm_steps, ns.threads, Path(tmp), f"warmup_{i}")[1]
+                start_cpu[label] = e2e_run(src, extra, warm_steps, e2e_threads, Path(tmp), f"warmup_{i}")[1]
             peaks = []
             for round_ in range(ns.repeats):
                 peaks.append(matmul_peak(2048, torch.bfloat16))  # the compute limit, measured between the runs
                 for i, (label, src, extra) in enumerate(rows):
-                    rate, cpu, split = e2e_run(src, extra, ns.e2e_steps, ns.threads, Path(tmp), f"r{round_}_{i}")
+                    rate, cpu, split = e2e_run(src, extra, ns.e2e_steps, e2e_threads, Path(tmp), f"r{round_}_{i}")
                     rates[label].append(rate)
                     splits[label].append(split)
                     # the CPU time of the extra decisions over the warm-up run (start-up costs cancel)
@@ -240,8 +250,9 @@ def main() -> None:
         results["e2e"] = rates
         results["e2e_decisions_per_cpu_second"] = per_cpu
         results["e2e_seconds_per_1000_decisions"] = splits
+        threads = f"{e2e_threads} thread(s)" if e2e_threads else "torch threads fitted by the trainer"
         print(f"\n## end to end: manni train, {ns.e2e_steps} learner decisions, no warm start or evaluations, "
-              f"{ns.threads} thread(s), {ns.repeats} interleaved rounds\n")
+              f"{threads}, {ns.repeats} interleaved rounds\n")
         print(f"The compute limit: the bf16 matmul peak at {ns.threads} thread(s), measured before each round "
               f"(median {peak_now:,.0f} GFLOP/s); the share is a learner decision's FLOP (rollout forward "
               "passes, and forward + backward in each update epoch, actor and critic) × decisions/s ÷ that peak.\n")

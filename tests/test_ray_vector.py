@@ -108,6 +108,19 @@ def test_two_runners_train_reproducibly_and_export_a_playable_agent(local_ray, t
     assert len(result.games) == 2 * 6  # every seating played, every move legal (else it raises)
 
 
+@pytest.mark.slow
+def test_the_fast_trainers_overlap_is_the_ray_trainer_with_one_overlapped_runner(local_ray, tmp_path):
+    from manni_train import ppo_vector
+
+    same = dict(runs_dir=str(tmp_path), variant="trjamann", total_steps=600, overlap=True, final_eval_deals=1,
+                minibatch_size=64, **TINY)
+    fast = ppo_vector.train(ppo_vector.Args(run_name="fast", **same))
+    on_ray = train(Args(run_name="ray", num_runners=1, **same))
+    assert fast.steps == on_ray.steps and fast.history[-1]["timesteps"] == on_ray.history[-1]["timesteps"]
+    assert ((fast.agent.parent / "agent.safetensors").read_bytes()
+            == (on_ray.agent.parent / "agent.safetensors").read_bytes())
+
+
 def test_resources_the_cluster_lacks_are_one_error_line(local_ray, tmp_path, capsys):
     argv = ["train", "--trainer", "ray", "--num-gpus-per-learner", "1", "--runs-dir", str(tmp_path)]
     assert main(argv) == 2

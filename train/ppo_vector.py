@@ -28,6 +28,9 @@ rollout (games, seats, rewards, GAE: :class:`manni_train.vector_rollout.VectorRo
 update (:class:`manni_train.learner.PPOLearner`); the Ray trainer (:mod:`manni_train.ray_vector`)
 runs the same rollout and update, its rollouts in runner actors.
 
+With ``--overlap`` the rollouts play in a process of their own, each while the learner updates on
+the one before, with the weights one update old (:mod:`manni_train.rollout_process`).
+
 ``--opponents SPEC [SPEC]`` replaces that mix with fixed agents (:mod:`manni_train.opponents`);
 ``--precision`` runs the networks' hidden layers in bfloat16 (:mod:`manni_train.precision`); the warm
 start and the final arena scale with ``--total-steps``; Ctrl-C keeps the policy, the history and a
@@ -75,6 +78,7 @@ from manni_train.networks import Actor, Critic, export, greedy_policy
 from manni_train.precision import PRECISIONS, autocast, compute_dtype
 from manni_train.reporting import TrainResult, evaluate, final_arena, plot_learning_curve, report, write_history
 from manni_train.resume import ResumeError
+from manni_train.rollout_process import ProcessSampler, runner_seeds
 from manni_train.threads import ThreadFitter
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
@@ -149,7 +153,12 @@ class Args(SelfPlayArgs):
     pimc and search maximise and the arena's differences measure; 1.5 x own in the zero-sum
     variants, different in Basic Manni, whose deal scores are never negative)"""
     torch_threads: int = 0
-    """torch CPU threads (0: fitted to the cores other processes leave free, measured again every 30 s)"""
+    """torch CPU threads of this process (0: fitted to the cores other processes leave free, measured
+    again every 30 s; the fast trainer's --overlap keeps one of them for its rollout process)"""
+    overlap: bool = False
+    """play the rollouts in a process of their own, each during the update of the previous one, with
+    the weights one update old: an iteration takes the longer of rollout and update, not their sum
+    (manni_train.rollout_process); without it rollouts and updates take turns in this process"""
     precision: str = "auto"
     """arithmetic of the networks' hidden layers in the warm start, the rollouts and the update: fp32,
     bf16 (autocast; weights and checkpoints stay float32) or auto (bf16 where the CPU or GPU runs it
@@ -249,12 +258,17 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
 
     # seeding: torch (weights, action sampling), the vector env (deals), numpy (seat assignment)
     torch.manual_seed(args.seed)
-    fitter = None if args.torch_threads else ThreadFitter()
-    if args.torch_threads:
-        torch.set_num_threads(args.torch_threads)
     gen = torch.Generator().manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    sampler = sampler or VectorRollout(args, gen, rng, args.seed)
+    own = None  # a rollout process this function starts, and stops
+    if sampler is None:
+        sampler = own = (ProcessSampler(args, runner_seeds(args.seed, 1)[0], overlap=True) if args.overlap
+                         else VectorRollout(args, gen, rng, args.seed))
+    fitter = None
+    if args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
+    else:  # a rollout process's CPU time counts as this run's
+        fitter = ThreadFitter(helper_cpu_s=lambda: getattr(own, "cpu_seconds", 0.0))
 
     actor = Actor(sampler.obs_size, args.hidden, args.activation)
     critic = Critic(sampler.obs_size, args.hidden, args.activation, unseen_size(args.critic))
@@ -302,13 +316,17 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
         learner = make_learner(actor, critic, args, gen)
         if optimizer_state is not None and getattr(learner, "optimizer", None) is not None:
             learner.optimizer.load_state_dict(optimizer_state)
+        if fitter is not None and isinstance(own, ProcessSampler):
+            fitter.reserve(1)  # the rollout process's core (the warm start had them all)
         pool_size = 0
         bar = tqdm(total=args.total_steps, initial=min(progress.steps, args.total_steps), desc="PPO", unit="step",
                    disable=not args.progress_bar)
 
         while progress.steps < args.total_steps and not (args.time_limit_s and wall_time() > args.time_limit_s):
             lr = args.learning_rate * max(0.0, 1.0 - progress.steps / args.total_steps) if args.anneal_lr else args.learning_rate
+            collect_start = time.time()
             batch = sampler.collect(actor, critic)
+            waited = time.time() - collect_start  # the rollout's time, or with --overlap what it took beyond the update
 
             # PPO update
             update_start = time.time()
@@ -324,6 +342,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
                                 ("charts/steps_per_second", steps / elapsed),
                                 ("charts/rollout_seconds", batch.seconds),
                                 ("charts/rollout_cpu_seconds", batch.cpu_seconds),
+                                ("charts/rollout_wait_seconds", waited),
                                 ("charts/update_seconds", time.time() - update_start),
                                 ("charts/pool_size", pool_size),
                                 ("charts/torch_threads", torch.get_num_threads())):
@@ -361,6 +380,9 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
             writer.close()
         print(f"\ninterrupted after {progress.steps:,} learner decisions ({progress.phase}): {kept}", file=sys.stderr)
         raise
+    finally:
+        if isinstance(own, ProcessSampler):  # before the final arena, whose workers want the cores
+            own.close()
     agent = run_dir / "agent"
     plot_learning_curve(history, run_dir / "learning_curve.png", f"{args.run_name}: score while training")
     writer.close()

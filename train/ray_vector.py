@@ -45,6 +45,7 @@ from manni_train.critic_view import unseen_size
 from manni_train.learner import PPOLearner
 from manni_train.networks import Actor, Critic
 from manni_train.reporting import TrainResult, report
+from manni_train.rollout_process import runner_seeds
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
 
@@ -96,11 +97,6 @@ class Args(ppo_vector.Args):
             raise ValueError(f"--num-gpus-per-learner must not be negative, got {self.num_gpus_per_learner}")
         if self.num_cpus is not None and self.num_cpus < 1:
             raise ValueError(f"--num-cpus must be at least 1, got {self.num_cpus}")
-
-
-def runner_seeds(seed: int, runners: int) -> list[int]:
-    """Runner ``i``'s seed: word ``i`` of ``SeedSequence(seed)`` (the same whatever the runner count)."""
-    return [int(s) for s in np.random.SeedSequence(seed).generate_state(runners)]
 
 
 def cpu_state(module: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 import torch
 
@@ -43,10 +44,13 @@ def free_cores(usable: int, machine: int, busy: float, total: float, own_cpu_s: 
 
 
 class ThreadFitter:
-    """Sets ``torch.set_num_threads`` to the free usable cores now and every ``every_s`` seconds."""
+    """Sets ``torch.set_num_threads`` to the free usable cores now and every ``every_s`` seconds; with
+    a helper process (the rollout process of ``--overlap``), ``helper_cpu_s()`` its CPU seconds so
+    far (counted as this process's); :meth:`reserve` keeps cores for it once it runs."""
 
-    def __init__(self, every_s: float = 30.0, first_sample_s: float = 0.25):
-        self.cores, self.every_s = usable_cores(), every_s
+    def __init__(self, every_s: float = 30.0, first_sample_s: float = 0.25,
+                 helper_cpu_s: Callable[[], float] = lambda: 0.0):
+        self.cores, self.every_s, self.reserved, self.helper_cpu_s = usable_cores(), every_s, 0, helper_cpu_s
         self.threads = torch.get_num_threads()
         self._mark = self._sample()
         if self._mark is not None:
@@ -55,7 +59,7 @@ class ThreadFitter:
 
     def _sample(self) -> tuple[float, float, float, float] | None:
         machine = _machine_busy()
-        return None if machine is None else (*machine, time.process_time(), time.monotonic())
+        return None if machine is None else (*machine, time.process_time() + self.helper_cpu_s(), time.monotonic())
 
     def refit(self) -> int:
         """Measure since the last sample and set torch's threads; the thread count."""
@@ -65,7 +69,14 @@ class ThreadFitter:
         since, self._mark = self._mark, now
         free = free_cores(self.cores, os.cpu_count() or 1, now[0] - since[0], now[1] - since[1], now[2] - since[2],
                           now[3] - since[3])
-        self.threads = max(1, min(self.cores, int(free + 0.5)))
+        self.threads = max(1, min(self.cores - self.reserved, int(free + 0.5) - self.reserved))
+        torch.set_num_threads(self.threads)
+        return self.threads
+
+    def reserve(self, cores: int) -> int:
+        """Keep ``cores`` of the free cores for a helper process from now on; the thread count."""
+        self.threads = max(1, min(self.cores, self.threads) - cores + self.reserved)
+        self.reserved = cores
         torch.set_num_threads(self.threads)
         return self.threads
 

@@ -38,6 +38,31 @@ TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns", 
 
 
 @dataclass
+class LearnerRows:
+    """Buffers of a rollout's learner decisions, one row each (``size`` rows at most)."""
+
+    obs: torch.Tensor  # in the compute dtype
+    mask: torch.Tensor
+    actions: torch.Tensor
+    logp: torch.Tensor
+    unseen: torch.Tensor | None  # with --critic deal
+
+    @classmethod
+    def allocate(cls, size: int, obs_size: int, dtype: torch.dtype, unseen: bool) -> LearnerRows:
+        return cls(obs=torch.zeros((size, obs_size), dtype=dtype),
+                   mask=torch.zeros((size, NUM_ACTIONS), dtype=torch.bool),
+                   actions=torch.zeros(size, dtype=torch.long), logp=torch.zeros(size),
+                   unseen=torch.zeros((size, UNSEEN_SIZE)) if unseen else None)
+
+    def share_memory_(self) -> LearnerRows:
+        """Move the buffers to shared memory (another process may then read them); ``self``."""
+        for name in ("obs", "mask", "actions", "logp", "unseen"):
+            if getattr(self, name) is not None:
+                getattr(self, name).share_memory_()
+        return self
+
+
+@dataclass
 class RolloutBatch:
     """The learner's decisions of one or more rollouts, one row each, with what PPO needs."""
 
@@ -79,10 +104,12 @@ class VectorRollout:
     """``args.num_envs`` games with their seat controllers and snapshot pool (see the module docstring).
 
     ``args`` is a :class:`manni_train.ppo_vector.Args`; ``gen`` draws the networks' actions, ``rng`` the
-    seat assignments and the ``random`` seats' moves, ``seed`` the deals.
+    seat assignments and the ``random`` seats' moves, ``seed`` the deals. The learner's rows go to
+    ``slots`` :class:`LearnerRows` used in turn (two: a rollout can fill one while the update reads
+    the other).
     """
 
-    def __init__(self, args, gen: torch.Generator, rng: np.random.Generator, seed: int):
+    def __init__(self, args, gen: torch.Generator, rng: np.random.Generator, seed: int, slots: int = 1):
         self.args, self.gen, self.rng = args, gen, rng
         n, T = args.num_envs, args.num_steps
         self.venv = VectorManni(args.rules(), n, history=args.history, backend=args.backend, layout=args.observation)
@@ -98,20 +125,17 @@ class VectorRollout:
         self.controller = np.full((n, 3), LEARNER, np.int64)
         self.assign_seats(np.arange(n))
         # rollout buffers: the learner's decisions one row each, in order of vector step and game (at
-        # most every game at every step), so only its rows are copied; and per vector step and game
-        # (``valid`` marks learner decisions) what the GAE walks along
-        self.f_obs = torch.zeros((T * n, self.obs_size))
-        self.f_mask = torch.zeros((T * n, NUM_ACTIONS), dtype=torch.bool)
-        self.f_act = torch.zeros(T * n, dtype=torch.long)
-        self.f_logp = torch.zeros(T * n)
+        # most every game at every step), so only its rows are copied, in ``slots`` sets used in turn;
+        # and per vector step and game (``valid`` marks learner decisions) what the GAE walks along
+        self.pack = pack_flags(args.rules()) if args.critic == "deal" else None  # with --critic deal
+        self.slots = [LearnerRows.allocate(T * n, self.obs_size, self.dtype, self.pack is not None)
+                      for _ in range(slots)]
+        self.turn = 0  # the slot of the next rollout
         self.b_val = torch.zeros((T, n))
         self.b_rew = np.zeros((T, n), np.float32)
         self.b_done = np.zeros((T, n), bool)
         self.b_valid = np.zeros((T, n), bool)
         self.b_seat = np.zeros((T, n), np.int64)
-        # with --critic deal: the cards hidden from each decision's seat, the critic's extra inputs
-        self.pack = pack_flags(args.rules()) if args.critic == "deal" else None
-        self.f_unseen = torch.zeros((T * n, UNSEEN_SIZE)) if self.pack is not None else None
 
     def assign_seats(self, games: np.ndarray) -> None:
         """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0, each seat
@@ -162,14 +186,18 @@ class VectorRollout:
         the learner's decisions with GAE advantages and returns. The networks run under
         ``--precision`` (one autocast context for the whole rollout, so bf16 copies of the weights
         are made once). The batch's observations, masks, actions and log-probabilities are views of
-        this object's buffers, valid until the next ``collect`` (copy them to keep them longer)."""
+        this object's buffers (:attr:`slots`), valid until ``len(slots)`` more calls (copy them to keep
+        them longer); the observations are stored in the compute dtype (bfloat16 under bf16: what the
+        networks' first layers read)."""
         with self.precision:
             return self._collect(actor, critic)
 
     def _collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
         args, venv, gen, rng, controller = self.args, self.venv, self.gen, self.rng, self.controller
         n, T = args.num_envs, args.num_steps
-        f_obs, f_mask, f_act, f_logp, f_unseen = self.f_obs, self.f_mask, self.f_act, self.f_logp, self.f_unseen
+        slot = self.slots[self.turn]
+        self.turn = (self.turn + 1) % len(self.slots)
+        f_obs, f_mask, f_act, f_logp, f_unseen = slot.obs, slot.mask, slot.actions, slot.logp, slot.unseen
         b_val = self.b_val
         b_rew, b_done, b_valid, b_seat = self.b_rew, self.b_done, self.b_valid, self.b_seat
         obs, mask, to_move = self.obs, self.mask, self.to_move
@@ -190,7 +218,8 @@ class VectorRollout:
             m = rows.numel()
             here = slice(filled, filled + m)
             padded = padded_rows(rows, self.dtype)  # one gather (padded under bf16) for both networks
-            learner_obs = obs_t.index_select(0, padded)  # (index_select: faster than obs_t[padded])
+            # (index_select: faster than obs_t[padded]); cast once for both networks and the buffer
+            learner_obs = obs_t.index_select(0, padded).to(self.dtype)
             learner_mask = mask_t.index_select(0, padded)
             logits = actor(learner_obs, learner_mask)[:m]
             unseen = None if self.pack is None else self.unseen(padded.numpy(), to_move[padded.numpy()])

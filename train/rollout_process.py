@@ -1,0 +1,198 @@
+"""The fast trainer's rollouts in a process of their own, beside the update (``--overlap``).
+
+:class:`ProcessSampler` runs one :class:`~manni_train.vector_rollout.VectorRollout` in a child
+process with one torch thread. With ``overlap`` (the fast trainer's ``--overlap``) the next rollout
+starts, with the weights the learner has at that moment, as soon as the previous one is handed
+over, so it plays while the learner updates on that one: an iteration takes the longer of the
+rollout and the update, not their sum, and each rollout's weights are one update old (PPO's
+ratios are taken against the policy that sampled; the Ray trainer's ``--overlap`` and Cleanba's
+one-update-stale actors do the same). Without ``overlap`` it collects one rollout per call, as the
+in-process rollout does (the same batches: tested).
+
+Nothing large goes through the pipe between the processes: the learner's rows are written to two
+sets of shared-memory buffers used in turn (the child fills one while the update reads the
+other), and the weights to the child's networks, which live in shared memory and are written only
+while the child waits for its next order. The child ignores Ctrl-C (the trainer keeps the run and
+then stops it), and a child that dies or fails is reported as one error line
+(:class:`RolloutProcessError`), not waited for.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.multiprocessing as mp
+from torch import nn
+
+from manni_env.vector import VectorManni
+from manni_train.critic_view import unseen_size
+from manni_train.networks import Actor, Critic
+from manni_train.vector_rollout import LearnerRows, RolloutBatch, VectorRollout
+
+#: how long the trainer waits for the child to start or to finish a rollout before giving up
+REPLY_TIMEOUT_S = 1800.0
+#: how long a closing child may take to finish its rollout and exit before it is killed
+CLOSE_TIMEOUT_S = 30.0
+
+
+class RolloutProcessError(RuntimeError):
+    """The rollout process failed or died; the message says how."""
+
+
+def runner_seeds(seed: int, runners: int) -> list[int]:
+    """Runner ``i``'s seed: word ``i`` of ``SeedSequence(seed)`` (the same whatever the runner count)."""
+    return [int(s) for s in np.random.SeedSequence(seed).generate_state(runners)]
+
+
+@dataclass
+class _Shared:
+    """What the child shares with the trainer: its rows' slots and its networks' tensors."""
+
+    obs_size: int
+    slots: list[LearnerRows]
+    actor: dict[str, torch.Tensor]  # the rollouts' actor
+    critic: dict[str, torch.Tensor]
+    snapshot: dict[str, torch.Tensor]  # the next snapshot's weights
+
+
+class ProcessSampler:
+    """The :class:`~manni_train.ppo_vector.Sampler` of one :class:`VectorRollout` in a child process
+    (seeded with ``seed``, as the Ray trainer's runner of that seed); with ``overlap`` each rollout
+    plays during the previous update. The child starts at the first :meth:`collect`; call
+    :meth:`close` (or use the sampler as a context manager) to stop it."""
+
+    def __init__(self, args, seed: int, overlap: bool):
+        self.args, self.seed, self.overlap = args, seed, overlap
+        self.obs_size = VectorManni(args.rules(), 1, history=args.history, backend=args.backend,
+                                    layout=args.observation).obs_size
+        self.process: mp.Process | None = None
+        self.shared: _Shared | None = None
+        self.pending = False  # a rollout under way
+        self.snapshot: dict[str, torch.Tensor] | None = None  # weights to add to the pool before the next rollout
+        self.cpu_seconds = 0.0  # the child's CPU time in its rollouts so far
+
+    def __enter__(self) -> ProcessSampler:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def collect(self, actor: Actor, critic: Critic) -> RolloutBatch:
+        """A rollout with these weights; with ``overlap`` the one started at the previous call (weights
+        one update old; at the first call, these), and the next one starts now."""
+        if not self.pending:
+            self._launch(actor, critic)
+        batch = self._receive()
+        if self.overlap:
+            self._launch(actor, critic)
+        return batch
+
+    def add_snapshot(self, actor: Actor) -> None:
+        """Add a frozen copy of ``actor`` to the child's pool before its next rollout."""
+        self.snapshot = {k: v.detach().clone() for k, v in actor.state_dict().items()}
+
+    def close(self) -> None:
+        """Stop the child: it finishes a rollout under way first (not used), or is killed after
+        :data:`CLOSE_TIMEOUT_S`."""
+        if self.process is None:
+            return
+        try:
+            if self.pending:  # take the rollout under way off the pipe, where the child waits to hand it over
+                self._wait("last rollout", CLOSE_TIMEOUT_S)
+            self.conn.send(("close",))
+        except (OSError, ValueError, RolloutProcessError):  # the child is gone already
+            pass
+        process, self.process, self.pending = self.process, None, False
+        process.join(CLOSE_TIMEOUT_S)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        self.conn.close()
+
+    def _start(self) -> None:
+        context = mp.get_context("spawn")  # not fork: a forked child may hang in the parent's thread pools
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, self.args, self.seed), daemon=True,
+                                       name="manni-rollouts")
+        self.process.start()
+        child.close()
+        self.shared = self._wait("start")
+
+    def _launch(self, actor: nn.Module, critic: nn.Module) -> None:
+        """Write the weights (and a pending snapshot) to the waiting child and start its next rollout."""
+        if self.process is None:
+            self._start()
+        shared = self.shared
+        with torch.no_grad():
+            for mine, theirs in ((actor, shared.actor), (critic, shared.critic)):
+                for name, tensor in mine.state_dict().items():
+                    theirs[name].copy_(tensor)
+            if self.snapshot is not None:
+                for name, tensor in self.snapshot.items():
+                    shared.snapshot[name].copy_(tensor)
+        self.conn.send(("collect", self.snapshot is not None))
+        self.snapshot, self.pending = None, True
+
+    def _receive(self) -> RolloutBatch:
+        turn, steps, values, advantages, returns, deal_scores, seconds, cpu_seconds = self._wait("rollout")
+        self.pending = False
+        self.cpu_seconds += cpu_seconds
+        slot = self.shared.slots[turn]
+        return RolloutBatch(obs=slot.obs[:steps], mask=slot.mask[:steps], actions=slot.actions[:steps],
+                            logp=slot.logp[:steps], unseen=None if slot.unseen is None else slot.unseen[:steps],
+                            values=torch.from_numpy(values), advantages=torch.from_numpy(advantages),
+                            returns=torch.from_numpy(returns), deal_scores=deal_scores, seconds=seconds,
+                            cpu_seconds=cpu_seconds)
+
+    def _wait(self, what: str, timeout_s: float = REPLY_TIMEOUT_S):
+        """The child's next reply; :class:`RolloutProcessError` if it failed, died or sent nothing
+        for ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        try:
+            while not self.conn.poll(0.5):
+                if not self.process.is_alive():
+                    raise EOFError
+                if time.monotonic() > deadline:
+                    raise RolloutProcessError(f"the rollout process sent nothing for {timeout_s:.0f} s "
+                                              f"during its {what}")
+            kind, payload = self.conn.recv()
+        except (EOFError, OSError):  # the child is gone (its end of the pipe closed with it)
+            self.process.join(CLOSE_TIMEOUT_S)
+            raise RolloutProcessError(f"the rollout process stopped during its {what} "
+                                      f"(exit code {self.process.exitcode})") from None
+        if kind == "error":
+            raise RolloutProcessError(f"the rollout process failed: {payload}")
+        return payload
+
+
+def _serve(conn, args, seed: int) -> None:
+    """The child: build the rollout and its shared networks, then play a rollout per order."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's: it keeps the run, then stops this
+    torch.set_num_threads(1)
+    try:
+        rollout = VectorRollout(args, torch.Generator().manual_seed(seed), np.random.default_rng(seed), seed, slots=2)
+        for slot in rollout.slots:
+            slot.share_memory_()
+        actor = Actor(rollout.obs_size, args.hidden, args.activation).share_memory()
+        critic = Critic(rollout.obs_size, args.hidden, args.activation, unseen_size(args.critic)).share_memory()
+        snapshot = Actor(rollout.obs_size, args.hidden, args.activation).share_memory()
+        conn.send(("ready", _Shared(rollout.obs_size, rollout.slots, actor.state_dict(), critic.state_dict(),
+                                    snapshot.state_dict())))
+        while True:
+            order = conn.recv()
+            if order[0] == "close":
+                return
+            if order[1]:
+                rollout.add_snapshot(snapshot)
+            turn = rollout.turn
+            batch = rollout.collect(actor, critic)
+            conn.send(("rollout", (turn, batch.steps, batch.values.numpy(), batch.advantages.numpy(),
+                                   batch.returns.numpy(), batch.deal_scores, batch.seconds, batch.cpu_seconds)))
+    except (EOFError, BrokenPipeError):  # the trainer is gone
+        return
+    except Exception as err:  # noqa: BLE001 - reported to the trainer as one line
+        conn.send(("error", f"{type(err).__name__}: {err}"))
