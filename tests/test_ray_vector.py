@@ -43,7 +43,6 @@ def test_bad_arguments_are_named():
         Args(num_runners=0).check()
     with pytest.raises(ValueError, match="--num-gpus-per-learner must not be negative"):
         Args(num_gpus_per_learner=-1).check()
-    assert runner_seeds(7, 3) == runner_seeds(7, 5)[:3]  # a runner's seed does not depend on the runner count
 
 
 def _batches_equal(a, b) -> bool:

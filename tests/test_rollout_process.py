@@ -18,7 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from helpers.interrupts import alive, interrupt_when_written, manni  # noqa: E402
-from manni_env.vector import VectorManni  # noqa: E402
+from manni_env.observation import ObservationEncoder  # noqa: E402
 from manni_train.networks import Actor, Critic  # noqa: E402
 from manni_train.ppo_vector import Args, train  # noqa: E402
 from manni_train.rollout_process import ProcessSampler, RolloutProcessError, runner_seeds  # noqa: E402
@@ -30,13 +30,10 @@ TINY = dict(num_envs=12, num_steps=16, hidden=[16], snapshot_every=200, pool_siz
             final_eval_deals=4, final_pimc_deals=0, torch_threads=1, progress_bar=False)
 
 
-def obs_size(args: Args) -> int:
-    return VectorManni(args.rules(), 1, history=args.history, layout=args.observation).obs_size
-
-
 def networks(args: Args, seed: int) -> tuple[Actor, Critic]:
     torch.manual_seed(seed)
-    return Actor(obs_size(args), args.hidden, args.activation), Critic(obs_size(args), args.hidden, args.activation)
+    size = ObservationEncoder(args.rules(), args.history, args.observation).size
+    return Actor(size, args.hidden, args.activation), Critic(size, args.hidden, args.activation)
 
 
 def same_batch(a, b) -> bool:

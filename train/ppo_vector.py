@@ -260,7 +260,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     torch.manual_seed(args.seed)
     gen = torch.Generator().manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    own = None  # a rollout process this function starts, and stops
+    own = None  # the sampler this function makes (a rollout process it also stops)
     if sampler is None:
         sampler = own = (ProcessSampler(args, runner_seeds(args.seed, 1)[0], overlap=True) if args.overlap
                          else VectorRollout(args, gen, rng, args.seed))

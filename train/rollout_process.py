@@ -28,7 +28,7 @@ import torch
 import torch.multiprocessing as mp
 from torch import nn
 
-from manni_env.vector import VectorManni
+from manni_env.observation import ObservationEncoder
 from manni_train.critic_view import unseen_size
 from manni_train.networks import Actor, Critic
 from manni_train.vector_rollout import LearnerRows, RolloutBatch, VectorRollout
@@ -52,7 +52,6 @@ def runner_seeds(seed: int, runners: int) -> list[int]:
 class _Shared:
     """What the child shares with the trainer: its rows' slots and its networks' tensors."""
 
-    obs_size: int
     slots: list[LearnerRows]
     actor: dict[str, torch.Tensor]  # the rollouts' actor
     critic: dict[str, torch.Tensor]
@@ -67,8 +66,7 @@ class ProcessSampler:
 
     def __init__(self, args, seed: int, overlap: bool):
         self.args, self.seed, self.overlap = args, seed, overlap
-        self.obs_size = VectorManni(args.rules(), 1, history=args.history, backend=args.backend,
-                                    layout=args.observation).obs_size
+        self.obs_size = ObservationEncoder(args.rules(), args.history, args.observation).size
         self.process: mp.Process | None = None
         self.shared: _Shared | None = None
         self.pending = False  # a rollout under way
@@ -142,11 +140,9 @@ class ProcessSampler:
         self.pending = False
         self.cpu_seconds += cpu_seconds
         slot = self.shared.slots[turn]
-        return RolloutBatch(obs=slot.obs[:steps], mask=slot.mask[:steps], actions=slot.actions[:steps],
-                            logp=slot.logp[:steps], unseen=None if slot.unseen is None else slot.unseen[:steps],
-                            values=torch.from_numpy(values), advantages=torch.from_numpy(advantages),
-                            returns=torch.from_numpy(returns), deal_scores=deal_scores, seconds=seconds,
-                            cpu_seconds=cpu_seconds)
+        return RolloutBatch(**slot.first(steps), values=torch.from_numpy(values),
+                            advantages=torch.from_numpy(advantages), returns=torch.from_numpy(returns),
+                            deal_scores=deal_scores, seconds=seconds, cpu_seconds=cpu_seconds)
 
     def _wait(self, what: str, timeout_s: float = REPLY_TIMEOUT_S):
         """The child's next reply; :class:`RolloutProcessError` if it failed, died or sent nothing
@@ -180,8 +176,7 @@ def _serve(conn, args, seed: int) -> None:
         actor = Actor(rollout.obs_size, args.hidden, args.activation).share_memory()
         critic = Critic(rollout.obs_size, args.hidden, args.activation, unseen_size(args.critic)).share_memory()
         snapshot = Actor(rollout.obs_size, args.hidden, args.activation).share_memory()
-        conn.send(("ready", _Shared(rollout.obs_size, rollout.slots, actor.state_dict(), critic.state_dict(),
-                                    snapshot.state_dict())))
+        conn.send(("ready", _Shared(rollout.slots, actor.state_dict(), critic.state_dict(), snapshot.state_dict())))
         while True:
             order = conn.recv()
             if order[0] == "close":

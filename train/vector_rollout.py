@@ -17,7 +17,7 @@ The fast trainer (:mod:`manni_train.ppo_vector`) runs one in its own process; th
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import torch
@@ -54,11 +54,19 @@ class LearnerRows:
                    actions=torch.zeros(size, dtype=torch.long), logp=torch.zeros(size),
                    unseen=torch.zeros((size, UNSEEN_SIZE)) if unseen else None)
 
+    def buffers(self) -> dict[str, torch.Tensor | None]:
+        """The buffers by name (:class:`RolloutBatch`'s names)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def first(self, rows: int) -> dict[str, torch.Tensor | None]:
+        """Views of the first ``rows`` rows of every buffer, by name: a rollout's learner decisions."""
+        return {name: None if t is None else t[:rows] for name, t in self.buffers().items()}
+
     def share_memory_(self) -> LearnerRows:
         """Move the buffers to shared memory (another process may then read them); ``self``."""
-        for name in ("obs", "mask", "actions", "logp", "unseen"):
-            if getattr(self, name) is not None:
-                getattr(self, name).share_memory_()
+        for buffer in self.buffers().values():
+            if buffer is not None:
+                buffer.share_memory_()
         return self
 
 
@@ -285,7 +293,6 @@ class VectorRollout:
         f_adv = torch.from_numpy(adv.reshape(-1))[valid]
         f_val = b_val.reshape(-1)[valid]
         # views, not copies (a fresh 30 MB tensor costs its page faults: a sixth of a rollout's time)
-        return RolloutBatch(obs=f_obs[:filled], mask=f_mask[:filled], actions=f_act[:filled], logp=f_logp[:filled],
-                            values=f_val, advantages=f_adv, returns=f_adv + f_val, deal_scores=deal_scores,
-                            unseen=None if f_unseen is None else f_unseen[:filled],
-                            seconds=time.time() - start, cpu_seconds=time.process_time() - cpu_start)
+        return RolloutBatch(**slot.first(filled), values=f_val, advantages=f_adv, returns=f_adv + f_val,
+                            deal_scores=deal_scores, seconds=time.time() - start,
+                            cpu_seconds=time.process_time() - cpu_start)
