@@ -9,7 +9,9 @@ Run ``python benchmarks/bench_trainer.py`` (``--help`` for the options). It prin
    616→256→256, ``--update-epochs`` epochs) on a synthetic batch of ``--batch`` learner
    decisions (about one default rollout), for each precision and minibatch size: seconds, and the
    achieved GFLOP/s (forward + backward, 3 × the forward's multiply-adds × 2) as a share of the
-   bf16 matmul peak measured between the update's timings (best of ``--repeats`` each).
+   bf16 matmul peak measured between the update's timings (best of ``--repeats`` each). With
+   ``--device cuda`` both tables run on the GPU (the Ray trainer's GPU learner: the batch is moved
+   to the GPU inside each timed update, as there).
 3. **end to end** (``--e2e-steps`` > 0): ``manni train`` on its defaults but without the warm start
    and the evaluations (``--bc-samples 0 --eval-every 0 --final-eval-deals 0``), for each
    ``--precisions`` and, with ``--baseline-src DIR`` (a checkout of another commit), that code too;
@@ -63,22 +65,31 @@ def gflops_of(seconds: float, flop: float) -> float:
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 clock = CLOCKS["wall"]  # --clock
+device = torch.device("cpu")  # --device
+
+
+def synchronize() -> None:
+    """Wait for the work queued on ``--device`` (a GPU runs it asynchronously)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def timed(fn, repeats: int) -> float:
     """Best of ``repeats`` timings of ``fn()`` (after one warm-up call), in seconds of ``--clock``."""
     fn()
+    synchronize()
     best = float("inf")
     for _ in range(repeats):
         start = clock()
         fn()
+        synchronize()
         best = min(best, clock() - start)
     return best
 
 
 def matmul_peak(rows: int, dtype: torch.dtype, repeats: int = 5) -> float:
     """GFLOP/s of ``(rows, 616) @ (616, 256)`` in ``dtype`` (20 products a call, best of ``repeats``)."""
-    a, b = torch.rand(rows, OBS).to(dtype), torch.rand(OBS, HIDDEN[0]).to(dtype)
+    a, b = torch.rand(rows, OBS, device=device).to(dtype), torch.rand(OBS, HIDDEN[0], device=device).to(dtype)
 
     def run() -> None:
         for _ in range(20):
@@ -104,7 +115,8 @@ def update_row(precision: str, minibatch: int, batch: RolloutBatch, epochs: int,
     (best of ``repeats`` each, taking turns, so that both see the same load)."""
     args = Args(precision=precision, minibatch_size=minibatch, update_epochs=epochs, hidden=HIDDEN)
     gen = torch.Generator().manual_seed(0)
-    learner = PPOLearner(Actor(OBS, HIDDEN, "relu"), Critic(OBS, HIDDEN, "relu"), args, gen)
+    learner = PPOLearner(Actor(OBS, HIDDEN, "relu").to(device), Critic(OBS, HIDDEN, "relu").to(device), args, gen,
+                         str(device))
     seconds, peak = float("inf"), 0.0
     for _ in range(repeats):
         peak = max(peak, matmul_peak(2048, torch.bfloat16, 1))
@@ -190,26 +202,34 @@ def main() -> None:
     parser.add_argument("--train-args", nargs="+", default=[""], metavar="ARGS",
                         help="end to end: one row of this code per string of extra manni train options, e.g. "
                              "'--minibatch-size 512' (default: the defaults only)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where the matmul and update tables run (end to end runs on the CPU: cuda takes no "
+                             "--e2e-steps)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--clock", choices=CLOCKS, default="wall",
                         help="time the matmuls and updates in wall seconds (default) or in this process's CPU "
                              "seconds (with --threads 1 on a busy machine: the time it actually ran)")
     ns = parser.parse_args()
-    global clock
-    clock = CLOCKS[ns.clock]
+    global clock, device
+    clock, device = CLOCKS[ns.clock], torch.device(ns.device)
+    if device.type == "cuda" and (ns.e2e_steps or ns.clock == "cpu" or not torch.cuda.is_available()):
+        parser.error("--device cuda needs a GPU torch sees, the wall clock and no --e2e-steps")
     torch.set_num_threads(ns.threads)
     results: dict = {"threads": ns.threads, "clock": ns.clock, "cpu": torch.backends.cpu.get_cpu_capability(),
-                     "torch": torch.__version__}
+                     "torch": torch.__version__, "device": ns.device}
+    if device.type == "cuda":
+        results["gpu"] = torch.cuda.get_device_name(device)
 
     peak = {name: matmul_peak(2048, dtype) for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16))}
     results["matmul_peak_gflops"] = peak
-    print(f"## matmul peak, (2048, 616) @ (616, 256), {ns.threads} thread(s)\n")
+    where = f"{ns.threads} thread(s)" if device.type == "cpu" else results["gpu"]
+    print(f"## matmul peak, (2048, 616) @ (616, 256), {where}\n")
     print("| dtype | GFLOP/s |\n|---|---|")
     for name, value in peak.items():
         print(f"| {name} | {value:.0f} |")
 
     batch = synthetic_batch(ns.batch, torch.Generator().manual_seed(1))
-    print(f"\n## PPO update: {ns.batch} decisions × {ns.update_epochs} epochs, {ns.threads} thread(s)\n")
+    print(f"\n## PPO update: {ns.batch} decisions × {ns.update_epochs} epochs, {where}\n")
     print("| precision | minibatch | seconds | GFLOP/s | bf16 peak meanwhile, GFLOP/s | share of that peak |\n"
           "|---|---|---|---|---|---|")
     results["update"] = []

@@ -119,6 +119,15 @@ def test_a_ppo_state_resumes_and_only_then_writes(run, capsys):
     assert args.total_steps == 200 and resume.read(run)[0].steps == 100
 
 
+def test_a_run_saved_before_overlap_existed_resumes_without_it(run):
+    _ppo_state(run)
+    saved = json.loads((run / "args.json").read_text())
+    assert ppo_vector.resumed(Args(resume=str(run))).overlap == saved["overlap"]
+    del saved["overlap"]
+    (run / "args.json").write_text(json.dumps(saved))
+    assert not ppo_vector.resumed(Args(resume=str(run))).overlap
+
+
 DAMAGES = {
     "args.json garbage": lambda run: (run / "args.json").write_bytes(b"\xff\xfe not json"),
     "args.json a list": lambda run: (run / "args.json").write_text("[1, 2]"),

@@ -324,10 +324,15 @@ def test_the_warm_start_and_the_final_arena_scale_with_the_total_steps():
 
 
 def test_the_total_steps_default_by_variant_and_a_given_count_wins():
-    assert parse_args(Args, ["--variant", "basic"]).total_steps == 25_000_000
-    assert parse_args(Args, ["--variant", "trjamann"]).total_steps == 20_000_000
+    assert parse_args(Args, ["--variant", "basic"]).total_steps == 32_000_000
+    assert parse_args(Args, ["--variant", "trjamann"]).total_steps == 27_000_000
     assert parse_args(Args, ["--variant", "basic", "--total-steps", "7"]).total_steps == 7
     assert Args.from_dict(dataclasses.asdict(Args(variant="basic", total_steps=3))).total_steps == 3  # --resume
+
+
+def test_rollouts_overlap_the_update_unless_told_not_to():
+    assert Args().overlap and parse_args(Args, []).overlap
+    assert not parse_args(Args, ["--no-overlap"]).overlap
 
 
 @pytest.mark.parametrize(("variant", "play", "exported"), [

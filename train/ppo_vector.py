@@ -28,8 +28,9 @@ rollout (games, seats, rewards, GAE: :class:`manni_train.vector_rollout.VectorRo
 update (:class:`manni_train.learner.PPOLearner`); the Ray trainer (:mod:`manni_train.ray_vector`)
 runs the same rollout and update, its rollouts in runner actors.
 
-With ``--overlap`` the rollouts play in a process of their own, each while the learner updates on
-the one before, with the weights one update old (:mod:`manni_train.rollout_process`).
+By default (``--overlap``) the rollouts play in a process of their own, each while the learner
+updates on the one before, with the weights one update old (:mod:`manni_train.rollout_process`);
+``--no-overlap`` plays them in this process, taking turns with the updates.
 
 ``--opponents SPEC [SPEC]`` replaces that mix with fixed agents (:mod:`manni_train.opponents`);
 ``--precision`` runs the networks' hidden layers in bfloat16 (:mod:`manni_train.precision`); the warm
@@ -83,7 +84,7 @@ from manni_train.threads import ThreadFitter
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
 #: ``--total-steps`` when not given, by variant (``None``: the others)
-DEFAULT_TOTAL_STEPS = {None: 20_000_000, "basic": 25_000_000}
+DEFAULT_TOTAL_STEPS = {None: 27_000_000, "basic": 32_000_000}
 #: ``--play``: how the exported agent plays (``auto``: :meth:`Args.exported_play`)
 PLAY_CHOICES = ("auto", *PLAY_MODES)
 
@@ -98,7 +99,7 @@ class Args(SelfPlayArgs):
     # the defaults: what reached the most strength in about ten minutes of 2 cores
     # (benchmarks/results/time_to_strength.md)
     total_steps: int | None = None
-    """learner decisions to train for, rounded up to whole rollouts (default: 20,000,000; 25,000,000 in
+    """learner decisions to train for, rounded up to whole rollouts (default: 27,000,000; 32,000,000 in
     Basic Manni, which learns more slowly)"""
     learning_rate: float = 5e-4
     anneal_lr: bool = True
@@ -155,10 +156,10 @@ class Args(SelfPlayArgs):
     torch_threads: int = 0
     """torch CPU threads of this process (0: fitted to the cores other processes leave free, measured
     again every 30 s; the fast trainer's --overlap keeps one of them for its rollout process)"""
-    overlap: bool = False
+    overlap: bool = True
     """play the rollouts in a process of their own, each during the update of the previous one, with
     the weights one update old: an iteration takes the longer of rollout and update, not their sum
-    (manni_train.rollout_process); without it rollouts and updates take turns in this process"""
+    (manni_train.rollout_process); --no-overlap: rollouts and updates take turns in this process"""
     precision: str = "auto"
     """arithmetic of the networks' hidden layers in the warm start, the rollouts and the update: fp32,
     bf16 (autocast; weights and checkpoints stay float32) or auto (bf16 where the CPU or GPU runs it
@@ -449,7 +450,9 @@ def resumed(args: Args) -> Args:
         saved = json.loads(text)
         if not isinstance(saved, dict):
             raise ValueError("not a JSON object")
-        run = type(args).from_dict({**saved, "resume": str(path), "runs_dir": str(path.parent), "run_name": path.name})
+        # a run saved before --overlap existed played its rollouts in the trainer's process
+        run = type(args).from_dict({"overlap": False, **saved, "resume": str(path), "runs_dir": str(path.parent),
+                                    "run_name": path.name})
         run.check()
     except (OSError, ValueError, TypeError, RecursionError) as err:
         if isinstance(err, ResumeError):
