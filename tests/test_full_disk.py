@@ -103,8 +103,10 @@ def test_replace_atomically_keeps_every_previous_file_when_one_write_fails(tmp_p
 
 
 torch = pytest.importorskip("torch")
+# --no-overlap: the file-size limit that stands in for a full disk would also cap the rollout
+# process's shared memory, which lives in RAM, not on the disk
 TINY = ["--num-envs", "16", "--num-steps", "24", "--hidden", "32", "--eval-every", "0", "--eval-deals", "4",
-        "--bc-samples", "0", "--final-eval-deals", "0", "--torch-threads", "1", "--no-progress-bar"]
+        "--bc-samples", "0", "--final-eval-deals", "0", "--torch-threads", "1", "--no-progress-bar", "--no-overlap"]
 
 
 def test_training_on_a_full_disk_ends_with_one_error_line(tmp_path, capsys):
