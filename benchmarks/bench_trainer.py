@@ -50,9 +50,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from manni_train.cpu import describe  # noqa: E402
 from manni_train.critic_view import unseen_size  # noqa: E402
 from manni_train.learner import PPOLearner  # noqa: E402
-from manni_train.networks import Actor, Critic  # noqa: E402
+from manni_train.networks import TORSOS, make_networks  # noqa: E402
 from manni_train.ppo_vector import Args  # noqa: E402
 from manni_train.vector_rollout import RolloutBatch  # noqa: E402
 
@@ -109,37 +110,41 @@ def synthetic_batch(size: int, gen: torch.Generator) -> RolloutBatch:
                         advantages=advantages, returns=values + advantages)
 
 
-def update_row(precision: str, minibatch: int, batch: RolloutBatch, epochs: int,
-               repeats: int) -> tuple[float, float, float]:
+def update_row(precision: str, minibatch: int, batch: RolloutBatch, epochs: int, repeats: int,
+               torso: str = "separate") -> tuple[float, float, float]:
     """(seconds, GFLOP/s) of one PPO update, and the bf16 matmul peak measured between its timings
     (best of ``repeats`` each, taking turns, so that both see the same load)."""
-    args = Args(precision=precision, minibatch_size=minibatch, update_epochs=epochs, hidden=HIDDEN)
+    args = Args(precision=precision, minibatch_size=minibatch, update_epochs=epochs, hidden=HIDDEN, torso=torso)
     gen = torch.Generator().manual_seed(0)
-    learner = PPOLearner(Actor(OBS, HIDDEN, "relu").to(device), Critic(OBS, HIDDEN, "relu").to(device), args, gen,
-                         str(device))
+    actor, critic = make_networks(OBS, HIDDEN, "relu", torso=torso)
+    learner = PPOLearner(actor.to(device), critic.to(device), args, gen, str(device))
     seconds, peak = float("inf"), 0.0
     for _ in range(repeats):
         peak = max(peak, matmul_peak(2048, torch.bfloat16, 1))
         seconds = min(seconds, timed(lambda: learner.update(batch, 1e-4), 1))
-    sizes = [OBS, *HIDDEN]
-    macs = sum(a * b for a, b in zip(sizes, sizes[1:]))
-    forward = 2 * batch.steps * (2 * macs + HIDDEN[-1] * (ACTIONS + 1))  # actor + critic, per epoch
+    forward = batch.steps * forward_flop(HIDDEN, 0, torso)
     return seconds, gflops_of(seconds, 3 * forward * epochs), peak
+
+
+def forward_flop(hidden: list[int], extra: int, torso: str) -> float:
+    """FLOP of the actor's and the critic's forward pass on one observation (multiply-adds × 2; the
+    critic's ``extra`` inputs under ``--critic deal``; one pass through a shared torso)."""
+
+    def macs(inputs: int) -> int:
+        sizes = [inputs, *hidden]
+        return sum(a * b for a, b in zip(sizes, sizes[1:]))
+
+    heads = hidden[-1] * (ACTIONS + 1)
+    return 2 * (macs(OBS) + heads if torso == "shared" else macs(OBS) + macs(OBS + extra) + heads)
 
 
 def decision_flop(args: dict) -> float:
     """FLOP of one learner decision under a run's ``args.json``: the actor's and the critic's forward
     pass in the rollout, and forward + backward (3 × the forward) in each of ``update_epochs`` epochs
-    (multiply-adds × 2; the critic's extra inputs under ``--critic deal`` counted; a run saved
-    before there were options for it counts their defaults)."""
-    hidden = args.get("hidden", HIDDEN)
-    extra = unseen_size(args.get("critic", "seat"))
-
-    def macs(inputs: int, outputs: int) -> int:
-        sizes = [inputs, *hidden]
-        return sum(a * b for a, b in zip(sizes, sizes[1:])) + hidden[-1] * outputs
-
-    forward = 2 * (macs(OBS, ACTIONS) + macs(OBS + extra, 1))
+    (multiply-adds × 2; the critic's extra inputs under ``--critic deal`` counted, a shared torso
+    once; a run saved before there were options for it counts their defaults)."""
+    forward = forward_flop(args.get("hidden", HIDDEN), unseen_size(args.get("critic", "seat")),
+                           args.get("torso", "separate"))
     return forward * (1 + 3 * args.get("update_epochs", 4))
 
 
@@ -198,6 +203,8 @@ def main() -> None:
     parser.add_argument("--e2e-threads", type=int, help="torch threads of the end-to-end runs (default: --threads; "
                                                          "0: the trainer's default, fitted to the free cores)")
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
+    parser.add_argument("--torsos", nargs="+", choices=TORSOS, default=["separate", "shared"],
+                        help="the update table's networks: the critic's own hidden layers, or the actor's")
     parser.add_argument("--baseline-src", type=Path, help="a checkout of the code to compare with (end to end)")
     parser.add_argument("--train-args", nargs="+", default=[""], metavar="ARGS",
                         help="end to end: one row of this code per string of extra manni train options, e.g. "
@@ -216,7 +223,9 @@ def main() -> None:
         parser.error("--device cuda needs a GPU torch sees, the wall clock and no --e2e-steps")
     torch.set_num_threads(ns.threads)
     results: dict = {"threads": ns.threads, "clock": ns.clock, "cpu": torch.backends.cpu.get_cpu_capability(),
-                     "torch": torch.__version__, "device": ns.device}
+                     **describe(), "torch": torch.__version__, "device": ns.device}
+    print(f"CPU: {results['cpu_model']} ({results['cpu_kind']}; torch's ISA {results['cpu']}, "
+          f"ONEDNN_MAX_CPU_ISA {results['onednn_max_cpu_isa']})\n")
     if device.type == "cuda":
         results["gpu"] = torch.cuda.get_device_name(device)
 
@@ -230,17 +239,19 @@ def main() -> None:
 
     batch = synthetic_batch(ns.batch, torch.Generator().manual_seed(1))
     print(f"\n## PPO update: {ns.batch} decisions × {ns.update_epochs} epochs, {where}\n")
-    print("| precision | minibatch | seconds | GFLOP/s | bf16 peak meanwhile, GFLOP/s | share of that peak |\n"
-          "|---|---|---|---|---|---|")
+    print("| torso | precision | minibatch | seconds | GFLOP/s | bf16 peak meanwhile, GFLOP/s | share of that peak |\n"
+          "|---|---|---|---|---|---|---|")
     results["update"] = []
-    for minibatch in ns.minibatches:
-        for precision in ns.precisions:
-            seconds, achieved, row_peak = update_row(precision, minibatch, batch, ns.update_epochs, ns.repeats)
-            results["update"].append({"precision": precision, "minibatch": minibatch, "seconds": seconds,
-                                      "gflops": achieved, "bf16_peak_gflops": row_peak,
-                                      "share_of_bf16_peak": achieved / row_peak})
-            print(f"| {precision} | {minibatch} | {seconds:.3f} | {achieved:.0f} | {row_peak:.0f} "
-                  f"| {achieved / row_peak:.0%} |")
+    for torso in ns.torsos:
+        for minibatch in ns.minibatches:
+            for precision in ns.precisions:
+                seconds, achieved, row_peak = update_row(precision, minibatch, batch, ns.update_epochs, ns.repeats,
+                                                         torso)
+                results["update"].append({"torso": torso, "precision": precision, "minibatch": minibatch,
+                                          "seconds": seconds, "gflops": achieved, "bf16_peak_gflops": row_peak,
+                                          "share_of_bf16_peak": achieved / row_peak})
+                print(f"| {torso} | {precision} | {minibatch} | {seconds:.3f} | {achieved:.0f} | {row_peak:.0f} "
+                      f"| {achieved / row_peak:.0%} |")
 
     if ns.e2e_steps:
         rows = [(f"this code, {p}" + (f" {extra}" if extra else ""), ROOT,

@@ -12,8 +12,9 @@ into that many independent deals). ``--train-args`` adds options to every run (t
 measure a lever before it becomes a default).
 
 It writes, under ``--out``: the runs (``runs/``), the arenas (``pimc_V_sS/``), ``V.json`` (every
-number) and ``V.md`` (one row per seed: training wall time, learner decisions, minutes until the
-agent was level with the reference agent, final score against 2 × ``rule_based`` and 2 × reference,
+number) and ``V.md`` (the CPU's model, kind and matmul peaks, measured first; one row per seed:
+training wall time, learner decisions, minutes and learner decisions until the agent was level with
+the reference agent, final score against 2 × ``rule_based`` and 2 × reference,
 the margin over ``pimc``; and the seeds pooled), and ``V.png`` (the learning curves against wall
 time). Every score is a margin, the arena's "X − Y": the agent's mean deal score minus its
 opponents'. Level with the reference means a margin ≥ 0 against two copies of it; a run that
@@ -91,9 +92,37 @@ def margin(score: dict, rules: Rules) -> dict:
     return {k: 1.5 * score[k] for k in ("mean", "low", "high")}
 
 
+def first_level(history: list[dict], key: str, rules: Rules) -> dict | None:
+    """The first evaluation with a margin ≥ 0 against ``key``'s agents (None: never)."""
+    return next((h for h in history if margin(h[key], rules)["mean"] >= 0), None)
+
+
 def minutes_to_level(history: list[dict], key: str, rules: Rules) -> float | None:
     """Training minutes at the first evaluation with a margin ≥ 0 against ``key``'s agents (None: never)."""
-    return next((h["wall_time_s"] / 60 for h in history if margin(h[key], rules)["mean"] >= 0), None)
+    level = first_level(history, key, rules)
+    return None if level is None else level["wall_time_s"] / 60
+
+
+def decisions_to_level(history: list[dict], key: str, rules: Rules) -> int | None:
+    """Learner decisions at the first evaluation with a margin ≥ 0 against ``key``'s agents (None:
+    never): the figure that does not depend on the machine."""
+    level = first_level(history, key, rules)
+    return None if level is None else level["timesteps"]
+
+
+def hardware(threads: int = 2) -> dict:
+    """The CPU the wall times come from: model, kind (AMX, AVX-512 BF16, fp32; ``ONEDNN_MAX_CPU_ISA``
+    read), and the matmul peaks at ``threads`` threads, measured now."""
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_trainer import matmul_peak
+    from manni_train.cpu import describe
+
+    torch.set_num_threads(threads)
+    return {**describe(), "threads": threads,
+            "matmul_peak_gflops": {name: round(matmul_peak(2048, dtype))
+                                   for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16))}}
 
 
 def pooled(intervals: list[dict]) -> dict:
@@ -131,23 +160,29 @@ def plot(variant: str, rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def report(variant: str, rows: list[dict], train_args: list[str]) -> str:
+def report(variant: str, rows: list[dict], train_args: list[str], cpu: dict) -> str:
+    peaks = cpu["matmul_peak_gflops"]
     lines = [f"## {variant}", "",
              f"`{shlex.join(['manni', 'train', '--variant', variant, *train_args])}` on its defaults otherwise; "
              "`manni arena AGENT pimc pimc` over the duplicate deals (× 6 seatings) and arena seed of each row. "
              "Every score is AGENT's mean deal score minus its two opponents' (95% CI).", "",
+             f"CPU: {cpu['cpu_model']}, kind `{cpu['cpu_kind']}` (ONEDNN_MAX_CPU_ISA {cpu['onednn_max_cpu_isa']}); "
+             f"matmul peak at {cpu['threads']} threads {peaks['bf16']:,} GFLOP/s bf16, {peaks['fp32']:,} fp32 "
+             "(measured by this benchmark before the runs).", "",
              "| seed | training wall time | learner decisions | min to level with the reference | "
-             "AGENT − reference | AGENT − rule_based | AGENT − pimc |", "|---|---|---|---|---|---|---|"]
+             "decisions to level with the reference | AGENT − reference | AGENT − rule_based | AGENT − pimc |",
+             "|---|---|---|---|---|---|---|---|"]
     rules = make_rules(variant)
     for row in rows:
         last = row["history"][-1]
-        level = row["minutes_to_level"]
+        level, decisions = row["minutes_to_level"], row["decisions_to_level"]
         lines.append(f"| {row['seed']} | {row['wall_time_s'] / 60:.1f} min | {row['steps']:,} | "
-                     f"{'–' if level is None else f'{level:.1f}'} | {text(margin(last[row['keys']['reference']], rules))} | "
+                     f"{'–' if level is None else f'{level:.1f}'} | {'–' if decisions is None else f'{decisions:,}'} | "
+                     f"{text(margin(last[row['keys']['reference']], rules))} | "
                      f"{text(margin(last[row['keys']['rule_based']], rules))} | **{text(row['pimc'])}** "
                      f"({row['pimc']['deals']} deals, seed {row['pimc']['seed']}) |")
     if len(rows) > 1:
-        lines.append(f"| pooled ({len(rows)} seeds, {sum(r['pimc']['deals'] for r in rows):,} deals) | | | | | | "
+        lines.append(f"| pooled ({len(rows)} seeds, {sum(r['pimc']['deals'] for r in rows):,} deals) | | | | | | | "
                      f"**{text(pooled([r['pimc'] for r in rows]))}** |")
     return "\n".join(lines) + "\n"
 
@@ -169,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     reference = reference_spec(args.variant)
     keys = {"reference": f"vs_ppo:{Path(reference).name}", "rule_based": "vs_rule_based"}
+    cpu = hardware()
     rows = []
     for seed in args.seeds:
         run = train(args.variant, seed, args.out, args.eval_every, extra)
@@ -177,11 +213,12 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"seed": seed, "run": str(run), "keys": keys, "history": history,
                      "wall_time_s": meta["wall_time_s"], "steps": meta["timesteps"],
                      "minutes_to_level": minutes_to_level(history, keys["reference"], make_rules(args.variant)),
+                     "decisions_to_level": decisions_to_level(history, keys["reference"], make_rules(args.variant)),
                      "pimc": versus_pimc(args.variant, run, args.out, args.pimc_deals, args.arena_seed + seed - 1,
                                          args.workers)})
-    summary = report(args.variant, rows, extra)
+    summary = report(args.variant, rows, extra, cpu)
     (args.out / f"{args.variant}.md").write_text(summary)
-    (args.out / f"{args.variant}.json").write_text(json.dumps({"train_args": extra, "rows": rows}, indent=1) + "\n")
+    (args.out / f"{args.variant}.json").write_text(json.dumps({"train_args": extra, "cpu": cpu, "rows": rows}, indent=1) + "\n")
     plot(args.variant, rows, args.out / f"{args.variant}.png")
     print(summary)
     return 0

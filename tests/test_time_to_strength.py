@@ -26,6 +26,26 @@ def test_minutes_to_level_is_the_first_evaluation_at_or_above_zero():
     assert tts.minutes_to_level(history[:1], "vs_ppo:x", rules) is None
 
 
+def test_decisions_to_level_count_the_learner_decisions_of_that_evaluation():
+    rules = make_rules("trjamann")
+    history = [entry(1_000_000, 1.0, -0.5), entry(2_000_000, 2.5, 0.1)]
+    assert tts.decisions_to_level(history, "vs_ppo:x", rules) == 2_000_000
+    assert tts.decisions_to_level(history[:1], "vs_ppo:x", rules) is None
+
+
+def test_the_report_says_which_cpu_the_times_come_from(monkeypatch):
+    from manni_train.cpu import describe
+
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    cpu = {**describe(), "threads": 2, "matmul_peak_gflops": {"fp32": 300, "bf16": 700}}
+    history = [{**entry(1_000_000, 1.0, 0.1), "vs_rule_based": entry(1, 1.0, 0.5)["vs_ppo:x"]}]
+    row = {"seed": 1, "history": history, "keys": {"reference": "vs_ppo:x", "rule_based": "vs_rule_based"},
+           "wall_time_s": 60.0, "steps": 1_000_000, "minutes_to_level": 1.0, "decisions_to_level": 1_000_000,
+           "pimc": {"mean": 0.1, "low": 0.0, "high": 0.2, "deals": 300, "seed": 90210}}
+    text = tts.report("trjamann", [row], [], cpu)
+    assert "kind `fp32` (ONEDNN_MAX_CPU_ISA AVX2); matmul peak at 2 threads 700 GFLOP/s bf16" in text and "| 1 | 1.0 min | 1,000,000 | 1.0 | 1,000,000 |" in text
+
+
 def test_level_is_judged_on_the_margin_where_deals_are_not_zero_sum():
     rules = make_rules("basic")  # every deal score >= 0: the agent's own score says nothing about level
     history = [entry(1, 1.0, 0.6, margin=-0.2), entry(2, 2.0, 0.7, margin=0.05)]

@@ -178,13 +178,14 @@ def imitate(
     batch_size: int,
     generator: torch.Generator,
     value_scale: float = 1.0,
+    value_weight: float = 0.5,
     precision: AbstractContextManager = nullcontext(),
     desc: str = "warm start",
     progress_bar: bool = False,
 ) -> dict:
     """Behaviour cloning warm start, for every trainer: the actor learns the teacher's moves
     (cross-entropy under the legal mask), the critic the returns to go (MSE, scaled by
-    ``value_scale``), with Adam over ``params`` and the gradient norm clipped at 1, minibatches in
+    ``value_scale``, weighted by ``value_weight``), with Adam over ``params`` and the gradient norm clipped at 1, minibatches in
     ``generator``'s order, decoded from ``data`` a minibatch at a time.
 
     ``evaluate(batch)`` gives the log-probabilities of ``batch["actions"]`` and the values of
@@ -203,7 +204,7 @@ def imitate(
             with precision:
                 log_prob, values = evaluate(batch)
             loss = -log_prob.float().mean()
-            loss = loss + 0.5 * torch.nn.functional.mse_loss(values.float(), batch["returns"] * value_scale)
+            loss = loss + value_weight * torch.nn.functional.mse_loss(values.float(), batch["returns"] * value_scale)
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)

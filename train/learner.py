@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from manni_train.networks import Actor, Critic
+from manni_train.networks import Actor, Critic, parameters, policy_and_value
 from manni_train.precision import autocast, compute_dtype, padded_rows
 from manni_train.vector_rollout import RolloutBatch
 
@@ -27,7 +27,7 @@ class PPOLearner:
 
     def __init__(self, actor: Actor, critic: Critic, args: Args, gen: torch.Generator, device: str = "cpu"):
         self.actor, self.critic, self.args, self.gen, self.device = actor, critic, args, gen, torch.device(device)
-        self.params = list(actor.parameters()) + list(critic.parameters())
+        self.params = parameters(actor, critic)
         # fused: one kernel for all parameters instead of a Python loop over them (docs/training.md)
         self.optimizer = torch.optim.Adam(self.params, lr=args.learning_rate, eps=1e-5, fused=fused_adam(self.device))
         self.dtype = compute_dtype(args.precision, self.device)
@@ -55,8 +55,9 @@ class PPOLearner:
                 obs, mask = f_obs.index_select(0, rows), f_mask.index_select(0, rows)  # (faster than obs[rows])
                 act, old_logp, old_v, a, ret = (t.index_select(0, idx) for t in (f_act, f_logp, f_val, f_adv, f_ret))
                 with self.precision:  # the networks' hidden layers; their outputs and the losses are float32
-                    logits = self.actor(obs, mask)[:n]
-                    v = self.critic(obs, None if f_unseen is None else f_unseen.index_select(0, rows))[:n]
+                    logits, v = policy_and_value(self.actor, self.critic, obs, mask,
+                                                 None if f_unseen is None else f_unseen.index_select(0, rows))
+                    logits, v = logits[:n], v[:n]
                 logp_all = torch.log_softmax(logits, 1)
                 logp = logp_all.gather(1, act[:, None]).squeeze(1)
                 ratio = (logp - old_logp).exp()

@@ -1,6 +1,7 @@
 """The trainers' networks and their checkpoints: the :class:`Actor` (observation → masked action
 logits, what a ``ppo`` checkpoint holds) and the :class:`Critic` (observation → value, training
-only), built from :func:`mlp` layers with CleanRL's orthogonal initialisation; :func:`export` writes
+only; with ``--torso shared`` a value head on the actor's hidden layers: :func:`make_networks`),
+built from :func:`mlp` layers with CleanRL's orthogonal initialisation; :func:`export` writes
 an actor as a ``ppo`` agent checkpoint, :func:`ppo_network` loads one back as a plain network, and
 :func:`greedy_policy` plays an actor in the vector env's batched loops.
 """
@@ -49,7 +50,10 @@ class Actor(nn.Module):
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Masked float32 logits: illegal actions get -1e8 (the head runs in float32 under bf16 autocast)."""
-        hidden = self.pi(obs)
+        return self.head(self.pi(obs), mask)
+
+    def head(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The masked float32 logits of the last hidden layer's output ``hidden``."""
         with full_precision(hidden):
             return self.action(hidden.float()).masked_fill(~mask, -1e8)
 
@@ -71,18 +75,60 @@ class Actor(nn.Module):
 
 class Critic(nn.Module):
     """Observation (and with ``--critic deal`` the cards hidden from the seat, ``unseen`` more inputs:
-    :mod:`manni_train.critic_view`) → value. Used in training only; not part of the checkpoint."""
+    :mod:`manni_train.critic_view`) → value. Used in training only; not part of the checkpoint.
 
-    def __init__(self, obs_size: int, hidden: list[int], activation: str, unseen: int = 0):
+    Given ``torso`` (an :class:`Actor`'s hidden layers: ``--torso shared``) the critic is a value head
+    on those layers, and :func:`policy_and_value` runs them once for both networks."""
+
+    def __init__(self, obs_size: int, hidden: list[int], activation: str, unseen: int = 0,
+                 torso: nn.Sequential | None = None):
         super().__init__()
-        self.vf = mlp([obs_size + unseen, *hidden], ACTIVATIONS[activation])
+        if torso is not None and unseen:
+            raise ValueError("a critic that shares the actor's layers reads the observation only (--critic seat)")
+        self.vf = torso if torso is not None else mlp([obs_size + unseen, *hidden], ACTIVATIONS[activation])
         self.value = layer_init(nn.Linear(hidden[-1], 1), std=1.0)
 
     def forward(self, obs: torch.Tensor, unseen: torch.Tensor | None = None) -> torch.Tensor:
         """float32 values (the head runs in float32 under bf16 autocast)."""
-        hidden = self.vf(obs if unseen is None else torch.cat([obs, unseen.to(obs.dtype)], 1))
+        return self.head(self.vf(obs if unseen is None else torch.cat([obs, unseen.to(obs.dtype)], 1)))
+
+    def head(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The values of the last hidden layer's output ``hidden``, in float32."""
         with full_precision(hidden):
             return self.value(hidden.float()).squeeze(-1)
+
+
+#: ``--torso``: whether the critic has hidden layers of its own or is a value head on the actor's
+TORSOS = ("separate", "shared")
+
+
+def make_networks(obs_size: int, hidden: list[int], activation: str, unseen: int = 0,
+                  torso: str = "separate") -> tuple[Actor, Critic]:
+    """A fresh (actor, critic) pair; with ``torso="shared"`` the critic's hidden layers are the
+    actor's (one torso, two heads: about half the arithmetic of a decision)."""
+    if torso not in TORSOS:
+        raise ValueError(f"--torso must be one of {', '.join(TORSOS)}, got {torso!r}")
+    actor = Actor(obs_size, hidden, activation)
+    return actor, Critic(obs_size, hidden, activation, unseen, actor.pi if torso == "shared" else None)
+
+
+def shares_torso(actor: Actor, critic: Critic) -> bool:
+    """Whether ``critic`` is a value head on ``actor``'s hidden layers."""
+    return critic.vf is actor.pi
+
+
+def policy_and_value(actor: Actor, critic: Critic, obs: torch.Tensor, mask: torch.Tensor,
+                     unseen: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The masked logits and the values of ``obs`` (float32); a shared torso runs once for both."""
+    if shares_torso(actor, critic):
+        hidden = actor.pi(obs)
+        return actor.head(hidden, mask), critic.head(hidden)
+    return actor(obs, mask), critic(obs, unseen)
+
+
+def parameters(actor: Actor, critic: Critic) -> list[nn.Parameter]:
+    """The trainable parameters of both networks, each once (a shared torso belongs to both)."""
+    return list(nn.ModuleList([actor, critic]).parameters())
 
 
 def ppo_network(spec: str, rules: Rules) -> PPOAgent:

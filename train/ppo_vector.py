@@ -71,11 +71,12 @@ from manni_env.shaping import REWARD_BASES
 from manni_env.vector import BACKENDS
 from manni_train import resume
 from manni_train.args import SelfPlayArgs, parse_args
+from manni_train.cpu import isa_cap
 from manni_train.critic_view import CRITIC_VIEWS, unseen_size
 from manni_train.demonstrations import Demonstrations, collect_demonstrations, imitate
 from manni_train.init_from import init_network, load_actor
 from manni_train.learner import PPOLearner
-from manni_train.networks import Actor, Critic, export, greedy_policy
+from manni_train.networks import TORSOS, Actor, Critic, export, greedy_policy, make_networks, parameters, policy_and_value
 from manni_train.precision import PRECISIONS, autocast, compute_dtype
 from manni_train.reporting import TrainResult, evaluate, final_arena, plot_learning_curve, report, write_history
 from manni_train.resume import ResumeError
@@ -138,6 +139,10 @@ class Args(SelfPlayArgs):
     """stop after this many seconds of wall time (0: no limit)"""
     backend: str = "auto"
     """vector env backend: numba, python (the same kernels, slow) or auto (numba when installed)"""
+    torso: str = "separate"
+    """the critic's hidden layers: separate (its own, as wide as the actor's) or shared (the actor's,
+    with a value head of its own: one pass through the hidden layers serves both networks, about half
+    the arithmetic of a decision; needs --critic seat); the exported agent is the same network either way"""
     critic: str = "seat"
     """what the critic reads in training: seat (the seat's observation, as the actor) or deal (that and
     the cards hidden from the seat: the others' hands and the rest of the pack; the actor, and so the
@@ -181,7 +186,12 @@ class Args(SelfPlayArgs):
         """Raise ``ValueError`` naming the first bad argument."""
         super().check()
         self.check_choices({"backend": BACKENDS, "precision": PRECISIONS, "reward_of": REWARD_BASES,
-                            "critic": CRITIC_VIEWS, "play": PLAY_CHOICES})
+                            "critic": CRITIC_VIEWS, "play": PLAY_CHOICES,
+                            "torso": TORSOS})
+        isa_cap()  # a ONEDNN_MAX_CPU_ISA oneDNN does not know, as one error line
+        if self.torso == "shared" and self.critic != "seat":
+            raise ValueError(f"--torso shared needs --critic seat (a shared torso reads the seat's observation "
+                             f"only), got --critic {self.critic}")
         self.check_at_least(1, "bc_batch_size")
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
@@ -212,19 +222,23 @@ class Args(SelfPlayArgs):
 
 def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
     """Behaviour cloning of the teacher (:func:`~manni_train.demonstrations.imitate`) under
-    ``--precision``, the critic's targets scaled by ``reward_scale``; with ``--init-from`` only the
-    critic learns (the actor keeps the checkpoint's weights)."""
+    ``--precision``, the critic's targets scaled by ``reward_scale`` and its loss weighted by ``vf_coef``
+    (as in PPO); with ``--init-from`` only the
+    critic learns (the actor keeps the checkpoint's weights; with ``--torso shared`` the value head)."""
 
     def evaluate(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        logits = actor(batch["obs"], batch["masks"])
+        logits, values = policy_and_value(actor, critic, batch["obs"], batch["masks"], batch.get("unseen"))
         log_prob = torch.log_softmax(logits.float(), 1).gather(1, batch["actions"][:, None]).squeeze(1)
-        return log_prob, critic(batch["obs"], batch.get("unseen"))
+        return log_prob, values
 
-    learning = ([] if args.init_from else list(actor.parameters())) + list(critic.parameters())
+    # with --init-from the actor keeps the checkpoint's weights (a shared torso too: only the value head learns)
+    actor_params = set(actor.parameters()) if args.init_from else set()
+    learning = [p for p in parameters(actor, critic) if p not in actor_params]
     what = "the critic, values of" if args.init_from else "imitating"
     return imitate(evaluate, lambda batch: actor(batch["obs"], batch["masks"]).argmax(1),
                    learning, data, epochs=args.bc_epochs, lr=args.bc_lr,
                    batch_size=args.bc_batch_size, generator=gen, value_scale=args.reward_scale,
+                   value_weight=args.vf_coef,
                    precision=autocast(compute_dtype(args.precision)),
                    desc=f"warm start ({what} {args.bc_teacher})", progress_bar=args.progress_bar)
 
@@ -271,8 +285,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     else:  # a rollout process's CPU time counts as this run's
         fitter = ThreadFitter(helper_cpu_s=lambda: getattr(own, "cpu_seconds", 0.0))
 
-    actor = Actor(sampler.obs_size, args.hidden, args.activation)
-    critic = Critic(sampler.obs_size, args.hidden, args.activation, unseen_size(args.critic))
+    actor, critic = make_networks(sampler.obs_size, args.hidden, args.activation, unseen_size(args.critic), args.torso)
     progress, optimizer_state = resume.Progress(next_snapshot=args.snapshot_every, next_eval=args.eval_every), None
     history: list[dict] = []
     saved = resume.read(run_dir) if args.resume else None  # Finished or ResumeError before anything is written
@@ -450,8 +463,9 @@ def resumed(args: Args) -> Args:
         saved = json.loads(text)
         if not isinstance(saved, dict):
             raise ValueError("not a JSON object")
-        # a run saved before --overlap existed played its rollouts in the trainer's process
-        run = type(args).from_dict({"overlap": False, **saved, "resume": str(path), "runs_dir": str(path.parent),
+        # a run saved before --overlap (--torso) existed played its rollouts in the trainer's process
+        # (with a critic of its own)
+        run = type(args).from_dict({"overlap": False, "torso": "separate", **saved, "resume": str(path), "runs_dir": str(path.parent),
                                     "run_name": path.name})
         run.check()
     except (OSError, ValueError, TypeError, RecursionError) as err:

@@ -4,7 +4,8 @@ With ``bf16`` the hidden layers of the actor and the critic run under :func:`tor
 bfloat16 (weights, gradients, the optimizer's state and the checkpoints stay float32; the output
 heads and the losses run in float32): the warm start, the rollouts' forward passes and the PPO
 update. ``auto`` takes bf16 where the device runs it natively (a CPU with AVX-512 BF16 or AMX, a
-GPU that supports bfloat16) and fp32 elsewhere; ``bf16`` asked for explicitly runs anywhere, slowly
+GPU that supports bfloat16; not where ``ONEDNN_MAX_CPU_ISA`` caps oneDNN below bfloat16:
+:mod:`manni_train.cpu`) and fp32 elsewhere; ``bf16`` asked for explicitly runs anywhere, slowly
 where it is emulated. Under bf16 the batches are padded to a multiple of :data:`PAD_ROWS` rows
 (:func:`run_padded`), so that few distinct shapes reach the bf16 kernels.
 """
@@ -12,6 +13,8 @@ where it is emulated. Under bf16 the batches are padded to a multiple of :data:`
 from __future__ import annotations
 
 import torch
+
+from manni_train.cpu import cpu_kind
 
 PRECISIONS = ("auto", "fp32", "bf16")
 #: under bf16 a batch's rows are padded to a multiple of this: oneDNN compiles kernels for every new
@@ -24,8 +27,8 @@ def native_bf16(device: torch.device) -> bool:
     """Whether ``device`` computes bfloat16 matrix products natively."""
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
-    if device.type == "cpu":
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    if device.type == "cpu":  # ONEDNN_MAX_CPU_ISA below AVX512_CORE_BF16 emulates a CPU without it
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()) and cpu_kind() != "fp32"
     return False
 
 

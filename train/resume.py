@@ -76,7 +76,9 @@ def save(run_dir: Path, progress: Progress, actor: nn.Module, critic: nn.Module,
     """Write ``resume.safetensors`` and ``resume.json`` of the ``ppo`` phase (each replaced in one
     step, the tensors first: a ``resume.json`` of phase ``ppo`` always has its tensors)."""
     tensors = {f"actor.{k}": v for k, v in actor.state_dict().items()}
-    tensors |= {f"critic.{k}": v for k, v in critic.state_dict().items()}
+    # a shared torso (--torso shared) is in both networks: safetensors stores no tensor twice, so a copy
+    actors = {v.data_ptr() for v in actor.state_dict().values()}
+    tensors |= {f"critic.{k}": v.clone() if v.data_ptr() in actors else v for k, v in critic.state_dict().items()}
     tensors["generator"] = gen.get_state()
     groups = None
     if optimizer is not None:

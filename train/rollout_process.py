@@ -30,7 +30,7 @@ from torch import nn
 
 from manni_env.observation import ObservationEncoder
 from manni_train.critic_view import unseen_size
-from manni_train.networks import Actor, Critic
+from manni_train.networks import Actor, Critic, make_networks
 from manni_train.vector_rollout import LearnerRows, RolloutBatch, VectorRollout
 
 #: how long the trainer waits for the child to start or to finish a rollout before giving up
@@ -173,8 +173,9 @@ def _serve(conn, args, seed: int) -> None:
         rollout = VectorRollout(args, torch.Generator().manual_seed(seed), np.random.default_rng(seed), seed, slots=2)
         for slot in rollout.slots:
             slot.share_memory_()
-        actor = Actor(rollout.obs_size, args.hidden, args.activation).share_memory()
-        critic = Critic(rollout.obs_size, args.hidden, args.activation, unseen_size(args.critic)).share_memory()
+        actor, critic = make_networks(rollout.obs_size, args.hidden, args.activation, unseen_size(args.critic),
+                                      args.torso)
+        actor.share_memory(), critic.share_memory()
         snapshot = Actor(rollout.obs_size, args.hidden, args.activation).share_memory()
         conn.send(("ready", _Shared(rollout.slots, actor.state_dict(), critic.state_dict(), snapshot.state_dict())))
         while True:

@@ -29,6 +29,7 @@ from manni_env.actions import NUM_ACTIONS
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni
 from manni_train.critic_view import UNSEEN_SIZE, pack_flags, unseen_cards
+from manni_train.networks import policy_and_value
 from manni_train.precision import autocast, compute_dtype, padded_rows, run_padded
 from manni_train.snapshot_pool import SnapshotPool, sample
 
@@ -229,9 +230,10 @@ class VectorRollout:
             # (index_select: faster than obs_t[padded]); cast once for both networks and the buffer
             learner_obs = obs_t.index_select(0, padded).to(self.dtype)
             learner_mask = mask_t.index_select(0, padded)
-            logits = actor(learner_obs, learner_mask)[:m]
             unseen = None if self.pack is None else self.unseen(padded.numpy(), to_move[padded.numpy()])
-            b_val[t, rows] = critic(learner_obs, unseen)[:m]
+            logits, values = policy_and_value(actor, critic, learner_obs, learner_mask, unseen)
+            logits = logits[:m]
+            b_val[t, rows] = values[:m]
             f_obs[here], f_mask[here] = learner_obs[:m], learner_mask[:m]
             if unseen is not None:
                 f_unseen[here] = unseen[:m]
