@@ -150,6 +150,37 @@ def test_a_cell_is_played_again_when_its_bot_or_checkpoint_changes(tmp_path, cap
     assert [p["spec"] for p in players] == specs and players[0]["bot_version"] == "2"
 
 
+def test_a_recompiled_bot_is_played_again(tmp_path, capsys):
+    """A bot run as an executable of its own (a compiled program) is keyed by the executable's content:
+    rebuilt with the same ``hello``, its cells are played again."""
+    bot = tmp_path / "mybot"
+    source = (ROOT / "examples/bots/simple_bot.py").read_text()
+    bot.write_text(f"#!{sys.executable}\n{source}")
+    bot.chmod(0o755)
+    specs = ["random", f"bot:{bot}"]
+    out = tmp_path / "league"
+    assert league(out, *specs, "--variant", "basic") == 0
+    assert league(out, *specs, "--variant", "basic") == 0
+    assert capsys.readouterr().out.count("kept ") == 2
+    bot.write_text(f"#!{sys.executable}\n{source}\n# rebuilt\n")
+    assert league(out, *specs, "--variant", "basic") == 0
+    printed = capsys.readouterr().out
+    assert "kept " not in printed and printed.count(" again: ") == 2 and "executable sha256" in printed
+    players = json.loads((cell_dir(out, "basic", *specs) / "players.json").read_text())["players"]
+    assert "unknown" not in players[1] and len(players[1]["executable_sha256"]) == 64
+
+
+def test_a_bot_whose_code_cannot_be_hashed_is_played_every_run_and_says_why(tmp_path, capsys, monkeypatch):
+    (tmp_path / "simple_bot.py").write_text((ROOT / "examples/bots/simple_bot.py").read_text())
+    monkeypatch.chdir(tmp_path)
+    specs = ["random", f"bot:{sys.executable} -m simple_bot"]
+    for _ in range(2):
+        assert league(tmp_path / "league", *specs, "--variant", "basic") == 0
+    printed = capsys.readouterr().out
+    assert "kept " not in printed and printed.count(" again: cannot tell whether it changed (bot:") == 2
+    assert "names no file besides its program" in printed
+
+
 def test_a_bot_that_cannot_start_is_one_line_with_its_stderr(tmp_path, capsys):
     faulty = f"bot:{sys.executable} {ROOT / 'tests/bots/faulty_bot.py'} start-crash"
     assert league(tmp_path, "random", faulty, "--variant", "basic") == 1
