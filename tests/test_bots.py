@@ -209,7 +209,8 @@ def test_a_failing_bot_stops_the_arena_naming_bot_seat_and_request(mode, tmp_pat
     assert _running(marker) == []  # the good bot is stopped too
     text = str(stop.value)
     assert text.startswith(f"bot {spec!r} (faulty-{mode}) in seat ")
-    assert REASONS[mode] in text and 'request: {"type":"act"' in text and "stderr log: " in text
+    assert REASONS[mode] in text and 'request: {"type":"act"' in text
+    assert ("; stderr log: " if mode == "crash" else "; nothing on stderr") in text  # a log only of something
     if mode == "crash":
         assert "(ends: faulty bot: crashing on purpose)" in text
 
@@ -282,6 +283,19 @@ def test_an_over_long_line_is_found_in_linear_time():
         proc.receive(time.monotonic() + 10)
     assert time.monotonic() - start < 1
     proc.close()
+
+
+def test_a_log_file_only_for_a_bot_that_writes_to_stderr(tmp_path):
+    quiet, loud = tmp_path / "quiet", tmp_path / "loud"
+    state = GameState(make_rules("basic"), seed=0)
+    rng = np.random.default_rng(0)
+    for where, mode in ((quiet, "good"), (loud, "flood")):
+        bot = make_agent(f"bot:log={where}:{FAULTY} {mode}")
+        bot.act(state.view(state.to_move), rng)
+        bot.close()
+    assert quiet.is_dir() and list(quiet.iterdir()) == []
+    [log] = loud.iterdir()
+    assert log.name.startswith("faulty_bot.py-") and log.stat().st_size > 0
 
 
 def test_a_bot_flooding_stderr_gets_a_bounded_log_with_its_tail(tmp_path):
