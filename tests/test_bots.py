@@ -576,3 +576,46 @@ def test_a_bot_works_when_the_process_has_over_1024_descriptors_open():
     finally:
         for fd in held:
             os.close(fd)
+
+
+# ---------------------------------------------------------------------------------- the lines sent
+class _Recorder(RandomAgent):
+    """A random player that builds every message a bot in its seat would be sent."""
+
+    def __init__(self):
+        super().__init__()
+        self.messages: list[dict] = []
+
+    def act(self, view, rng):
+        self.messages.append(P.act(view))
+        return super().act(view, rng)
+
+    def deal_over(self, seat, result, winners):
+        self.messages.append(P.deal_end(result, seat))
+        if winners is not None:
+            self.messages.append(P.game_end(result, seat, winners))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_lines_to_a_bot_are_compact_in_a_fixed_key_order_within_the_stated_bound(variant):
+    """Every message is compact JSON, keys in the schema's order; ``legal`` is never empty; no line
+    is longer than :func:`protocol.longest_line`, and the reference states that bound."""
+    from manni_env.schemas import schema
+
+    rules = make_rules(variant)
+    bound = P.longest_line(rules)
+    required = {name: d.get("required") for name, d in schema(P.BOT)["$defs"].items()}
+    longest = 0
+    for seed in range(2):
+        players = [_Recorder() for _ in range(3)]
+        play_game(GameState(rules, seed=seed), players, [np.random.default_rng([seed, k]) for k in range(3)])
+        sent = [P.hello(10.0), P.game(rules, 0, 10.0), *(m for p in players for m in p.messages), P.bye()]
+        for message in sent:
+            line = P.encode(message)
+            assert line == (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+            assert list(message) == required[message["type"]]
+            assert message["type"] != "act" or message["legal"]
+            longest = max(longest, len(line))
+    assert 1000 < longest <= bound < 4096
+    reference = (ROOT / "docs/bot-reference.md").read_text()
+    assert f"| {rules.spec.title} | {bound:,} |" in reference
