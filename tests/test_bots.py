@@ -233,7 +233,7 @@ def test_strikes_are_counted_in_the_arena_result():
     result = run_arena([spec, "random", "random"], make_rules("basic"), deals=1, seed=0, progress=False)
     struck = {a.spec: a.strikes for a in result.agents}
     assert struck["random"] == 0 and struck[spec] >= 6
-    assert f"Strikes (a failing bot's moves played by the fallback): {spec} {struck[spec]} of" in result.to_markdown()
+    assert f"Strikes (a failing bot's moves played by the fallback): faulty-illegal {struck[spec]} of" in result.to_markdown()
     assert result.to_dict()["agents"][0]["strikes"] == struck[spec]
 
 

@@ -187,3 +187,17 @@ def test_a_bot_that_cannot_start_is_one_line_with_its_stderr(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith(f"manni league: bot {faulty!r} at its start: exited with code 1")
     assert "cannot start on purpose" in err and not (tmp_path / "basic").exists()
+
+
+def test_the_arena_and_the_league_name_a_bot_alike(tmp_path, capsys):
+    """A bot goes by the name it gives in ``hello`` in the arena's table and the league's, with its
+    spec beside it; another agent by its spec."""
+    assert main(["arena", PYTHON_BOT, "random", "random", "--variant", "basic", "--deals", "2", "--workers", "2",
+                 "--out", str(tmp_path / "arena"), "--no-progress"]) == 0
+    arena = capsys.readouterr().out
+    assert "| simple-python | 1 |" in arena and f"simple-python is `{PYTHON_BOT}`" in arena
+    assert "| simple-python − random |" in arena
+    agents = json.loads((tmp_path / "arena" / "result.json").read_text())["agents"]
+    assert [(a["spec"], a["label"]) for a in agents] == [(PYTHON_BOT, "simple-python"), ("random", "random")]
+    assert league(tmp_path / "league", PYTHON_BOT, "random", "--variant", "basic") == 0
+    assert "| `simple-python` |" in (tmp_path / "league" / "basic" / "leaderboard.md").read_text()

@@ -41,7 +41,8 @@ import numpy as np
 
 from manni_agents.bots.agent import BotAgent, BotError
 from manni_agents.bots.process import BotFault, script_of
-from manni_agents.evaluation.arena import ArenaInterrupted, ArenaResult, Interval, openskill_ratings, run_arena
+from manni_agents.evaluation.arena import ArenaInterrupted, ArenaResult, Interval, openskill_ratings, own_name, run_arena
+from manni_agents.evaluation.arena import labels as arena_labels
 from manni_agents.evaluation.results import write_outputs
 from manni_env.files import replace_atomically, write_text
 from manni_env.rules import Rules, make_rules
@@ -97,15 +98,9 @@ def bot_code(command: str) -> dict:
 
 
 def labels(players: dict[str, dict]) -> dict[str, str]:
-    """The name each agent goes by in tables and plots: a bot's own name (and version), unless two
-    agents would share it; else the spec."""
-    def own(who: dict) -> str:
-        name = who.get("bot_name")
-        return who["spec"] if name is None else name + (f" {who['bot_version']}" if who.get("bot_version") else "")
-
-    names = {spec: own(who) for spec, who in players.items()}
-    taken = list(names.values())
-    return {spec: name if taken.count(name) == 1 else spec for spec, name in names.items()}
+    """The name each agent goes by in tables and plots, as in the arena
+    (:func:`~manni_agents.evaluation.arena.labels`), from each spec's :func:`identity`."""
+    return arena_labels({spec: own_name(who.get("bot_name"), who.get("bot_version")) for spec, who in players.items()})
 
 
 def _sha256(*files: Path) -> str:
