@@ -43,6 +43,7 @@ from manni_agents.base import close_policies
 from manni_agents.evaluation import par
 from manni_agents.play.human import TableNarrator
 from manni_agents.play.web.game import BUTTON_LABELS, HUMAN, LOG_KEPT, MAX_ACTIONS, WebGame, check_decision, probabilities_of
+from manni_agents.play.web.guide import end_text, rules_anchor
 from manni_agents.play.web.store import GameStore, StoreFull
 from manni_agents.registry import make_agent
 from manni_agents.search import CardValues
@@ -344,11 +345,18 @@ class Table:
 
     # ------------------------------------------------------------------ what leaves the server
     def info(self) -> dict:
-        """The public table: variant, seats (who, connected, stand-in), whether started, and the
-        seed when the (one-person) table's creator chose it."""
+        """The public table: variant (with its name, one-line summary and rules link), how its game
+        ends and its rule options, hints, seats (who, connected, stand-in), whether started, and
+        the seed when the (one-person) table's creator chose it."""
+        rules = self.state.rules
         with self.lock:
             return {
-                "variant": self.state.rules.variant,
+                "variant": rules.variant,
+                "name": rules.spec.title,
+                "summary": rules.spec.summary,
+                "rules": rules_anchor(rules.variant),
+                "end": end_text(rules),
+                "options": rules.options(),
                 "seed": self.chosen_seed,
                 "hints": self.hints,
                 "grace_seconds": self.grace_seconds,

@@ -54,9 +54,29 @@ async function resumeTable() {
   $("home").hidden = true;
   $("join-text").textContent = `A table of ${variantName(info.variant)}` + (people.length ? ` with ${people.join(" and ")}` : "") +
     (info.open_seats ? `: ${info.open_seats} open seat${info.open_seats > 1 ? "s" : ""}.` : ": no open seat; you can watch.");
+  $("join-about").replaceChildren("Manni is an Icelandic trick-taking card game for three players, each playing " +
+    `alone. ${info.name}: ${info.summary} `, rulesLink(info));
+  $("join-facts").textContent = `This table: ${tableFacts(info)}.`;
   $("join").hidden = !info.open_seats;
   $("join-panel").hidden = false;
   $("join-panel").dataset.table = id;
+}
+
+// The table's variant, how its game ends, its options and whether hints are on, in one line.
+function tableFacts(info) {
+  const facts = [info.name, info.end];
+  if (info.options.negative) facts.push("deal scores may be negative");
+  facts.push(info.hints ? "hints on" : "hints off");
+  const minutes = info.grace_seconds / 60;
+  facts.push(`a person who leaves keeps the seat ${Number(minutes.toFixed(1))} min`);
+  return facts.join(" · ");
+}
+
+function rulesLink(info) {
+  const link = el("a", "rules-link", `Rules of ${info.name}`);
+  link.href = info.rules;
+  link.target = "_blank";
+  return link;
 }
 
 function openTable(id, token) {
@@ -117,6 +137,7 @@ function onTableMessage(message) {
 
 function showTableState(message) {
   const info = message.table;
+  $("table-facts").replaceChildren(`${tableFacts(info)} · `, rulesLink(info));
   $("seat-list").replaceChildren(...info.seats.map((s) => {
     const status = !s.person ? "agent" : !s.joined ? "open: send the invite link" : s.stand_in ? "away: an agent plays" :
       s.connected ? "here" : "away";
