@@ -22,8 +22,8 @@ Hints (opt-in per table) are the advisor's (the variant's shipped agent) probabi
 move for the person on turn and, for a card to play, what the card is worth: the ``search``
 agent's expected deal points for it over its sampled worlds (:meth:`~manni_agents.search.SearchAgent.card_values`,
 from the person's view only) and what it gives away against the best card. Every decision of a
-person is kept beside the advisor's choice and probabilities, and a card played beside its worth
-and cost: the *review* of a deal (sent after the deal, with the cost summed over the deal and the
+person is kept beside the advisor's choice and probabilities, whether it was forced (the only legal
+move: not valued), and a card played beside its worth and cost: the *review* of a deal (sent after the deal, with the cost summed over the deal and the
 deal's par, :mod:`manni_agents.evaluation.par`) and, as the record's ``probabilities`` of the
 person's decisions, in the replay.
 """
@@ -317,7 +317,7 @@ class Table:
             self.reviews[-1].append({
                 "deal": deal + 1, "seat": seat, "phase": phase.name.lower(), "action": chosen, "agent": best,
                 "p_action": probabilities.get(chosen, 0.0), "p_agent": probabilities[best], "differs": chosen != best,
-                **_worth_of(self._card_values(seat), action),
+                "forced": len(view.legal_actions) == 1, **_worth_of(self._card_values(seat), action),
             })
         state.apply(action)
         self.probabilities[-1].append(probabilities)

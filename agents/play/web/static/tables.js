@@ -173,7 +173,7 @@ function showHints(hints) {
     const row = el("div", "prob hint" + (k === 0 ? " chosen" : ""));
     const bar = el("div", "bar");
     bar.style.width = `${Math.round(h.p * 100)}%`;
-    const worth = h.points === undefined ? "" : `${signed(h.points, 2)} (${h.cost > 0 ? signed(-h.cost, 2) : "best"})`;
+    const worth = h.points === undefined ? "" : `${signed(h.points, 2)} (${cost(h.cost)})`;
     row.append(richText("span", "label", h.label), el("span", "track"), el("span", "worth", worth),
       el("span", "value", `${(h.p * 100).toFixed(1)}%`));
     row.children[1].append(bar);
@@ -199,7 +199,7 @@ function showReview(review) {
   if (box.hidden) return;
   const seat = tableView.seat;
   let title = `Your decisions in deal ${review.deal} beside the agent's: ${review.differs} differ; ` +
-    `your cards cost ${review.cost.toFixed(2)} expected points against the best ones`;
+    `your cards' cost against the best ones: ${signed(-review.cost, 2)} expected points`;
   if (review.par) {
     title += `. Your points ${signed(review.par.points[seat])}, par ${signed(review.par.par[seat])}: ` +
       `${signed(review.par.difference[seat])} against par (game: ${signed(review.par_totals.difference[seat])})`;
@@ -210,12 +210,16 @@ function showReview(review) {
   const rows = review.decisions.map((d, k) => {
     const row = el("tr", d.differs ? "differs" : "");
     const valued = d.points !== undefined;
+    const unvalued = d.forced ? "forced" : "–";
     row.append(el("th", "", `${k + 1}. ${d.phase}`), richText("td", "", d.action), richText("td", "", d.agent),
-      el("td", "", valued ? signed(d.points, 2) : ""), el("td", "", valued ? signed(d.best, 2) : ""),
-      el("td", valued && d.cost > 0 ? "cost" : "", valued ? d.cost.toFixed(2) : ""));
+      el("td", valued ? "" : "unvalued", valued ? signed(d.points, 2) : unvalued), el("td", "", valued ? signed(d.best, 2) : ""),
+      el("td", valued && d.cost > 0 ? "cost" : "", valued ? cost(d.cost) : ""));
     return row;
   });
   $("review-table").replaceChildren(head, ...rows);
+  $("review-note").textContent = review.decisions.some((d) => d.points === undefined) ? "Worth and cost are " +
+    "given for card plays with a choice: a forced move (the only legal one) has none, nor has a decision before " +
+    "the card play (“–”)." : "";
 }
 
 async function copyInvite() {
