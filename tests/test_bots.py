@@ -619,3 +619,9 @@ def test_lines_to_a_bot_are_compact_in_a_fixed_key_order_within_the_stated_bound
     assert 1000 < longest <= bound < 4096
     reference = (ROOT / "docs/bot-reference.md").read_text()
     assert f"| {rules.spec.title} | {bound:,} |" in reference
+
+
+def test_the_pages_state_the_longest_line_of_any_variant():
+    longest = f"{max(P.longest_line(make_rules(v)) for v in VARIANTS):,} bytes"
+    for page in ("docs/bot-protocol.md", "docs/bot-reference.md", "docs/bounds.md"):
+        assert longest in (ROOT / page).read_text(), page
