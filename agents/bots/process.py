@@ -3,9 +3,9 @@
 The child runs in its own process group (Ctrl-C at the terminal reaches only this process, which
 then stops it) and, on Linux, is killed by the kernel if this process dies first. Its stderr is
 drained by a thread into a log file of bounded size, made only once there is something to log
-(:class:`StderrLog`); a transcript file, if
-given, gets every line sent (``> ``) and received (``< ``). An answer line longer than
-:data:`MAX_LINE_BYTES` is a fault, found in time linear in what was read.
+(:class:`StderrLog`); a transcript file, if given, gets every line sent (``> ``) and received
+(``< ``). An answer line longer than :data:`MAX_LINE_BYTES` is a fault, found in time linear in
+what was read.
 :meth:`BotProcess.close` says ``bye``, closes its stdin, waits briefly, then kills its whole
 process group and every process it started that carries its mark (:func:`_descendants`); it also
 runs when the owner is garbage-collected and at interpreter exit.
@@ -133,9 +133,9 @@ class _Drain(threading.Thread):
                         self._kept -= len(self._tail.popleft())
                 with log.lock:
                     room = max(0, LOG_CAP_BYTES - log.size)
-                    if room and out is None:
-                        out = open(log.file(), "ab")  # noqa: SIM115 (closed below)
                     if room:
+                        if out is None:
+                            out = open(log.file(), "ab")  # noqa: SIM115 (closed below)
                         out.write(chunk[:room])
                         out.flush()
                     log.size += min(room, len(chunk))

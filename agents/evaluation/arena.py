@@ -110,7 +110,7 @@ class Interval:
 
 @dataclass(frozen=True)
 class AgentStats:
-    """Results of one distinct agent spec; ``label`` is the name tables and plots give it (:func:`labels`)."""
+    """Results of one distinct agent spec."""
 
     spec: str
     copies: int
@@ -121,12 +121,8 @@ class AgentStats:
     ordinal: float
     ms_per_move: float
     moves: int
+    label: str  # the name tables and plots give it: its spec, or a bot's own name (:func:`labels`)
     strikes: int = 0  # fallback moves played for a failing bot
-    label: str = ""  # its spec unless a bot names itself (:func:`labels`); "" read as the spec
-
-    @property
-    def name(self) -> str:
-        return self.label or self.spec
 
 
 @dataclass(frozen=True)
@@ -171,19 +167,19 @@ class ArenaResult:
         for a in self.agents:
             win = "–" if a.win_share is None else a.win_share.text()
             lines.append(
-                f"| {a.name} | {a.copies} | {a.deal_score.text()} | {win} | {a.mu:.2f} | {a.sigma:.2f} | "
+                f"| {a.label} | {a.copies} | {a.deal_score.text()} | {win} | {a.mu:.2f} | {a.sigma:.2f} | "
                 f"{a.ordinal:.2f} | {a.ms_per_move:.3f} |"
             )
-        named = [f"{a.name} is `{a.spec}`" for a in self.agents if a.name != a.spec]
+        named = [f"{a.label} is `{a.spec}`" for a in self.agents if a.label != a.spec]
         if named:
             lines += ["", f"Bots by the name they give themselves: {'; '.join(named)}"]
-        struck = [f"{a.name} {a.strikes} of {a.moves} moves" for a in self.agents if a.strikes]
+        struck = [f"{a.label} {a.strikes} of {a.moves} moves" for a in self.agents if a.strikes]
         if struck:
             lines += ["", f"Strikes (a failing bot's moves played by the fallback): {'; '.join(struck)}"]
         if self.head_to_head:
-            name = {a.spec: a.name for a in self.agents}
+            label = {a.spec: a.label for a in self.agents}
             lines += ["", "| head to head (a − b) | mean deal-score difference [95% CI] |", "|---|---|"]
-            lines += [f"| {name[p.a]} − {name[p.b]} | {p.difference.text()} |" for p in self.head_to_head]
+            lines += [f"| {label[p.a]} − {label[p.b]} | {p.difference.text()} |" for p in self.head_to_head]
         return "\n".join(lines) + "\n"
 
     def plot(self, path: str | Path) -> None:
@@ -193,7 +189,7 @@ class ArenaResult:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        names = [a.name for a in self.agents]
+        names = [a.label for a in self.agents]
         xs = np.arange(len(names))
         means = [a.deal_score.mean for a in self.agents]
         errors = [0.0 if a.deal_score.low is None else a.deal_score.mean - a.deal_score.low for a in self.agents]

@@ -10,8 +10,7 @@ checkpoint path the hash of its weights and metadata; for a bot the name and ver
 ``hello`` and the hashes of what its command runs: :func:`bot_code`), so adding an agent plays only
 its new cells and recompiling or editing a bot or retraining a checkpoint in place plays its cells
 again (a bot whose code cannot be hashed, every run); a cell interrupted by Ctrl-C is completed by
-the next run. Tables and plots name a bot by the name it
-gives itself.
+the next run. Tables and plots name a bot by the name it gives itself, as the arena does.
 
 The leaderboard of a variant, from the kept cells of its agents:
 
@@ -83,16 +82,15 @@ def bot_code(command: str) -> dict:
     and of the script it names (``mybot.py`` of ``python3 mybot.py``); ``unknown`` says why these do
     not pin the bot down (an unreadable executable, or arguments that name no file: ``python3 -m
     mybot``, ``java -cp build Bot``), and its cells are then played every run."""
-    argv = shlex.split(command)
+    argv, script = shlex.split(command), script_of(command)
     code: dict = {}
     try:
         code["executable_sha256"] = _sha256(Path(shutil.which(argv[0]) or argv[0]).resolve(strict=True))
+        if script is not None:
+            code["script_sha256"] = _sha256(script)
     except OSError as err:
-        code["unknown"] = f"its program {argv[0]} cannot be read ({err.strerror or err})"
-    script = script_of(command)
-    if script is not None:
-        code["script_sha256"] = _sha256(script)
-    elif len(argv) > 1 and "unknown" not in code:
+        return {"unknown": f"{err.filename or argv[0]} cannot be read ({err.strerror or err})"}
+    if script is None and len(argv) > 1:
         code["unknown"] = "its command names no file besides its program, so what the program runs cannot be hashed"
     return code
 
