@@ -201,3 +201,14 @@ def test_the_arena_and_the_league_name_a_bot_alike(tmp_path, capsys):
     assert [(a["spec"], a["label"]) for a in agents] == [(PYTHON_BOT, "simple-python"), ("random", "random")]
     assert league(tmp_path / "league", PYTHON_BOT, "random", "--variant", "basic") == 0
     assert "| `simple-python` |" in (tmp_path / "league" / "basic" / "leaderboard.md").read_text()
+
+
+def test_what_a_bot_command_runs_is_hashed_or_said_unknown(tmp_path):
+    from manni_agents.evaluation.league import bot_code
+
+    script = tmp_path / "bot.py"
+    script.write_text("print()\n")
+    assert set(bot_code(f"{sys.executable} {script}")) == {"executable_sha256", "script_sha256"}
+    assert set(bot_code(sys.executable)) == {"executable_sha256"}  # a program of its own: a compiled bot
+    assert bot_code(f"{sys.executable} -m bot")["unknown"].startswith("its command names no file besides its program")
+    assert bot_code(str(tmp_path / "gone"))["unknown"] == f"{tmp_path / 'gone'} cannot be read (No such file or directory)"
