@@ -29,9 +29,10 @@ from manni_env.rules import VARIANT_TABLE, make_rules  # noqa: E402
 pytestmark = needs_chromium
 ACTION_ID = re.compile(r"\b(keep_hand|swap_hand|take_manni|pass_manni|exchange_done|announce_\w+)\b")
 PHONE = {"width": 390, "height": 844}
-#: a hint's worth and cost, and a review's cost: signed with the minus sign, "best" for no cost
-WORTH = re.compile(r"[+−]?\d+\.\d\d \((−\d+\.\d\d|best)\)")
-COST = re.compile(r"−\d+\.\d\d|best|")
+#: a hint's worth and cost, and a review's cost: signed with the minus sign, "best" for the best card
+#: (0.00 for a cost under half a hundredth)
+WORTH = re.compile(r"[+−]?\d+\.\d\d \((−\d+\.\d\d|0\.00|best)\)")
+COST = re.compile(r"−\d+\.\d\d|0\.00|best|")
 #: a number written with the ASCII hyphen as its minus sign
 HYPHEN_MINUS = re.compile(r"(?:^|[\s(:,·])-\d", re.M)
 #: each visible red suit's text colour and the colour behind it (the first colour of a gradient)

@@ -40,7 +40,8 @@ function richText(tag, className, text) {
 }
 
 // Numbers as the page shows them: negatives with the minus sign (−4, not -4); signed() adds + to
-// positives (a deal's points, a difference); cost() is what a move gives away, as a signed loss.
+// positives (a deal's points, a difference); cost() is what a move gives away, as a signed loss
+// ("best" for the best move; 0.00 for less than half a hundredth).
 function number(x, digits = 0) {
   const text = Math.abs(x).toFixed(digits);
   return x < 0 && Number(text) !== 0 ? `−${text}` : text;
