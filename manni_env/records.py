@@ -557,17 +557,18 @@ class _Replay:
 
     # ------------------------------------------------------------------ the end
     def _check_final(self, final) -> None:
+        """The record's ``final`` against the replay: a problem of the whole game, so no round is named
+        but in the message."""
         state, last = self.state, len(self.rounds) - 1
-        where = last if last >= 0 else None
         if final is None:
             if state.finished:
-                raise RecordError(f"the game ended after round {last}, but the record has no final", where)
+                raise RecordError(f"the game ended after round {last}, but the record has no final")
             return
         if not state.finished:
-            raise RecordError(f"the game does not end after round {last}: the record ends early", where)
+            raise RecordError(f"the game does not end after round {last}: the record ends early")
         expected = {"net": list(state.totals), "winners": list(state.winners), "truncated": state.truncated}
         if "truncated" not in final:  # optional: the replay knows whether the deal cap ended the game
             del expected["truncated"]
-        for key, value in expected.items():  # the whole game's: no round named
+        for key, value in expected.items():
             if not _same(final.get(key), value):
                 raise RecordError(f"the game's final {key} should be {_show(value)}, record says {_show(final.get(key))}")

@@ -139,7 +139,7 @@ def test_wrong_format_variant_scoring_target(horn):
 def test_a_different_target_changes_where_the_game_ends(horn):
     bad = copy.deepcopy(horn)
     bad["target"] = 100
-    rejects(bad, "the game does not end after round", len(horn["rounds"]) - 1)
+    rejects(bad, "the game does not end after round", None)  # the whole game's problem
 
 
 def test_wrong_dealer(horn):
@@ -306,10 +306,10 @@ def test_game_continuing_after_it_ended_or_ending_early(horn):
     rejects(bad, f"the game ended after round {n - 1}, but the record continues", n)
     bad = copy.deepcopy(horn)
     bad["rounds"].pop()
-    rejects(bad, f"the game does not end after round {n - 2}: the record ends early", n - 2)
+    rejects(bad, f"^the game does not end after round {n - 2}: the record ends early", None)
     bad = copy.deepcopy(horn)
     bad["final"] = None
-    rejects(bad, f"the game ended after round {n - 1}, but the record has no final", n - 1)
+    rejects(bad, f"^the game ended after round {n - 1}, but the record has no final", None)
 
 
 def test_truncated_games():
