@@ -194,7 +194,7 @@ def test_the_waiting_and_invite_pages_say_what_the_table_is(served):
         guest.page.goto(page.input_value("#invite"))
         guest.page.wait_for_selector("#join-panel:not([hidden])")
         about = guest.page.inner_text("#join-about")
-        assert about.startswith("Manni is an Icelandic trick-taking card game") and "Trjámann:" in about
+        assert about.startswith("Manni is an Icelandic trick-taking card game") and "This table plays Trjámann." in about
         assert guest.page.get_attribute("#join-about a", "href") == "/rules#trjamann"
         assert guest.page.inner_text("#join-facts").startswith("This table: Trjámann · 12 deals · hints off · ")
         browser.close()

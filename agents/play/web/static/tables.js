@@ -55,7 +55,7 @@ async function resumeTable() {
   $("join-text").textContent = `A table of ${variantName(info.variant)}` + (people.length ? ` with ${people.join(" and ")}` : "") +
     (info.open_seats ? `: ${info.open_seats} open seat${info.open_seats > 1 ? "s" : ""}.` : ": no open seat; you can watch.");
   const about = document.querySelector("#home .lead").textContent.replace(/\s+/g, " ").trim();  // what Manni is
-  $("join-about").replaceChildren(`${about} ${info.name}: ${info.summary} `, rulesLink(info));
+  $("join-about").replaceChildren(`${about} This table plays ${info.name}. ${info.summary} `, rulesLink(info));
   $("join-facts").textContent = `This table: ${tableFacts(info)}.`;
   $("join").hidden = !info.open_seats;
   $("join-panel").hidden = false;
