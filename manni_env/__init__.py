@@ -12,9 +12,10 @@ Importing the package registers the environments by entry-point strings (nothing
   "manni_env/ManniSelfPlay-v0", num_envs=64)``;
 - PettingZoo ``manni/manni-v0``: the AEC env, ``pettingzoo.make("aec", "manni/manni-v0")``.
 
-Each has a ``-v1`` twin (``manni_env/Manni-v1``, ``manni_env/ManniSelfPlay-v1``, ``manni/manni-v1``,
-the module ``manni_env.manni_v1``): the same env with observation layout v1, v0's observation
-followed by the trick-play segments (:mod:`manni_env.observation`).
+Observation layout v1 (v0's observation followed by the trick-play segments,
+:mod:`manni_env.observation`) is PettingZoo's ``manni/manni-v1`` (the module ``manni_env.manni_v1``)
+and, in Gymnasium, ``layout="v1"`` on the ``-v0`` ids: a ``-v1`` of the same Gymnasium name would
+be read as v0's successor, and Gymnasium would call v0 out of date, while both layouts are current.
 """
 
 import gymnasium as _gymnasium
@@ -29,17 +30,13 @@ __version__ = "0.2.0"  # the distribution's version (pyproject.toml reads it); C
 GYM_ID = "manni_env/Manni-v0"
 GYM_SELF_PLAY_ID = "manni_env/ManniSelfPlay-v0"
 PETTINGZOO_ID = "manni/manni-v0"
-GYM_V1_ID = "manni_env/Manni-v1"
-GYM_SELF_PLAY_V1_ID = "manni_env/ManniSelfPlay-v1"
 PETTINGZOO_V1_ID = "manni/manni-v1"
 
-for _layout, _gym, _self_play, _aec in (("v0", GYM_ID, GYM_SELF_PLAY_ID, PETTINGZOO_ID),
-                                        ("v1", GYM_V1_ID, GYM_SELF_PLAY_V1_ID, PETTINGZOO_V1_ID)):
-    if _gym not in _gymnasium.registry:  # opponents by agent spec
-        _gymnasium.register(_gym, entry_point="manni_agents.envs:single_agent_env", kwargs={"layout": _layout})
-    if _self_play not in _gymnasium.registry:
-        _gymnasium.register(_self_play, vector_entry_point="manni_env.vector_gym:ManniVectorEnv",
-                            kwargs={"layout": _layout})
+if GYM_ID not in _gymnasium.registry:  # opponents by agent spec
+    _gymnasium.register(GYM_ID, entry_point="manni_agents.envs:single_agent_env")
+if GYM_SELF_PLAY_ID not in _gymnasium.registry:
+    _gymnasium.register(GYM_SELF_PLAY_ID, vector_entry_point="manni_env.vector_gym:ManniVectorEnv")
+for _layout, _aec in (("v0", PETTINGZOO_ID), ("v1", PETTINGZOO_V1_ID)):
     if _aec not in _pettingzoo.aec_registry:
         _pettingzoo.register("aec", _aec, entry_point=f"manni_env.manni_{_layout}:env")
 

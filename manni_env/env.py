@@ -130,7 +130,9 @@ The `_vN` suffix follows PettingZoo's rule, and the Gymnasium ids (`manni_env/Ma
 `manni_env/ManniSelfPlay-vN`) share it: it is bumped whenever a change makes observations,
 rewards or the rules of play mean something else, so results and checkpoints of different
 versions are never compared by mistake. Speed-ups, new options with the old default and new
-variants do not bump it.
+variants do not bump it. An observation layout that is an option beside the old one, not its
+successor, is a PettingZoo twin and, in Gymnasium, the `layout` option of the same id (Gymnasium
+calls every lower version of a name out of date).
 
 * v0: Initial version (manni-env 0.1.0); unchanged in manni-env 0.2.0 (same observation layout,
   rewards and rules).
@@ -140,7 +142,8 @@ variants do not bump it.
   (`trick_position`, `trick_winning_card`, `trick_winning_seat`, `led`, `won`, `unseen_above`;
   830 floats with `history="summary"`). The first 616 (v0's size; with `history="full"` v0's full
   size) are exactly the v0 observation, so v0 checkpoints still load and play on v1 envs. Rewards
-  and rules are unchanged; `manni_v0` and the `-v0` ids keep layout v0.
+  and rules are unchanged; `manni_v0` and `manni/manni-v0` keep layout v0. In Gymnasium,
+  `layout="v1"` on the `-v0` ids (there are no Gymnasium `-v1` ids: v0 is not out of date).
 
 """
 

@@ -188,7 +188,7 @@ def iter_record_lines(path: str | os.PathLike, max_line: int | None = None) -> I
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
-                yield number, RecordError(f"not valid JSON: {err.msg} at column {err.colno}", line=number)
+                yield number, RecordError(json_problem(err), line=number)
                 continue
             except ValueError:  # json reads ints only up to Python's digit limit
                 limit = sys.get_int_max_str_digits()
@@ -201,6 +201,12 @@ def iter_record_lines(path: str | os.PathLike, max_line: int | None = None) -> I
                 yield number, RecordError(f"a record is a JSON object, got {type(record).__name__}", line=number)
             else:
                 yield number, record
+
+
+def json_problem(err: json.JSONDecodeError) -> str:
+    """``"not valid JSON: Invalid control character at column 3410"``: the parser's message (some
+    end in ``at``, which is not repeated) and the column of the line."""
+    return f"not valid JSON: {err.msg.removesuffix(' at')} at column {err.colno}"
 
 
 def read_records(path: str | os.PathLike) -> list[dict]:
@@ -551,17 +557,18 @@ class _Replay:
 
     # ------------------------------------------------------------------ the end
     def _check_final(self, final) -> None:
+        """The record's ``final`` against the replay: a problem of the whole game, so no round is named
+        but in the message."""
         state, last = self.state, len(self.rounds) - 1
-        where = last if last >= 0 else None
         if final is None:
             if state.finished:
-                raise RecordError(f"the game ended after round {last}, but the record has no final", where)
+                raise RecordError(f"the game ended after round {last}, but the record has no final")
             return
         if not state.finished:
-            raise RecordError(f"the game does not end after round {last}: the record ends early", where)
+            raise RecordError(f"the game does not end after round {last}: the record ends early")
         expected = {"net": list(state.totals), "winners": list(state.winners), "truncated": state.truncated}
         if "truncated" not in final:  # optional: the replay knows whether the deal cap ended the game
             del expected["truncated"]
         for key, value in expected.items():
             if not _same(final.get(key), value):
-                raise RecordError(f"final {key} should be {_show(value)}, record says {_show(final.get(key))}", where)
+                raise RecordError(f"the game's final {key} should be {_show(value)}, record says {_show(final.get(key))}")

@@ -34,7 +34,7 @@ Gymnasium's ``check_env`` and unmasked algorithms need) ends the episode with re
 game. ``illegal_action="raise"`` raises :class:`~manni_env.engine.IllegalActionError` instead.
 Masked play never meets either.
 
-``gymnasium.make("manni_env/Manni-v0", ...)`` (layout v0; ``manni_env/Manni-v1``: layout v1) builds this env with opponents named by agent specs
+``gymnasium.make("manni_env/Manni-v0", ...)`` (``layout="v1"``: observation layout v1) builds this env with opponents named by agent specs
 (registered by ``import manni_env``; built by :func:`manni_agents.envs.single_agent_env`). Render modes:
 ``ansi`` (the learner's information as text), ``rgb_array`` (the table from the learner's seat,
 :mod:`manni_env.render`) and ``human`` (that picture in a window).

@@ -1,7 +1,7 @@
 """Gymnasium's vector API for Manni self-play: N games, one decision per game per step.
 
 ``ManniVectorEnv(variant="hornafjardar", num_envs=64)`` (or ``gymnasium.make_vec(
-"manni_env/ManniSelfPlay-v0", num_envs=64)``; ``-v1`` or ``layout="v1"``: observation layout v1) is a
+"manni_env/ManniSelfPlay-v0", num_envs=64)``; ``layout="v1"``: observation layout v1) is a
 ``gymnasium.vector.VectorEnv``. In every game
 the seat on turn decides: the observation is a dict, as in the AEC env, of ``"observation"``
 (N, obs_size) float32 (that seat's :class:`~manni_env.observation.ObservationEncoder` vector) and

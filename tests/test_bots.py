@@ -209,7 +209,8 @@ def test_a_failing_bot_stops_the_arena_naming_bot_seat_and_request(mode, tmp_pat
     assert _running(marker) == []  # the good bot is stopped too
     text = str(stop.value)
     assert text.startswith(f"bot {spec!r} (faulty-{mode}) in seat ")
-    assert REASONS[mode] in text and 'request: {"type":"act"' in text and "stderr log: " in text
+    assert REASONS[mode] in text and 'request: {"type":"act"' in text
+    assert ("; stderr log: " if mode == "crash" else "; nothing on stderr") in text  # a log only of something
     if mode == "crash":
         assert "(ends: faulty bot: crashing on purpose)" in text
 
@@ -232,7 +233,7 @@ def test_strikes_are_counted_in_the_arena_result():
     result = run_arena([spec, "random", "random"], make_rules("basic"), deals=1, seed=0, progress=False)
     struck = {a.spec: a.strikes for a in result.agents}
     assert struck["random"] == 0 and struck[spec] >= 6
-    assert f"Strikes (a failing bot's moves played by the fallback): {spec} {struck[spec]} of" in result.to_markdown()
+    assert f"Strikes (a failing bot's moves played by the fallback): faulty-illegal {struck[spec]} of" in result.to_markdown()
     assert result.to_dict()["agents"][0]["strikes"] == struck[spec]
 
 
@@ -282,6 +283,19 @@ def test_an_over_long_line_is_found_in_linear_time():
         proc.receive(time.monotonic() + 10)
     assert time.monotonic() - start < 1
     proc.close()
+
+
+def test_a_log_file_only_for_a_bot_that_writes_to_stderr(tmp_path):
+    quiet, loud = tmp_path / "quiet", tmp_path / "loud"
+    state = GameState(make_rules("basic"), seed=0)
+    rng = np.random.default_rng(0)
+    for where, mode in ((quiet, "good"), (loud, "flood")):
+        bot = make_agent(f"bot:log={where}:{FAULTY} {mode}")
+        bot.act(state.view(state.to_move), rng)
+        bot.close()
+    assert quiet.is_dir() and list(quiet.iterdir()) == []
+    [log] = loud.iterdir()
+    assert log.name.startswith("faulty_bot.py-") and log.stat().st_size > 0
 
 
 def test_a_bot_flooding_stderr_gets_a_bounded_log_with_its_tail(tmp_path):
@@ -562,3 +576,52 @@ def test_a_bot_works_when_the_process_has_over_1024_descriptors_open():
     finally:
         for fd in held:
             os.close(fd)
+
+
+# ---------------------------------------------------------------------------------- the lines sent
+class _Recorder(RandomAgent):
+    """A random player that builds every message a bot in its seat would be sent."""
+
+    def __init__(self):
+        super().__init__()
+        self.messages: list[dict] = []
+
+    def act(self, view, rng):
+        self.messages.append(P.act(view))
+        return super().act(view, rng)
+
+    def deal_over(self, seat, result, winners):
+        self.messages.append(P.deal_end(result, seat))
+        if winners is not None:
+            self.messages.append(P.game_end(result, seat, winners))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_lines_to_a_bot_are_compact_in_a_fixed_key_order_within_the_stated_bound(variant):
+    """Every message is compact JSON, keys in the schema's order; ``legal`` is never empty; no line
+    is longer than :func:`protocol.longest_line`, and the reference states that bound."""
+    from manni_env.schemas import schema
+
+    rules = make_rules(variant)
+    bound = P.longest_line(rules)
+    required = {name: d.get("required") for name, d in schema(P.BOT)["$defs"].items()}
+    longest = 0
+    for seed in range(2):
+        players = [_Recorder() for _ in range(3)]
+        play_game(GameState(rules, seed=seed), players, [np.random.default_rng([seed, k]) for k in range(3)])
+        sent = [P.hello(10.0), P.game(rules, 0, 10.0), *(m for p in players for m in p.messages), P.bye()]
+        for message in sent:
+            line = P.encode(message)
+            assert line == (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+            assert list(message) == required[message["type"]]
+            assert message["type"] != "act" or message["legal"]
+            longest = max(longest, len(line))
+    assert 1000 < longest <= bound < 4096
+    reference = (ROOT / "docs/bot-reference.md").read_text()
+    assert f"| {rules.spec.title} | {bound:,} |" in reference
+
+
+def test_the_pages_state_the_longest_line_of_any_variant():
+    longest = f"{max(P.longest_line(make_rules(v)) for v in VARIANTS):,} bytes"
+    for page in ("docs/bot-protocol.md", "docs/bot-reference.md", "docs/bounds.md"):
+        assert longest in (ROOT / page).read_text(), page

@@ -129,7 +129,20 @@ def test_validate_reports_each_problem_with_file_line_round_and_trick(tmp_path, 
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{broken}:2: round 0, trick 4: seat ")
     assert out[1].startswith(f"{broken}:3: not valid JSON")
-    assert out[-1] == "FAILED: 2 problem(s) in 5 games"  # the line cut short is a problem, not a game
+    assert out[-1] == "FAILED: 2 problems (4 valid games in 6 lines)"
+
+
+def test_validate_of_two_games_one_broken_counts_both_in_words(tmp_path, capsys):
+    path = simulate(tmp_path, "--games", "2", "--seed", "1")
+    first, second = open(path).read().splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(first + "\n" + second.replace('"rounds"', '"rounds\x01"', 1) + "\n")
+    capsys.readouterr()
+    assert main(["validate", str(broken)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{broken}:2: not valid JSON: Invalid control character at column ") and " at at " not in out[0]
+    assert out[1] == "FAILED: 1 problem (1 valid game in 2 lines)"
+    assert main(["validate", path]) == 0 and capsys.readouterr().out.strip() == "OK: 2 games"
 
 
 def test_validate_missing_file(tmp_path, capsys):
@@ -143,7 +156,7 @@ def test_validate_fails_on_a_file_without_games(tmp_path, capsys):
     assert main(["validate", str(empty), "/dev/null"]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out == [f"{empty}: no games (the file holds no records)", "/dev/null: no games (the file holds no records)",
-                   "FAILED: 2 problem(s) in 0 games"]
+                   "FAILED: 2 problems (0 valid games in 0 lines)"]
 
 
 def test_validate_reports_unreadable_lines_without_a_traceback(tmp_path, capsys):
@@ -163,7 +176,7 @@ def test_validate_reports_unreadable_lines_without_a_traceback(tmp_path, capsys)
     assert out[1] == f"{bad}:2: not readable JSON: nested too deeply"
     assert out[2] == f"{bad}:3: round 0: contract.kind: must be one of \"nullo\", \"trump\", \"grand\", got ['trump']"
     assert out[3] == f"{bad}:4: seed: must be at least 0, got -1"
-    assert out[4] == "FAILED: 4 problem(s) in 3 games"  # the two unreadable lines are problems, not games
+    assert out[4] == "FAILED: 4 problems (1 valid game in 5 lines)"
 
 
 # ----------------------------------------------------------------------------- bad input, interrupts

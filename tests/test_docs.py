@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,9 @@ def test_getting_started_and_environment_snippets(capsys):
     exec(aec, namespace)
     assert len(namespace["env"].unwrapped.game.rounds) == 1  # one episode: a deal, the default
     namespace = {}
-    exec(gym_snippet, namespace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Gymnasium's "out of date" notice among them
+        exec(gym_snippet, namespace)
     assert namespace["obs"].shape == (616,) and namespace["selfplay"].num_envs == 64 and namespace["envs"].num_envs == 8
     pytest.importorskip("pyspiel")
     exec(openspiel_snippet, {})

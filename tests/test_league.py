@@ -150,9 +150,65 @@ def test_a_cell_is_played_again_when_its_bot_or_checkpoint_changes(tmp_path, cap
     assert [p["spec"] for p in players] == specs and players[0]["bot_version"] == "2"
 
 
+def test_a_recompiled_bot_is_played_again(tmp_path, capsys):
+    """A bot run as an executable of its own (a compiled program) is keyed by the executable's content:
+    rebuilt with the same ``hello``, its cells are played again."""
+    bot = tmp_path / "mybot"
+    source = (ROOT / "examples/bots/simple_bot.py").read_text()
+    bot.write_text(f"#!{sys.executable}\n{source}")
+    bot.chmod(0o755)
+    specs = ["random", f"bot:{bot}"]
+    out = tmp_path / "league"
+    assert league(out, *specs, "--variant", "basic") == 0
+    assert league(out, *specs, "--variant", "basic") == 0
+    assert capsys.readouterr().out.count("kept ") == 2
+    bot.write_text(f"#!{sys.executable}\n{source}\n# rebuilt\n")
+    assert league(out, *specs, "--variant", "basic") == 0
+    printed = capsys.readouterr().out
+    assert "kept " not in printed and printed.count(" again: ") == 2 and "executable sha256" in printed
+    players = json.loads((cell_dir(out, "basic", *specs) / "players.json").read_text())["players"]
+    assert "unknown" not in players[1] and len(players[1]["executable_sha256"]) == 64
+
+
+def test_a_bot_whose_code_cannot_be_hashed_is_played_every_run_and_says_why(tmp_path, capsys, monkeypatch):
+    (tmp_path / "simple_bot.py").write_text((ROOT / "examples/bots/simple_bot.py").read_text())
+    monkeypatch.chdir(tmp_path)
+    specs = ["random", f"bot:{sys.executable} -m simple_bot"]
+    for _ in range(2):
+        assert league(tmp_path / "league", *specs, "--variant", "basic") == 0
+    printed = capsys.readouterr().out
+    assert "kept " not in printed and printed.count(" again: cannot tell whether it changed (bot:") == 2
+    assert "names no file besides its program" in printed
+
+
 def test_a_bot_that_cannot_start_is_one_line_with_its_stderr(tmp_path, capsys):
     faulty = f"bot:{sys.executable} {ROOT / 'tests/bots/faulty_bot.py'} start-crash"
     assert league(tmp_path, "random", faulty, "--variant", "basic") == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith(f"manni league: bot {faulty!r} at its start: exited with code 1")
     assert "cannot start on purpose" in err and not (tmp_path / "basic").exists()
+
+
+def test_the_arena_and_the_league_name_a_bot_alike(tmp_path, capsys):
+    """A bot goes by the name it gives in ``hello`` in the arena's table and the league's, with its
+    spec beside it; another agent by its spec."""
+    assert main(["arena", PYTHON_BOT, "random", "random", "--variant", "basic", "--deals", "2", "--workers", "2",
+                 "--out", str(tmp_path / "arena"), "--no-progress"]) == 0
+    arena = capsys.readouterr().out
+    assert "| simple-python | 1 |" in arena and f"simple-python is `{PYTHON_BOT}`" in arena
+    assert "| simple-python − random |" in arena
+    agents = json.loads((tmp_path / "arena" / "result.json").read_text())["agents"]
+    assert [(a["spec"], a["label"]) for a in agents] == [(PYTHON_BOT, "simple-python"), ("random", "random")]
+    assert league(tmp_path / "league", PYTHON_BOT, "random", "--variant", "basic") == 0
+    assert "| `simple-python` |" in (tmp_path / "league" / "basic" / "leaderboard.md").read_text()
+
+
+def test_what_a_bot_command_runs_is_hashed_or_said_unknown(tmp_path):
+    from manni_agents.evaluation.league import bot_code
+
+    script = tmp_path / "bot.py"
+    script.write_text("print()\n")
+    assert set(bot_code(f"{sys.executable} {script}")) == {"executable_sha256", "script_sha256"}
+    assert set(bot_code(sys.executable)) == {"executable_sha256"}  # a program of its own: a compiled bot
+    assert bot_code(f"{sys.executable} -m bot")["unknown"].startswith("its command names no file besides its program")
+    assert bot_code(str(tmp_path / "gone"))["unknown"] == f"{tmp_path / 'gone'} cannot be read (No such file or directory)"

@@ -119,7 +119,7 @@ def test_bad_layout_name_is_one_clear_line():
             make()
 
 
-def test_v1_env_ids_give_layout_v1_and_v0_ids_keep_v0():
+def test_v1_env_ids_and_the_layout_option_give_layout_v1_and_v0_keeps_v0():
     import pickle
 
     import gymnasium
@@ -130,18 +130,16 @@ def test_v1_env_ids_give_layout_v1_and_v0_ids_keep_v0():
     from manni_env import manni_v0, manni_v1
 
     sizes = {"v0": 616, "v1": 830}
-    for layout, module, aec_id, gym_id, self_play_id in (
-            ("v0", manni_v0, manni_env.PETTINGZOO_ID, manni_env.GYM_ID, manni_env.GYM_SELF_PLAY_ID),
-            ("v1", manni_v1, manni_env.PETTINGZOO_V1_ID, manni_env.GYM_V1_ID, manni_env.GYM_SELF_PLAY_V1_ID)):
+    for layout, module, aec_id in (("v0", manni_v0, manni_env.PETTINGZOO_ID), ("v1", manni_v1, manni_env.PETTINGZOO_V1_ID)):
         aec = module.env(variant="basic")
         assert aec.unwrapped.metadata["name"] == f"manni_{layout}"
         assert pettingzoo.make("aec", aec_id).unwrapped.encoder.layout == layout
         aec.reset(seed=0)
         assert aec.observe(aec.agent_selection)["observation"].shape == (sizes[layout],)
         assert pickle.loads(pickle.dumps(module.raw_env())).encoder.layout == layout
-        assert gymnasium.make(gym_id).observation_space.shape == (sizes[layout],)
+        assert gymnasium.make(manni_env.GYM_ID, layout=layout).observation_space.shape == (sizes[layout],)
         for mode in ("NextStep", "SameStep"):
-            venv = gymnasium.make_vec(self_play_id, num_envs=2, autoreset_mode=mode)
+            venv = gymnasium.make_vec(manni_env.GYM_SELF_PLAY_ID, num_envs=2, autoreset_mode=mode, layout=layout)
             assert venv.reset(seed=0)[0]["observation"].shape == (2, sizes[layout])
     api_test(manni_v1.env(variant="trjamann"), num_cycles=100)
 

@@ -71,7 +71,7 @@ def test_validate_par(tmp_path, capsys) -> None:
     write_records(path, [record])
     assert main(["validate", "--par", str(path)]) == 0
     out = capsys.readouterr().out
-    assert out.endswith("OK: 1 games\n") and out.splitlines()[0] == f"{path}:1: par"
+    assert out.endswith("OK: 1 game\n") and out.splitlines()[0] == f"{path}:1: par"
     assert out.splitlines()[1:-1] == report(record)
     sums = totals(record_par(record))
     assert f"points - par {' '.join(f'{v:+3d}' for v in sums['difference'])}" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 
@@ -19,16 +20,18 @@ def snippets(section: str) -> list[str]:
 def test_ten_lines_gymnasium_and_own_agent_snippets(capsys):
     ten, gym_snippet, own = snippets("Ten lines")
     assert len(ten.strip().splitlines()) <= 12  # the ten lines (imports and a blank line aside)
-    namespace: dict = {}
-    exec(ten, namespace)
-    game = namespace["env"].unwrapped.game
-    assert game.finished and game.winners  # a whole game, to its end
-    assert capsys.readouterr().out.strip().endswith(str(game.winners))
-    namespace = {}
-    exec(gym_snippet, namespace)
-    assert namespace["obs"].shape == (616,) and namespace["info"]["action_mask"].any()
-    assert namespace["selfplay"].num_envs == 64
-    exec(own, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no snippet warns (Gymnasium's "out of date" notice among them)
+        namespace: dict = {}
+        exec(ten, namespace)
+        game = namespace["env"].unwrapped.game
+        assert game.finished and game.winners  # a whole game, to its end
+        assert capsys.readouterr().out.strip().endswith(str(game.winners))
+        namespace = {}
+        exec(gym_snippet, namespace)
+        assert namespace["obs"].shape == (616,) and namespace["info"]["action_mask"].any()
+        assert namespace["selfplay"].num_envs == 64
+        exec(own, {})
     assert "| highest | 1 |" in capsys.readouterr().out
 
 

@@ -7,15 +7,7 @@ import re
 from pathlib import Path
 
 import manni_env
-from manni_env import (
-    GYM_ID,
-    GYM_SELF_PLAY_ID,
-    GYM_SELF_PLAY_V1_ID,
-    GYM_V1_ID,
-    PETTINGZOO_ID,
-    PETTINGZOO_V1_ID,
-    env,
-)
+from manni_env import GYM_ID, GYM_SELF_PLAY_ID, PETTINGZOO_ID, PETTINGZOO_V1_ID, env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,7 +24,7 @@ def test_one_version_everywhere():
 
 def test_env_ids_carry_a_version_listed_in_the_history():
     history = env.__doc__.split("### Version History", 1)[1]
-    for env_id in (PETTINGZOO_ID, GYM_ID, GYM_SELF_PLAY_ID, PETTINGZOO_V1_ID, GYM_V1_ID, GYM_SELF_PLAY_V1_ID):
+    for env_id in (PETTINGZOO_ID, GYM_ID, GYM_SELF_PLAY_ID, PETTINGZOO_V1_ID):
         version = re.search(r"-v(\d+)$", env_id).group(1)
         assert f"* v{version}:" in history, env_id
     assert manni_env.__version__ in history  # the history says which release each version belongs to

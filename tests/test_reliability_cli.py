@@ -90,7 +90,7 @@ def test_validate_dev_zero_ends(capsys):
     assert "line longer than" in capsys.readouterr().out
 
 
-def test_validate_counts_only_records_as_games(tmp_path, capsys):
+def test_validate_counts_valid_games_and_lines(tmp_path, capsys):
     path = tmp_path / "mixed.jsonl"
     main(["simulate", "--games", "2", "--records", str(path), "--no-progress", "--variant", "basic"])
     with path.open("a") as f:
@@ -99,7 +99,7 @@ def test_validate_counts_only_records_as_games(tmp_path, capsys):
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
     assert ":3: not valid JSON" in out and ":4: a record is a JSON object" in out
-    assert "FAILED: 2 problem(s) in 2 games" in out
+    assert "FAILED: 2 problems (2 valid games in 4 lines)" in out
 
 
 @pytest.mark.parametrize("agents", [["random", "random"], ["random"] * 4, ["random"]])

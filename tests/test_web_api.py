@@ -148,7 +148,7 @@ def test_whole_games_through_the_api_are_saved_as_valid_records(client, store, b
     assert record["players"][body.get("seat", 0)] == "human" and record["variant"] == body["variant"]
     assert record["final"]["net"] == snap["totals"]
     assert main(["validate", str(store.records_path)]) == 0
-    assert "OK: 1 games" in capsys.readouterr().out
+    assert "OK: 1 game\n" in capsys.readouterr().out
 
 
 def test_a_multi_card_exchange_is_one_request(client, store):

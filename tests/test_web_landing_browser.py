@@ -29,6 +29,22 @@ from manni_env.rules import VARIANT_TABLE, make_rules  # noqa: E402
 pytestmark = needs_chromium
 ACTION_ID = re.compile(r"\b(keep_hand|swap_hand|take_manni|pass_manni|exchange_done|announce_\w+)\b")
 PHONE = {"width": 390, "height": 844}
+#: a hint's worth and cost, and a review's cost: signed with the minus sign, "best" for the best card
+#: (0.00 for a cost under half a hundredth)
+WORTH = re.compile(r"[+−]?\d+\.\d\d \((−\d+\.\d\d|0\.00|best)\)")
+COST = re.compile(r"−\d+\.\d\d|0\.00|best|")
+#: a number written with the ASCII hyphen as its minus sign
+HYPHEN_MINUS = re.compile(r"(?:^|[\s(:,·])-\d", re.M)
+#: each visible red suit's text colour and the colour behind it (the first colour of a gradient)
+RED_ON = """() => [...document.querySelectorAll('.suit-red, .card.red')].filter((e) => e.offsetParent).map((e) => {
+  let back = e;
+  while (back && getComputedStyle(back).backgroundColor === 'rgba(0, 0, 0, 0)' && getComputedStyle(back).backgroundImage === 'none') {
+    back = back.parentElement;
+  }
+  const style = getComputedStyle(back);
+  const gradient = style.backgroundImage.match(/rgba?\\([^)]*\\)/);
+  return [getComputedStyle(e).color, gradient ? gradient[0] : style.backgroundColor];
+})"""
 
 
 @pytest.fixture
@@ -53,9 +69,16 @@ def shot(tmp_path: Path, name: str) -> Path:
 
 
 def check_text(page) -> None:
-    """The visible text of the page uses the hand's notation: no ``TS``, no ``keep_hand``."""
+    """The visible text of the page uses the hand's notation (no ``TS``, no ``keep_hand``) and the
+    minus sign (no ``-4``), and every red suit shown has a WCAG 2.1 contrast of at least 4.5:1 with
+    what is behind it (computed by coloraide)."""
+    from coloraide import Color
+
     text = page.inner_text("body")
     assert not CARD.findall(text) and not ACTION_ID.findall(text), (CARD.findall(text), ACTION_ID.findall(text))
+    assert not HYPHEN_MINUS.findall(text), HYPHEN_MINUS.findall(text)
+    contrasts = [(fg, bg, Color(fg).contrast(bg, method="wcag21")) for fg, bg in page.evaluate(RED_ON)]
+    assert all(ratio >= 4.5 for *_, ratio in contrasts), [c for c in contrasts if c[2] < 4.5]
 
 
 def fits(page) -> None:
@@ -139,14 +162,20 @@ def test_table_review_worth_and_par_and_the_copied_invite(served, browser, tmp_p
         if not page.evaluate("Boolean(game && game.your_turn && !busy)"):
             page.wait_for_timeout(50)
             continue
-        valued |= bool(page.locator("#hints .worth:not(:empty)").count())
+        worths = page.locator("#hints .worth:not(:empty)").all_inner_texts()
+        valued |= bool(worths)
+        assert all(WORTH.fullmatch(w) for w in worths), worths  # "+1.20 (−0.13)", "+1.33 (best)"
         check_text(page)
         move(page)
     assert valued and page.is_visible("#review")
     title = page.inner_text("#review-title")
-    assert "cost" in title and "against par" in title
+    assert "cost" in title and "against par" in title and re.search(r"cost against the best ones: (−\d|0)", title)
     head = page.locator("#review-table tr").first.locator("th").all_inner_texts()
     assert head[1:] == ["you", "agent", "worth", "best", "cost"]
+    rows = [row.locator("td").all_inner_texts() for row in page.locator("#review-table tr").all()[1:]]
+    assert all(COST.fullmatch(cost) for *_, cost in rows), rows  # the hints' signed format: −0.94 or best
+    assert rows[-1][2] == "forced"  # a deal's last card is the only one left: no worth, and a note says why
+    assert "a forced move (the only legal one) has none" in page.inner_text("#review-note")
     assert page.locator("#summary-table th", has_text="par").count() >= 1
     check_text(page)
     page.screenshot(path=str(shot(tmp_path, "web-review.png")))
@@ -183,4 +212,32 @@ def test_the_library_and_phone_width(served, browser, tmp_path):
     page.click("#r-deal-next")  # the last frame of the game: the deal is over, with its par
     assert "Par (the agent in all three seats)" in page.inner_text("#r-text")
     fits(page)
+    check_text(page)
+
+
+
+def test_red_suits_are_readable_on_the_green_and_numbers_use_the_minus_sign(served, browser):
+    """Every red suit the replay shows has a WCAG 2.1 contrast of at least 4.5:1 with what is behind it
+    (coloraide computes it); totals and scores use the minus sign, as the points beside them."""
+    url, store = served
+    state = GameState(make_rules("hornafjardar", target=3), seed=5)
+    rng = np.random.default_rng(1)
+    while not state.finished:
+        legal = state.legal_actions()
+        state.apply(legal[int(rng.integers(len(legal)))])
+    assert min(state.totals) < 0
+    store.records_path.parent.mkdir(parents=True, exist_ok=True)
+    write_records(store.records_path, [json.loads(json.dumps(game_record(state, players=["random"] * 3)))])
+    page = browser({"width": 1200, "height": 860})
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.evaluate("[number(-4), signed(-4), signed(4), signed(0), signed(-0.001, 2), cost(0.13), cost(0)]") == [
+        "−4", "−4", "+4", "0", "0.00", "−0.13", "best"]
+    page.click("#tab-replay")
+    page.wait_for_selector("#library-list button")
+    page.click("#library-list button")
+    page.wait_for_selector("#replay-view:not([hidden])")
+    page.evaluate("go(replay.frames.length - 1)")  # the end of the game: every total, and the discards
+    assert "−" in page.inner_text("#r-seats")
+    assert page.locator(".r-seat .suit-red").count()  # the discards, in red and black on the green
     check_text(page)

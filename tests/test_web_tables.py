@@ -198,6 +198,17 @@ def test_two_people_an_agent_and_a_spectator_play_a_whole_game_with_a_frame_audi
     assert [f["agent_choice"] for f in last] == [d["agent"] for d in states[0]["review"]["decisions"]]
 
 
+def test_a_table_says_what_it_is_to_whoever_has_its_link(client):
+    """The invite link's page reads the table's public info: the variant's name, summary and rules
+    link, how the game ends, the rule options and whether hints are on."""
+    table_id = new_table(client, hints=True, negative=True)
+    info = client.get(f"/api/tables/{table_id}").json()
+    assert (info["name"], info["rules"], info["end"], info["hints"]) == ("Basic Manni", "/rules#basic",
+                                                                        "until a total reaches 1", True)
+    assert info["options"] == make_rules("basic", target=1, negative=True).options() and info["summary"]
+    assert client.get(info["rules"].split("#")[0]).status_code == 200
+
+
 def test_without_hints_nobody_gets_any(client):
     table_id = new_table(client, seats=[PERSON, "ppo", "rule_based"])
     _, token = join(client, table_id, "Solo")

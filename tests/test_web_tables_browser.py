@@ -169,3 +169,33 @@ def audit(frames: list[str], deal: dict, seat: int) -> None:
     for frame in frames:
         shown = set(CARD.findall(frame))
         assert shown <= own | played, sorted(shown - own - played)
+
+
+def test_the_waiting_and_invite_pages_say_what_the_table_is(served):
+    """The creator's waiting page shows the variant and whether hints are on; the invite link's page
+    says what Manni is, links the variant's rules and lists the table's options."""
+    url, _ = served
+    errors: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        anna, guest = Person(browser, errors), Person(browser, errors)
+        page = anna.page
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        page.click("#more-options > summary")
+        page.select_option("#variant", "trjamann")
+        page.fill("#t-name", "Anna")
+        page.click("#t-create")
+        page.wait_for_selector("#seats-panel:not([hidden])")
+        page.wait_for_function("document.getElementById('table-facts').textContent.includes('hints off')")
+        assert page.inner_text("#table-facts").startswith("Trjámann · 12 deals · hints off")
+        assert page.get_attribute("#table-facts a", "href") == "/rules#trjamann"
+
+        guest.page.goto(page.input_value("#invite"))
+        guest.page.wait_for_selector("#join-panel:not([hidden])")
+        about = guest.page.inner_text("#join-about")
+        assert about.startswith("Manni is an Icelandic trick-taking card game") and "This table plays Trjámann." in about
+        assert guest.page.get_attribute("#join-about a", "href") == "/rules#trjamann"
+        assert guest.page.inner_text("#join-facts").startswith("This table: Trjámann · 12 deals · hints off · ")
+        browser.close()
+    assert errors == []

@@ -49,6 +49,7 @@ def test_review_sums_the_cost_and_shows_the_deals_par() -> None:
     cards = [d for d in review["decisions"] if "cost" in d]
     assert cards and all(d["phase"] == "play" and d["cost"] >= 0 for d in cards)
     assert review["cost"] == pytest.approx(sum(d["cost"] for d in cards), abs=1e-3)
+    assert review["decisions"][-1]["forced"] and not any(d["forced"] for d in cards)  # the last card: no worth
     pars = record_par(table.record())
     assert review["par"] == pars[0].to_dict() and review["par_totals"] == totals(pars)
     assert table.message(None)["review"] is None  # a spectator gets no review

@@ -14,7 +14,8 @@ option          meaning
                 :class:`BotError` naming the bot, the seat and the request; ``fallback``:
                 play a uniformly random legal move instead, count a strike, and restart the
                 bot at its next decision
-``log``         directory of the stderr logs (default ``manni-bot-logs`` in the temp dir)
+``log``         directory of the stderr logs (default ``manni-bot-logs`` in the temp dir), a
+                file made only when the bot writes to stderr
 ``transcript``  a file that gets every message sent (``> ``) and answered (``< ``), appended
 ==============  ============================================================================
 """
@@ -199,7 +200,8 @@ class BotAgent:
         message = f"{reason}; request: {P.encode(request).decode().strip()}"
         if proc is not None:
             tail = proc.log_tail()
-            message += f"; stderr log: {proc.log}" + (f" (ends: {tail})" if tail else "")
+            log = proc.log
+            message += "; nothing on stderr" if log is None else f"; stderr log: {log}" + (f" (ends: {tail})" if tail else "")
         return message
 
     def _fault(self, seat: int, reason: str, request: dict, legal: tuple[int, ...], rng: np.random.Generator) -> int:

@@ -2,9 +2,10 @@
 
 The child runs in its own process group (Ctrl-C at the terminal reaches only this process, which
 then stops it) and, on Linux, is killed by the kernel if this process dies first. Its stderr is
-drained by a thread into a log file of bounded size (:class:`StderrLog`); a transcript file, if
-given, gets every line sent (``> ``) and received (``< ``). An answer line longer than
-:data:`MAX_LINE_BYTES` is a fault, found in time linear in what was read.
+drained by a thread into a log file of bounded size, made only once there is something to log
+(:class:`StderrLog`); a transcript file, if given, gets every line sent (``> ``) and received
+(``< ``). An answer line longer than :data:`MAX_LINE_BYTES` is a fault, found in time linear in
+what was read.
 :meth:`BotProcess.close` says ``bye``, closes its stdin, waits briefly, then kills its whole
 process group and every process it started that carries its mark (:func:`_descendants`); it also
 runs when the owner is garbage-collected and at interpreter exit.
@@ -78,18 +79,26 @@ def default_log_dir() -> Path:
 class StderrLog:
     """The stderr log file of one bot, shared by its successive processes, at most about
     2 × :data:`LOG_CAP_BYTES` long: the first :data:`LOG_CAP_BYTES` of stderr, then for each
-    process that wrote more a note of how much was left out and its last :data:`LOG_TAIL_BYTES`."""
+    process that wrote more a note of how much was left out and its last :data:`LOG_TAIL_BYTES`.
+    The file is created at the first byte of stderr (``path`` is None until then): a bot that
+    writes nothing there leaves no file."""
 
     def __init__(self, command: str, log_dir: Path | None = None):
-        log_dir = default_log_dir() if log_dir is None else Path(log_dir)
-        log_dir.mkdir(parents=True, exist_ok=True)
+        self.dir = default_log_dir() if log_dir is None else Path(log_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)  # here, so that a directory that cannot be made fails at start
         program = script_of(command) or shlex.split(command)[0]
-        slug = re.sub(r"[^A-Za-z0-9_.-]", "-", Path(program).name)[:40] or "bot"
-        fd, path = tempfile.mkstemp(dir=log_dir, prefix=f"{slug}-", suffix=".log")
-        os.close(fd)
-        self.path = Path(path)
+        self.slug = re.sub(r"[^A-Za-z0-9_.-]", "-", Path(program).name)[:40] or "bot"
+        self.path: Path | None = None
         self.size = 0
         self.lock = threading.Lock()
+
+    def file(self) -> Path:
+        """The log's path, creating the file on the first call (hold :attr:`lock`)."""
+        if self.path is None:
+            fd, path = tempfile.mkstemp(dir=self.dir, prefix=f"{self.slug}-", suffix=".log")
+            os.close(fd)
+            self.path = Path(path)
+        return self.path
 
 
 class _Drain(threading.Thread):
@@ -114,8 +123,8 @@ class _Drain(threading.Thread):
             self.pipe.close()  # here, not by the owner: the descriptor is never closed under a read
 
     def _drain(self) -> None:
-        log, dropped = self.log, 0
-        with open(log.path, "ab") as out:
+        log, dropped, out = self.log, 0, None
+        try:
             while chunk := _read(self.pipe):
                 with self._lock:
                     self._tail.append(chunk)
@@ -124,8 +133,11 @@ class _Drain(threading.Thread):
                         self._kept -= len(self._tail.popleft())
                 with log.lock:
                     room = max(0, LOG_CAP_BYTES - log.size)
-                    out.write(chunk[:room])
-                    out.flush()
+                    if room:
+                        if out is None:
+                            out = open(log.file(), "ab")  # noqa: SIM115 (closed below)
+                        out.write(chunk[:room])
+                        out.flush()
                     log.size += min(room, len(chunk))
                     dropped += max(0, len(chunk) - room)
             with log.lock:
@@ -133,8 +145,12 @@ class _Drain(threading.Thread):
                     kept = self.tail()
                     note = (f"\n[manni: {dropped:,} bytes of this process's stderr are not logged (the log keeps "
                             f"the first {LOG_CAP_BYTES:,}); its last {len(kept):,} follow]\n").encode()
-                    out.write(note + kept)
+                    with open(log.file(), "ab") as end:
+                        end.write(note + kept)
                     log.size += len(note) + len(kept)
+        finally:
+            if out is not None:
+                out.close()
 
 
 class BotProcess:
@@ -144,7 +160,7 @@ class BotProcess:
         argv = shlex.split(command)
         if not argv:
             raise ValueError("a bot command is a non-empty command line")
-        self.command, self.log = command, log.path
+        self.command, self._log = command, log
         self.mark = secrets.token_hex(8)
         try:
             self.proc = _spawn(argv, dict(os.environ, **{MARK: self.mark}))
@@ -209,6 +225,11 @@ class BotProcess:
         except subprocess.TimeoutExpired:
             return "closed its output"
         return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
+
+    @property
+    def log(self) -> Path | None:
+        """The stderr log file, or None while the bot has written nothing to stderr."""
+        return self._log.path
 
     def log_tail(self, lines: int = 5) -> str:
         """The last lines the bot wrote to stderr, joined by `` | `` so that an error stays one line

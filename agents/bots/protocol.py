@@ -19,7 +19,7 @@ import numpy as np
 
 from manni_env import actions as A
 from manni_env.cards import NUM_CARDS, SUITS, card_to_str, cards_of
-from manni_env.rules import Contract, ContractSource, ExchangeScheme, Phase, Rules
+from manni_env.rules import Contract, ContractKind, ContractSource, ExchangeScheme, Phase, Rules
 from manni_env.schemas import BOT, problem, where
 from manni_env.view import SeatView
 
@@ -146,8 +146,56 @@ def _card_names(mask: int) -> list[str]:
 
 
 def encode(message: dict) -> bytes:
-    """One message as one line of UTF-8 JSON."""
+    """One message as one line of compact UTF-8 JSON (no spaces), its keys in the order they are built."""
     return (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+
+
+#: a positive float with the longest ``repr`` there is (23 characters): the widest ``time_limit``
+_WIDEST_SECONDS = 1.2345678901234567e-300
+
+
+def longest_line(rules: Rules) -> int:
+    """An upper bound on the bytes of any line (its newline included) sent to a bot playing under
+    ``rules``: each message built with every field at its longest (a card list holding the whole
+    pack, ``legal`` every action, a tally as wide as ``max_deals`` deals at the widest deal score,
+    the longest ``time_limit``) and encoded as :func:`encode` sends it. The fields never all reach
+    their longest at once, so no message comes near it."""
+    spec = rules.spec
+    pack = [_CARDS[c] for c in cards_of(spec.pack)]
+    low, high = rules.deal_points_range
+    tally = -max(abs(low), abs(high)) * rules.max_deals  # a total, plus or minus tally after every deal
+    points = _widest([low, high])
+    contract = {"kind": _widest([kind.label for kind in ContractKind]), "trump": SUITS[0], "declarer": 2,
+                "name": _widest([None, *(a.name for a in spec.announcements)])}
+    events = ([[2, A.EXCHANGE_DONE, _NAMES[A.EXCHANGE_DONE], max(spec.exchange_limits)]] * 3
+              + [[2, 62, _widest(_NAMES[A.EXCHANGE_DONE + 1:])]] * 5  # keep/swap or pass/take, owner, announcement
+              + [[2, 51, card] for card in pack])  # every card played
+    longest = {
+        "hello": hello(_WIDEST_SECONDS),
+        "game": game(rules, 2, _WIDEST_SECONDS),
+        "act": {
+            "type": "act", "seat": 2, "variant": rules.variant, "deal": rules.max_deals - 1, "dealer": 2,
+            "phase": _widest(list(PHASE_NAMES.values())), "legal": list(range(A.NUM_ACTIONS)), "legal_names": list(_NAMES),
+            "hand": pack, "contract": contract, "cut_card": pack[0], "history": events, "trick": pack[:3], "leader": None,
+            "own": {"dealt": pack, "discards": pack, "drawn": pack, "pending": pack, "exchange_limit": max(spec.exchange_limits)},
+            "manni_used": spec.manni_size, "tricks_won": [spec.hand_size] * 3, "used_contracts": [list(spec.contracts)] * 3,
+            "plus": [tally] * 3, "minus": [tally] * 3, "totals": [tally] * 3,
+        },
+        "deal_end": {
+            "type": "deal_end", "seat": 2, "deal": rules.max_deals - 1, "contract": contract,
+            "last_trick": {"leader": 2, "cards": pack[:3], "winner": 2}, "tricks_won": [spec.hand_size] * 3,
+            "points": [points] * 3, "plus": [tally] * 3, "minus": [tally] * 3, "totals": [tally] * 3,
+        },
+        "game_end": {"type": "game_end", "seat": 2, "deals": rules.max_deals, "totals": [tally] * 3,
+                     "plus": [tally] * 3, "minus": [tally] * 3, "winners": [0, 1, 2]},
+        "bye": bye(),
+    }
+    return max(len(encode(message)) for message in longest.values())
+
+
+def _widest(values: list) -> object:
+    """The value of ``values`` whose JSON is longest."""
+    return max(values, key=lambda value: len(json.dumps(value, ensure_ascii=False).encode()))
 
 
 def decode(line: bytes, what: str) -> object:

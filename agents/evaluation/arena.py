@@ -82,6 +82,7 @@ class _Chunk:
     seconds: list[float]  # per player index
     moves: list[int]
     strikes: list[int]  # fallback moves played for a failing bot (``bot:...,on_error=fallback``)
+    names: list[str | None] = field(default_factory=lambda: [None, None, None])  # :func:`own_name` per player
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class AgentStats:
     ordinal: float
     ms_per_move: float
     moves: int
+    label: str  # the name tables and plots give it: its spec, or a bot's own name (:func:`labels`)
     strikes: int = 0  # fallback moves played for a failing bot
 
 
@@ -165,15 +167,19 @@ class ArenaResult:
         for a in self.agents:
             win = "–" if a.win_share is None else a.win_share.text()
             lines.append(
-                f"| {a.spec} | {a.copies} | {a.deal_score.text()} | {win} | {a.mu:.2f} | {a.sigma:.2f} | "
+                f"| {a.label} | {a.copies} | {a.deal_score.text()} | {win} | {a.mu:.2f} | {a.sigma:.2f} | "
                 f"{a.ordinal:.2f} | {a.ms_per_move:.3f} |"
             )
-        struck = [f"{a.spec} {a.strikes} of {a.moves} moves" for a in self.agents if a.strikes]
+        named = [f"{a.label} is `{a.spec}`" for a in self.agents if a.label != a.spec]
+        if named:
+            lines += ["", f"Bots by the name they give themselves: {'; '.join(named)}"]
+        struck = [f"{a.label} {a.strikes} of {a.moves} moves" for a in self.agents if a.strikes]
         if struck:
             lines += ["", f"Strikes (a failing bot's moves played by the fallback): {'; '.join(struck)}"]
         if self.head_to_head:
+            label = {a.spec: a.label for a in self.agents}
             lines += ["", "| head to head (a − b) | mean deal-score difference [95% CI] |", "|---|---|"]
-            lines += [f"| {p.a} − {p.b} | {p.difference.text()} |" for p in self.head_to_head]
+            lines += [f"| {label[p.a]} − {label[p.b]} | {p.difference.text()} |" for p in self.head_to_head]
         return "\n".join(lines) + "\n"
 
     def plot(self, path: str | Path) -> None:
@@ -183,7 +189,7 @@ class ArenaResult:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        names = [a.spec for a in self.agents]
+        names = [a.label for a in self.agents]
         xs = np.arange(len(names))
         means = [a.deal_score.mean for a in self.agents]
         errors = [0.0 if a.deal_score.low is None else a.deal_score.mean - a.deal_score.low for a in self.agents]
@@ -198,6 +204,21 @@ class ArenaResult:
         fig.tight_layout()
         fig.savefig(path, dpi=100)
         plt.close(fig)
+
+
+def own_name(name: str | None, version: str | None) -> str | None:
+    """The name a bot gives itself in ``hello`` with its version (``simple-python 2``); None for
+    no name (an agent that is not a bot, or a bot not started yet)."""
+    return None if name is None else name + (f" {version}" if version else "")
+
+
+def labels(own: dict[str, str | None]) -> dict[str, str]:
+    """The name each agent goes by in the arena's and the league's tables and plots, by spec: a
+    bot's own name (``own``: :func:`own_name` by spec, None for other agents), unless two agents
+    would share a name; else the spec."""
+    names = {spec: name or spec for spec, name in own.items()}
+    taken = list(names.values())
+    return {spec: name if taken.count(name) == 1 else spec for spec, name in names.items()}
 
 
 def unit_seed(seed: int, unit: int) -> int:
@@ -269,6 +290,9 @@ def _result(agents: list[str], rules: Rules, seed: int, workers: int, mode: str,
     seconds = [sum(c.seconds[j] for c in chunks) for j in range(3)]
     moves = [sum(c.moves[j] for c in chunks) for j in range(3)]
     strikes = [sum(c.strikes[j] for c in chunks) for j in range(3)]
+    own = {spec: None for spec in agents}
+    for chunk in chunks:
+        own.update((spec, name) for spec, name in zip(agents, chunk.names) if name is not None)
     settings = {
         "agents": list(agents),
         "variant": rules.variant,
@@ -281,7 +305,7 @@ def _result(agents: list[str], rules: Rules, seed: int, workers: int, mode: str,
     }
     if requested is not None:
         settings["units_requested"] = requested
-    stats, pairs = _summarize(agents, games, seconds, moves, strikes, mode)
+    stats, pairs = _summarize(agents, games, seconds, moves, strikes, mode, labels(own))
     return ArenaResult(settings, stats, pairs, games)
 
 
@@ -366,11 +390,13 @@ def _play_units(
             if want_records:
                 chunk.records.append(game_record(state, players=[specs[j] for j in seating]))
     chunk.strikes = [getattr(player, "strikes", 0) - before for player, before in zip(players, struck)]
+    chunk.names = [own_name(getattr(p, "bot_name", None), getattr(p, "bot_version", None)) for p in players]
     return chunk
 
 
 def _summarize(
-    specs: list[str], games: list[Game], seconds: list[float], moves: list[int], strikes: list[int], mode: str
+    specs: list[str], games: list[Game], seconds: list[float], moves: list[int], strikes: list[int], mode: str,
+    names: dict[str, str],
 ) -> tuple[list[AgentStats], list[PairStats]]:
     distinct = list(dict.fromkeys(specs))
     units = sorted({g.unit for g in games})
@@ -409,6 +435,7 @@ def _summarize(
                 ms_per_move=ms,
                 moves=n_moves,
                 strikes=sum(strikes[j] for j in idx),
+                label=names[s],
             )
         )
     pairs = [

@@ -7,10 +7,10 @@ were: :func:`identity`). In a spec, characters other than letters, digits and ``
 ``-`` in the directory name. A cell whose ``result.json`` already holds these settings (agents,
 rules, seed, at least its deals) is kept while its players are the same (the spec; for a
 checkpoint path the hash of its weights and metadata; for a bot the name and version it gives in
-``hello`` and the hash of the script its command names), so adding an agent plays only its new
-cells and editing a bot or retraining a checkpoint in place plays its cells again; a cell
-interrupted by Ctrl-C is completed by the next run. Tables and plots name a bot by the name it
-gives itself.
+``hello`` and the hashes of what its command runs: :func:`bot_code`), so adding an agent plays only
+its new cells and recompiling or editing a bot or retraining a checkpoint in place plays its cells
+again (a bot whose code cannot be hashed, every run); a cell interrupted by Ctrl-C is completed by
+the next run. Tables and plots name a bot by the name it gives itself, as the arena does.
 
 The leaderboard of a variant, from the kept cells of its agents:
 
@@ -31,6 +31,7 @@ import json
 import math
 import re
 import shlex
+import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -38,8 +39,9 @@ from pathlib import Path
 import numpy as np
 
 from manni_agents.bots.agent import BotAgent, BotError
-from manni_agents.bots.process import BotFault
-from manni_agents.evaluation.arena import ArenaInterrupted, ArenaResult, Interval, openskill_ratings, run_arena
+from manni_agents.bots.process import BotFault, script_of
+from manni_agents.evaluation.arena import ArenaInterrupted, ArenaResult, Interval, openskill_ratings, own_name, run_arena
+from manni_agents.evaluation.arena import labels as arena_labels
 from manni_agents.evaluation.results import write_outputs
 from manni_env.files import replace_atomically, write_text
 from manni_env.rules import Rules, make_rules
@@ -59,7 +61,7 @@ def cell_dir(out: Path, variant: str, x: str, y: str) -> Path:
 def identity(spec: str, agent) -> dict:
     """What makes ``agent`` (built from ``spec``) the same player as before: the spec, the hash of a
     checkpoint file it loads, and for a bot its ``hello`` (it is started and stopped for it) and the
-    hash of its script. :class:`~manni_agents.bot_agent.BotError` if a bot cannot say hello."""
+    hashes of :func:`bot_code`. :class:`~manni_agents.bot_agent.BotError` if a bot cannot say hello."""
     who: dict = {"spec": spec}
     path = getattr(agent, "path", None)
     if path is not None and Path(path).is_file():
@@ -71,21 +73,32 @@ def identity(spec: str, agent) -> dict:
             raise BotError(f"bot {spec!r} at its start: {agent.explain(str(fault), fault.request or {})}") from None
         agent.close()
         who["bot_name"], who["bot_version"] = agent.bot_name, agent.bot_version
-        if agent.script is not None:
-            who["script_sha256"] = _sha256(agent.script)
+        who.update(bot_code(agent.command))
     return who
 
 
-def labels(players: dict[str, dict]) -> dict[str, str]:
-    """The name each agent goes by in tables and plots: a bot's own name (and version), unless two
-    agents would share it; else the spec."""
-    def own(who: dict) -> str:
-        name = who.get("bot_name")
-        return who["spec"] if name is None else name + (f" {who['bot_version']}" if who.get("bot_version") else "")
+def bot_code(command: str) -> dict:
+    """What a bot's command runs: the SHA-256 of its executable (found on ``PATH``, links followed)
+    and of the script it names (``mybot.py`` of ``python3 mybot.py``); ``unknown`` says why these do
+    not pin the bot down (an unreadable executable, or arguments that name no file: ``python3 -m
+    mybot``, ``java -cp build Bot``), and its cells are then played every run."""
+    argv, script = shlex.split(command), script_of(command)
+    code: dict = {}
+    try:
+        code["executable_sha256"] = _sha256(Path(shutil.which(argv[0]) or argv[0]).resolve(strict=True))
+        if script is not None:
+            code["script_sha256"] = _sha256(script)
+    except OSError as err:
+        return {"unknown": f"{err.filename or argv[0]} cannot be read ({err.strerror or err})"}
+    if script is None and len(argv) > 1:
+        code["unknown"] = "its command names no file besides its program, so what the program runs cannot be hashed"
+    return code
 
-    names = {spec: own(who) for spec, who in players.items()}
-    taken = list(names.values())
-    return {spec: name if taken.count(name) == 1 else spec for spec, name in names.items()}
+
+def labels(players: dict[str, dict]) -> dict[str, str]:
+    """The name each agent goes by in tables and plots, as in the arena
+    (:func:`~manni_agents.evaluation.arena.labels`), from each spec's :func:`identity`."""
+    return arena_labels({spec: own_name(who.get("bot_name"), who.get("bot_version")) for spec, who in players.items()})
 
 
 def _sha256(*files: Path) -> str:
@@ -158,11 +171,14 @@ def plan(pairs: list[tuple[str, str]], rules: Rules, seed: int, out: Path, deals
         if state == "other" and not force:
             raise ValueError(f"{cell.where} holds a result of other settings (agents, rules, deals or seed); "
                              "pass --force to play it again, or choose another --out")
-        if state == "done" and not force and (who is None or kept_players(cell.where) == who):
+        unknown = [f"{one['spec']}: {one['unknown']}" for one in who or () if "unknown" in one]
+        if state == "done" and not force and not unknown and (who is None or kept_players(cell.where) == who):
             say(f"kept {x} vs {y} ×2 ({cell.deals} deals, seed {seed})")
             continue
         if state == "done" and not force:
-            say(f"playing {x} vs {y} ×2 again: {_change(kept_players(cell.where), cell.players)}")
+            why = ("cannot tell whether it changed (" + "; ".join(unknown) + ")" if unknown
+                   else _change(kept_players(cell.where), cell.players))
+            say(f"playing {x} vs {y} ×2 again: {why}")
         todo.append(cell)
     return todo
 

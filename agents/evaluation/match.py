@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the plain bar: tqdm.auto wants ipywidgets in a notebook, and warns without
 
 from manni_agents.base import Policy
 from manni_env.engine import GameState, IllegalActionError, Phase

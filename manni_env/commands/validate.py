@@ -24,8 +24,9 @@ def register(subparsers) -> None:
         help="check manni-record/1 files by replaying every game",
         description="Replay every line (one game) of manni-record/1 JSON Lines files with the engine. Prints "
         "'OK: N games', or each problem as 'FILE:LINE: round R, trick T: message' (rounds and tricks counted "
-        "from 0, as the record's 'rounds' and 'tricks' lists) and exits with code 1. A file without any "
-        "record is a problem too.",
+        "from 0, as the record's 'rounds' and 'tricks' lists; a problem of the whole game names no round), then "
+        "'FAILED: P problems (G valid games in L lines)', and exits with code 1. A file without any record is a "
+        "problem too.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines file of game records")
     parser.add_argument("--par", action="store_true",
@@ -48,22 +49,23 @@ def _main(args: argparse.Namespace) -> int:
         print(f"manni validate: error: --par needs the agents layer (no 'par' entry point in {REPORTS_GROUP})",
               file=sys.stderr)
         return 2
-    games, problems = 0, 0
+    lines, games, problems = 0, 0, 0
     for path in args.files:
-        start = games
+        start = lines
         try:
             for line, item in iter_record_lines(path):
-                if isinstance(item, RecordError):  # not a record: a problem, not a game
+                lines += 1
+                problem = item if isinstance(item, RecordError) else None
+                if problem is None:
+                    try:
+                        validate_record(item)
+                    except RecordError as err:
+                        problem = err
+                if problem is not None:
                     problems += 1
-                    print(f"{path}:{line}: {item}")
+                    print(f"{path}:{line}: {problem}")
                     continue
                 games += 1
-                try:
-                    validate_record(item)
-                except RecordError as err:
-                    problems += 1
-                    print(f"{path}:{line}: {err}")
-                    continue
                 if par is not None:
                     print(f"{path}:{line}: par")
                     print("\n".join(par(item)))
@@ -73,11 +75,16 @@ def _main(args: argparse.Namespace) -> int:
             problems += 1
             print(f"{path}: cannot read: {err}")
         else:
-            if games == start:
+            if lines == start:
                 problems += 1
                 print(f"{path}: no games (the file holds no records)")
     if problems:
-        print(f"FAILED: {problems} problem(s) in {games} games")
+        print(f"FAILED: {count(problems, 'problem')} ({count(games, 'valid game')} in {count(lines, 'line')})")
         return 1
-    print(f"OK: {games} games")
+    print(f"OK: {count(games, 'game')}")
     return 0
+
+
+def count(n: int, noun: str) -> str:
+    """``"1 game"``, ``"2 games"``, ``"1,200 games"``."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")

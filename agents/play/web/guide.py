@@ -18,7 +18,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from manni_env.rules import VARIANT_TABLE, ContractSource, EndRule, make_rules
+from manni_env.rules import VARIANT_TABLE, ContractSource, EndRule, Rules, make_rules
 
 RULES_FILE = Path(__file__).parent / "static" / "RULES.md"
 
@@ -29,14 +29,18 @@ def variant_rows() -> list[dict]:
         rules = make_rules(name)
         contract = {ContractSource.CUT: "cut card", ContractSource.ROTATION: "rotating trump",
                     ContractSource.ANNOUNCE: "announced"}[spec.contract_source]
-        end = {EndRule.PLUS_TARGET: f"until a plus tally reaches {rules.target}",
-               EndRule.UNIQUE_TOTAL_TARGET: f"until a total reaches {rules.target}",
-               EndRule.FIXED_DEALS: f"{rules.max_deals} deals"}[spec.end_rule]
         rows.append({"id": name, "name": spec.title, "description": spec.summary, "options": rules.options(),
                      "rules": rules_anchor(name),
                      "pack": spec.pack.bit_count(), "hand": spec.hand_size, "manni": spec.manni_size,
-                     "contract": contract, "end": end})
+                     "contract": contract, "end": end_text(rules)})
     return rows
+
+
+def end_text(rules: Rules) -> str:
+    """How a game under ``rules`` ends, in words: ``"until a plus tally reaches 10"``, ``"12 deals"``."""
+    return {EndRule.PLUS_TARGET: f"until a plus tally reaches {rules.target}",
+            EndRule.UNIQUE_TOTAL_TARGET: f"until a total reaches {rules.target}",
+            EndRule.FIXED_DEALS: f"{rules.max_deals} deals"}[rules.spec.end_rule]
 
 
 @functools.cache

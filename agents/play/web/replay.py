@@ -24,7 +24,7 @@ from manni_agents.play.human import contract_name
 from manni_env import actions as A
 from manni_env.cards import card_to_str, sort_for_display
 from manni_env.engine import GameState, Phase
-from manni_env.records import RecordError, record_deals, record_rules, round_actions, validate_record
+from manni_env.records import RecordError, json_problem, record_deals, record_rules, round_actions, validate_record
 
 _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
 
@@ -43,7 +43,7 @@ def parse_records(data: bytes) -> list[dict]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
-            raise RecordError(f"line {number}: not valid JSON: {err.msg} at column {err.colno}", line=number) from None
+            raise RecordError(f"line {number}: {json_problem(err)}", line=number) from None
         except (ValueError, RecursionError) as err:  # over-long integers, too deep nesting
             raise RecordError(f"line {number}: not a usable JSON record ({type(err).__name__})", line=number) from None
         if not isinstance(record, dict):

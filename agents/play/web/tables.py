@@ -22,8 +22,8 @@ Hints (opt-in per table) are the advisor's (the variant's shipped agent) probabi
 move for the person on turn and, for a card to play, what the card is worth: the ``search``
 agent's expected deal points for it over its sampled worlds (:meth:`~manni_agents.search.SearchAgent.card_values`,
 from the person's view only) and what it gives away against the best card. Every decision of a
-person is kept beside the advisor's choice and probabilities, and a card played beside its worth
-and cost: the *review* of a deal (sent after the deal, with the cost summed over the deal and the
+person is kept beside the advisor's choice and probabilities, whether it was forced (the only legal
+move: not valued), and a card played beside its worth and cost: the *review* of a deal (sent after the deal, with the cost summed over the deal and the
 deal's par, :mod:`manni_agents.evaluation.par`) and, as the record's ``probabilities`` of the
 person's decisions, in the replay.
 """
@@ -43,6 +43,7 @@ from manni_agents.base import close_policies
 from manni_agents.evaluation import par
 from manni_agents.play.human import TableNarrator
 from manni_agents.play.web.game import BUTTON_LABELS, HUMAN, LOG_KEPT, MAX_ACTIONS, WebGame, check_decision, probabilities_of
+from manni_agents.play.web.guide import end_text, rules_anchor
 from manni_agents.play.web.store import GameStore, StoreFull
 from manni_agents.registry import make_agent
 from manni_agents.search import CardValues
@@ -316,7 +317,7 @@ class Table:
             self.reviews[-1].append({
                 "deal": deal + 1, "seat": seat, "phase": phase.name.lower(), "action": chosen, "agent": best,
                 "p_action": probabilities.get(chosen, 0.0), "p_agent": probabilities[best], "differs": chosen != best,
-                **_worth_of(self._card_values(seat), action),
+                "forced": len(view.legal_actions) == 1, **_worth_of(self._card_values(seat), action),
             })
         state.apply(action)
         self.probabilities[-1].append(probabilities)
@@ -344,11 +345,18 @@ class Table:
 
     # ------------------------------------------------------------------ what leaves the server
     def info(self) -> dict:
-        """The public table: variant, seats (who, connected, stand-in), whether started, and the
-        seed when the (one-person) table's creator chose it."""
+        """The public table: variant (with its name, one-line summary and rules link), how its game
+        ends and its rule options, hints, seats (who, connected, stand-in), whether started, and
+        the seed when the (one-person) table's creator chose it."""
+        rules = self.state.rules
         with self.lock:
             return {
-                "variant": self.state.rules.variant,
+                "variant": rules.variant,
+                "name": rules.spec.title,
+                "summary": rules.spec.summary,
+                "rules": rules_anchor(rules.variant),
+                "end": end_text(rules),
+                "options": rules.options(),
                 "seed": self.chosen_seed,
                 "hints": self.hints,
                 "grace_seconds": self.grace_seconds,

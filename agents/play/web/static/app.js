@@ -29,7 +29,7 @@ function inWords(text) {
 // An element showing `text` with every card in the hand's notation (a span per card, coloured by suit).
 function richText(tag, className, text) {
   const node = el(tag, className);
-  const words = inWords(text ?? "");
+  const words = inWords(text ?? "").replace(/(^|[\s(:,])-(?=\d)/g, "$1−");  // the minus sign, as number() writes it
   let last = 0;
   for (const match of words.matchAll(CARD_TOKEN)) {
     node.append(words.slice(last, match.index), el("span", "DH".includes(match[2]) ? "suit-red" : "suit-black", cardName(match[0])));
@@ -39,9 +39,21 @@ function richText(tag, className, text) {
   return node;
 }
 
-function signed(x, digits = 0) {
+// Numbers as the page shows them: negatives with the minus sign (−4, not -4); signed() adds + to
+// positives (a deal's points, a difference); cost() is what a move gives away, as a signed loss
+// ("best" for the best move; 0.00 for less than half a hundredth).
+function number(x, digits = 0) {
   const text = Math.abs(x).toFixed(digits);
-  return x > 0 ? `+${text}` : x < 0 ? `−${text}` : text;
+  return x < 0 && Number(text) !== 0 ? `−${text}` : text;
+}
+
+function signed(x, digits = 0) {
+  const text = number(x, digits);
+  return x > 0 && Number(text) !== 0 ? `+${text}` : text;
+}
+
+function cost(x) {
+  return x > 0 ? signed(-x, 2) : "best";
 }
 
 function cardEl(card, tag = "div") {
@@ -197,7 +209,7 @@ function scoreTable(table, names, g) {
   const rows = [head];
   names.forEach((name, s) => {
     const row = el("tr");
-    row.append(el("th", "", name), el("td", "", g.tricks_won[s]), el("td", "", g.totals[s]));
+    row.append(el("th", "", name), el("td", "", g.tricks_won[s]), el("td", "", number(g.totals[s])));
     if (plusMinus) row.append(el("td", "", g.plus[s]), el("td", "", g.minus[s]));
     rows.push(row);
   });
@@ -299,7 +311,7 @@ function showSummary() {
     row.append(el("th", "", name), el("td", "", r.tricks_won[s]), el("td", "", signed(r.points[s])));
     if (par) row.append(el("td", "", signed(par.par[s])), el("td", "par-diff", signed(par.difference[s])),
       el("td", "par-diff", signed(g.par.totals.difference[s])));
-    row.append(el("td", "", r.totals[s]));
+    row.append(el("td", "", number(r.totals[s])));
     if (plusMinus) row.append(el("td", "", r.plus[s]), el("td", "", r.minus[s]));
     rows.push(row);
   });
@@ -371,7 +383,7 @@ function renderFrame() {
     hand.append(...f.hands[s].map((c) => cardEl(c)));
     box.append(hand);
     if (f.discarded[s].length) box.append(richText("div", "facts", `discarded: ${f.discarded[s].join(" ")}`));
-    box.append(el("div", "facts", `tricks ${f.tricks_won[s]} · total ${f.totals[s]}` +
+    box.append(el("div", "facts", `tricks ${f.tricks_won[s]} · total ${number(f.totals[s])}` +
       (replay.scoring === "plus_minus" ? ` · plus ${f.plus[s]} · minus ${f.minus[s]}` : "")));
     return box;
   });

@@ -54,9 +54,29 @@ async function resumeTable() {
   $("home").hidden = true;
   $("join-text").textContent = `A table of ${variantName(info.variant)}` + (people.length ? ` with ${people.join(" and ")}` : "") +
     (info.open_seats ? `: ${info.open_seats} open seat${info.open_seats > 1 ? "s" : ""}.` : ": no open seat; you can watch.");
+  const about = document.querySelector("#home .lead").textContent.replace(/\s+/g, " ").trim();  // what Manni is
+  $("join-about").replaceChildren(`${about} This table plays ${info.name}. ${info.summary} `, rulesLink(info));
+  $("join-facts").textContent = `This table: ${tableFacts(info)}.`;
   $("join").hidden = !info.open_seats;
   $("join-panel").hidden = false;
   $("join-panel").dataset.table = id;
+}
+
+// The table's variant, how its game ends, its options and whether hints are on, in one line.
+function tableFacts(info) {
+  const facts = [info.name, info.end];
+  if (info.options.negative) facts.push("deal scores may be negative");
+  facts.push(info.hints ? "hints on" : "hints off");
+  const minutes = info.grace_seconds / 60;
+  facts.push(`a person who leaves keeps the seat ${Number(minutes.toFixed(1))} min`);
+  return facts.join(" · ");
+}
+
+function rulesLink(info) {
+  const link = el("a", "rules-link", `Rules of ${info.name}`);
+  link.href = info.rules;
+  link.target = "_blank";
+  return link;
 }
 
 function openTable(id, token) {
@@ -117,6 +137,7 @@ function onTableMessage(message) {
 
 function showTableState(message) {
   const info = message.table;
+  $("table-facts").replaceChildren(`${tableFacts(info)} · `, rulesLink(info));
   $("seat-list").replaceChildren(...info.seats.map((s) => {
     const status = !s.person ? "agent" : !s.joined ? "open: send the invite link" : s.stand_in ? "away: an agent plays" :
       s.connected ? "here" : "away";
@@ -152,7 +173,7 @@ function showHints(hints) {
     const row = el("div", "prob hint" + (k === 0 ? " chosen" : ""));
     const bar = el("div", "bar");
     bar.style.width = `${Math.round(h.p * 100)}%`;
-    const worth = h.points === undefined ? "" : `${signed(h.points, 2)} (${h.cost > 0 ? signed(-h.cost, 2) : "best"})`;
+    const worth = h.points === undefined ? "" : `${signed(h.points, 2)} (${cost(h.cost)})`;
     row.append(richText("span", "label", h.label), el("span", "track"), el("span", "worth", worth),
       el("span", "value", `${(h.p * 100).toFixed(1)}%`));
     row.children[1].append(bar);
@@ -178,7 +199,7 @@ function showReview(review) {
   if (box.hidden) return;
   const seat = tableView.seat;
   let title = `Your decisions in deal ${review.deal} beside the agent's: ${review.differs} differ; ` +
-    `your cards cost ${review.cost.toFixed(2)} expected points against the best ones`;
+    `your cards' cost against the best ones: ${signed(-review.cost, 2)} expected points`;
   if (review.par) {
     title += `. Your points ${signed(review.par.points[seat])}, par ${signed(review.par.par[seat])}: ` +
       `${signed(review.par.difference[seat])} against par (game: ${signed(review.par_totals.difference[seat])})`;
@@ -189,12 +210,16 @@ function showReview(review) {
   const rows = review.decisions.map((d, k) => {
     const row = el("tr", d.differs ? "differs" : "");
     const valued = d.points !== undefined;
+    const unvalued = d.forced ? "forced" : "–";
     row.append(el("th", "", `${k + 1}. ${d.phase}`), richText("td", "", d.action), richText("td", "", d.agent),
-      el("td", "", valued ? signed(d.points, 2) : ""), el("td", "", valued ? signed(d.best, 2) : ""),
-      el("td", valued && d.cost > 0 ? "cost" : "", valued ? d.cost.toFixed(2) : ""));
+      el("td", valued ? "" : "unvalued", valued ? signed(d.points, 2) : unvalued), el("td", "", valued ? signed(d.best, 2) : ""),
+      el("td", valued && d.cost > 0 ? "cost" : "", valued ? cost(d.cost) : ""));
     return row;
   });
   $("review-table").replaceChildren(head, ...rows);
+  $("review-note").textContent = review.decisions.some((d) => d.points === undefined) ? "Worth and cost are " +
+    "given for card plays with a choice: a forced move (the only legal one) has none, nor has a decision before " +
+    "the card play (“–”)." : "";
 }
 
 async function copyInvite() {
