@@ -251,7 +251,7 @@ def test_host_and_origin_checks_refuse_other_sites(tmp_path, lineup):
         assert other.status_code == 403
         evil = {"origin": "http://attacker.example"}
         assert client.post("/api/tables", json={"variant": "basic"}, headers=evil).status_code == 403
-        created = client.post("/api/tables", json={"variant": "basic"}, headers={"origin": "http://localhost:8000"})
+        created = client.post("/api/tables", json={"variant": "basic"}, headers={"origin": "http://127.0.0.1:8000"})
         assert created.status_code == 201
         path = f"ws://127.0.0.1:8000/ws/tables/{created.json()['id']}"
         for origin in ("http://attacker.example", "null"):
@@ -259,9 +259,59 @@ def test_host_and_origin_checks_refuse_other_sites(tmp_path, lineup):
                 with client.websocket_connect(path, headers={"origin": origin}):
                     pass
             assert refused.value.code == 1008
-        with client.websocket_connect(path, headers={"origin": "http://manni.example:8000"}) as ws:
+        named = {"host": "manni.example:8000", "origin": "http://manni.example:8000"}
+        with client.websocket_connect(path, headers=named) as ws:
             ws.send_json({"type": "watch"})
             assert ws.receive_json()["type"] == "welcome"
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:3000", "http://127.0.0.1:8001", "http://localhost:8000",
+                                    "http://127.0.0.1", "null", "http://127.0.0.1:8000/x",
+                                    "http://127.0.0.1:99999", "file://", "http://user@127.0.0.1:8000"])
+def test_only_the_servers_own_origin_may_post_or_open_a_socket(tmp_path, lineup, origin):
+    """Another port of the same machine, another allowed name of it, ``null``: other origins. (The
+    scheme is not compared: one port speaks one protocol, so an ``https`` page of the same name and
+    port is this server behind a TLS proxy.)"""
+    from manni_agents.play.web.origin import allowed_hosts
+
+    app = create_app(GameStore(tmp_path), lineup, hosts=allowed_hosts("127.0.0.1"))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        refused = client.post("/api/tables", json={"variant": "basic"}, headers={"origin": origin})
+        assert refused.status_code == 403 and "this server is '127.0.0.1:8000'" in refused.json()["error"]
+        own = client.post("/api/tables", json={"variant": "basic"}, headers={"origin": "http://127.0.0.1:8000"})
+        assert own.status_code == 201
+        path = f"ws://127.0.0.1:8000/ws/tables/{own.json()['id']}"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            with client.websocket_connect(path, headers={"origin": origin}):
+                pass
+        assert closed.value.code == 1008
+        with client.websocket_connect(path, headers={"origin": "http://127.0.0.1:8000"}) as ws:
+            ws.send_json({"type": "watch"})
+            assert ws.receive_json()["type"] == "welcome"
+
+
+def test_the_default_port_may_be_written_or_not():
+    from manni_agents.play.web.origin import same_origin
+
+    assert same_origin("http://manni.example", "manni.example:80")
+    assert same_origin("https://manni.example", "manni.example")  # behind a TLS proxy that keeps Host
+    assert same_origin("http://[::1]:8000", "[::1]:8000")
+    assert not same_origin("http://manni.example", "manni.example:8000")
+    assert not same_origin("https://manni.example:8443", "manni.example")
+
+
+@pytest.mark.parametrize("host", ["", " "])
+def test_an_empty_host_is_refused(tmp_path, lineup, host):
+    from manni_agents.play.web.origin import allowed_hosts
+
+    app = create_app(GameStore(tmp_path), lineup, hosts=allowed_hosts("127.0.0.1"))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        for method in ("GET", "POST"):
+            answer = client.request(method, "/api/tables" if method == "POST" else "/api/options",
+                                    json={"variant": "basic"} if method == "POST" else None,
+                                    headers={"host": host, "origin": "http://"})
+            assert answer.status_code == 400
+            assert answer.json()["error"] == "the request names no host: a Host header is required"
 
 
 def test_a_server_on_every_address_answers_to_this_machines_name():
