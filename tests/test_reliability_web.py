@@ -230,3 +230,31 @@ def test_an_oversized_body_gets_its_413_without_a_connection_reset(served, path,
             answer += data
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     assert b'"error"' in answer
+
+
+# ----------------------------------------------------------------------------- lone surrogates
+def test_a_lone_surrogate_is_refused_by_validate_and_never_answers_500(store, lineup, tmp_path, capsys, caplog):
+    """``"\\ud800"`` is valid JSON but not text: ``manni validate`` refuses the record, the server
+    does not start with it, and an upload holding one is answered (never a 500 or a traceback)."""
+    from manni_env.records import RecordError
+
+    record = long_game(1)
+    bad = json.loads(json.dumps(record))
+    bad["players"][0] = "\ud800"
+    with pytest.raises(RecordError, match=r"players\[0\]: a string holds a lone surrogate"):
+        validate_record(bad)
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(jsonl(record, bad))
+    assert main(["validate", str(path)]) == 1
+    assert "bad.jsonl:2: players[0]: a string holds a lone surrogate" in capsys.readouterr().out
+    assert main(["serve", "--port", "0", "--records-dir", str(tmp_path / "r"), "--records", str(path)]) == 2
+    assert "bad.jsonl:2: players[0]: a string holds a lone surrogate" in capsys.readouterr().err
+    invalid = {"variant": "\ud800", "players": ["\ud800", "b", "c"], "rounds": [], "\udc00": "x"}
+    app = create_app(store, lineup, records=[record, invalid])  # as if a file had slipped past validation
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.get("/api/options").status_code == 200
+        upload = client.post("/api/replay?game=1", content=jsonl(record, bad))
+        assert upload.status_code == 400 and "game 1: players[0]: a string holds a lone surrogate" in upload.json()["error"]
+        listed = client.post("/api/replay?game=0", content=jsonl(record, invalid))
+        assert listed.status_code == 200 and listed.json()["games"][1]["variant"] == "?"
+    assert "Traceback" not in caplog.text and "error while serving" not in caplog.text

@@ -30,6 +30,7 @@ writes only its records directory.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import socket
 from collections.abc import Iterable, Sequence
@@ -90,6 +91,14 @@ class Move(BaseModel):
     actions: list[Annotated[StrictInt, Field(ge=0, lt=NUM_ACTIONS)]] = Field(min_length=1, max_length=MAX_ACTIONS)
 
 
+class TextJSONResponse(JSONResponse):
+    """A JSON answer whose strings are always written: a lone surrogate (``"\\ud800"``, which a
+    hostile upload can hold but UTF-8 cannot) becomes ``?`` instead of a 500."""
+
+    def render(self, content) -> bytes:
+        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8", "replace")
+
+
 def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
                max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0,
                replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES,
@@ -112,7 +121,8 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
             await run_in_threadpool(tables.close)
             await run_in_threadpool(store.close)
 
-    app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+                  default_response_class=TextJSONResponse)
     app.add_middleware(GZipMiddleware, minimum_size=4096)
     app.add_middleware(BodySizeLimit, limit=max_json_bytes, exempt=("/api/replay",))
     if hosts is not None:
@@ -238,7 +248,7 @@ def _error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+        return TextJSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -246,12 +256,12 @@ def _error_handlers(app: FastAPI) -> None:
         for e in exc.errors()[:5]:
             where = ".".join(str(part) for part in e.get("loc", ())[1:])
             problems.append(f"{where}: {e.get('msg')}" if where else str(e.get("msg")))
-        return JSONResponse({"error": "bad request: " + "; ".join(problems)}, status_code=422)
+        return TextJSONResponse({"error": "bad request: " + "; ".join(problems)}, status_code=422)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
         log.error("error while serving %s %s", request.method, request.url.path, exc_info=exc)
-        return JSONResponse({"error": "internal server error (details are in the server's log)"}, status_code=500)
+        return TextJSONResponse({"error": "internal server error (details are in the server's log)"}, status_code=500)
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
