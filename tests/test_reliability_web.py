@@ -258,3 +258,66 @@ def test_a_lone_surrogate_is_refused_by_validate_and_never_answers_500(store, li
         listed = client.post("/api/replay?game=0", content=jsonl(record, invalid))
         assert listed.status_code == 200 and listed.json()["games"][1]["variant"] == "?"
     assert "Traceback" not in caplog.text and "error while serving" not in caplog.text
+
+
+# ----------------------------------------------------------------------------- what one upload may cost
+def test_a_huge_player_name_is_shown_cut_and_costs_no_more_than_a_short_one(store, lineup):
+    """A 4.9 MB name once gave an 843 MB answer: names are shown cut to NAME_SHOWN characters, and
+    the record's fields beyond the format (in ``final`` too) are not copied into the answer."""
+    from manni_agents.play.web.replay import NAME_SHOWN
+
+    record = long_game(3)
+    at, past, huge = (json.loads(json.dumps(record)) for _ in range(3))
+    at["players"][0] = "a" * NAME_SHOWN
+    past["players"][0] = "b" * (NAME_SHOWN + 1)
+    huge["players"][0] = "c" * 4_900_000
+    huge["final"]["extra"] = "d" * 50_000
+    with TestClient(create_app(store, lineup)) as client:
+        sizes = []
+        for game in (at, past, huge):
+            answer = client.post("/api/replay?game=0", content=jsonl(game))
+            assert answer.status_code == 200
+            sizes.append(len(answer.content))
+            data = answer.json()
+        seat = client.post("/api/replay?game=0", content=jsonl(at)).json()["replay"]["players"][0]
+    assert seat == f"seat 0 ({'a' * NAME_SHOWN})"
+    assert data["replay"]["players"][0] == f"seat 0 ({'c' * (NAME_SHOWN - 1)}…)"
+    assert data["games"][0]["players"][0] == "c" * (NAME_SHOWN - 1) + "…"
+    assert "extra" not in data["replay"]["final"]
+    assert sizes[1] == sizes[2]  # a name past the bound: the same answer whatever its length
+
+
+def test_an_upload_lists_its_first_1000_games_and_reads_no_further(store, lineup):
+    """A valid record then 1.66 M ``{}`` lines once gave a 120 MB answer: the games listed (and
+    parsed) stop at MAX_LISTED."""
+    from manni_agents.play.web.replay import MAX_LISTED
+
+    record = jsonl(long_game(1))
+    with TestClient(create_app(store, lineup)) as client:
+        at = client.post("/api/replay?game=0", content=record + b"{}\n" * (MAX_LISTED - 1)).json()
+        assert len(at["games"]) == MAX_LISTED and at["more_games"] is False
+        past = client.post("/api/replay?game=0", content=record + b"{}\n" * MAX_LISTED).json()
+        assert len(past["games"]) == MAX_LISTED and past["more_games"] is True
+        beyond = client.post(f"/api/replay?game={MAX_LISTED}", content=record + b"{}\n" * MAX_LISTED)
+        assert beyond.status_code == 404
+        assert beyond.json()["error"] == f"no game {MAX_LISTED}: this server reads the first {MAX_LISTED:,} games of a file"
+        flood = client.post("/api/replay?game=0", content=record + b"{}\n" * 1_660_000)
+        assert flood.status_code == 200 and len(flood.content) < 300_000
+
+
+def test_a_replay_answer_is_bounded_in_bytes_and_time(store, lineup):
+    record = long_game(4)
+    with TestClient(create_app(store, lineup, records=[record])) as client:
+        size = len(client.get("/api/records/0").content)
+    with TestClient(create_app(store, lineup, records=[record], replays=ReplayGuard(max_bytes=size))) as client:
+        assert client.get("/api/records/0").status_code == 200  # at the bound
+    with TestClient(create_app(store, lineup, records=[record], replays=ReplayGuard(max_bytes=size - 1))) as client:
+        past = client.get("/api/records/0")
+        assert past.status_code == 413
+        assert past.json()["error"] == f"the replay is {size:,} bytes of JSON; this server sends at most {size - 1:,}"
+    with TestClient(create_app(store, lineup, records=[record], replays=ReplayGuard(seconds=1e-9))) as client:
+        slow = client.get("/api/records/0")
+        assert slow.status_code == 413
+        assert slow.json()["error"] == ("the replay was still building at deal 1 of 4: this server spends at most "
+                                        "1e-09 s on one replay")
+        assert client.post("/api/replay?game=0", content=jsonl(record)).status_code == 413

@@ -30,7 +30,6 @@ writes only its records directory.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import socket
 from collections.abc import Iterable, Sequence
@@ -42,7 +41,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from starlette.exceptions import HTTPException
@@ -51,8 +50,8 @@ from starlette.middleware.gzip import GZipMiddleware
 from manni_agents.play.web.game import MAX_ACTIONS, GameError, WebGame
 from manni_agents.play.web.guide import rules_page, variant_rows
 from manni_agents.play.web.library import saved_game, saved_games
-from manni_agents.play.web.limits import (DISCARD_BYTES, MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, discard,
-                                          finished_record)
+from manni_agents.play.web.limits import (DISCARD_BYTES, MAX_JSON_BYTES, BodySizeLimit, ReplayGuard,
+                                          TextJSONResponse, discard, finished_record)
 from manni_agents.play.web.lineup import Lineup
 from manni_agents.play.web.origin import HostCheck
 from manni_agents.play.web.replay import build_replay, parse_records, summary
@@ -89,14 +88,6 @@ class Move(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     actions: list[Annotated[StrictInt, Field(ge=0, lt=NUM_ACTIONS)]] = Field(min_length=1, max_length=MAX_ACTIONS)
-
-
-class TextJSONResponse(JSONResponse):
-    """A JSON answer whose strings are always written: a lone surrogate (``"\\ud800"``, which a
-    hostile upload can hold but UTF-8 cannot) becomes ``?`` instead of a 500."""
-
-    def render(self, content) -> bytes:
-        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8", "replace")
 
 
 def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
@@ -199,7 +190,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         return build_replay(finished_record(game_of(game_id)))
 
     @app.get("/api/records/{index}")
-    def record_replay(index: int) -> dict:
+    def record_replay(index: int) -> Response:
         if not 0 <= index < len(records):
             raise HTTPException(404, f"no game {index}: this server's records file holds {len(records)} (from 0)")
         return replays.build(records[index])
@@ -209,7 +200,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         return {"games": saved_games(store.records_path)}
 
     @app.get("/api/library/{offset}")
-    def library_replay(offset: Annotated[int, PathParam(ge=0, lt=2**62)]) -> dict:
+    def library_replay(offset: Annotated[int, PathParam(ge=0, lt=2**62)]) -> Response:
         try:
             record = saved_game(store.records_path, offset)
         except KeyError:
@@ -220,27 +211,31 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
             raise HTTPException(400, f"the saved game is not a valid record: {err}") from None
 
     @app.post("/api/replay")
-    async def upload_replay(request: Request, game: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> dict:
+    async def upload_replay(request: Request, game: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> Response:
         data = await _read_body(request, max_upload_bytes)
         return await run_in_threadpool(_uploaded_replay, data, game, replays)
 
     return app
 
 
-def _uploaded_replay(data: bytes, game: int, replays: ReplayGuard) -> dict:
-    """The games of an uploaded records file and the replay of game ``game`` (in one of the
-    replay slots: parsing takes memory too)."""
+def _uploaded_replay(data: bytes, game: int, replays: ReplayGuard) -> Response:
+    """The games of an uploaded records file (its first :data:`~manni_agents.play.web.replay.MAX_LISTED`)
+    and the replay of game ``game``, in one of the replay slots (parsing takes memory too)."""
+
+    def make(deadline: float) -> dict:
+        uploaded, more = parse_records(data)
+        if game >= len(uploaded):
+            raise HTTPException(404, f"no game {game}: " + (f"this server reads the first {len(uploaded):,} games of a file"
+                                                             if more else f"the file holds {len(uploaded)} (from 0)"))
+        replays.check(uploaded[game])
+        return {"games": [summary(r, i) for i, r in enumerate(uploaded)], "more_games": more,
+                "replay": build_replay(uploaded[game], deadline)}
+
     try:
-        with replays.slot():
-            uploaded = parse_records(data)
-            if game >= len(uploaded):
-                raise HTTPException(404, f"no game {game}: the file holds {len(uploaded)} (from 0)")
-            replays.check(uploaded[game])
-            replay = build_replay(uploaded[game])
+        return replays.answer(make)
     except RecordError as err:
         where = "" if err.line is not None else f"game {game}: "
         raise HTTPException(400, f"{where}{err}") from None
-    return {"games": [summary(r, i) for i, r in enumerate(uploaded)], "replay": replay}
 
 
 def _error_handlers(app: FastAPI) -> None:

@@ -35,7 +35,7 @@ import json
 from typing import Annotated, Literal
 
 import anyio
-from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from starlette.exceptions import HTTPException
@@ -235,7 +235,7 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
         return {"id": table_id, "seat": seat, "token": token}
 
     @app.get("/api/tables/{table_id}/replay")
-    def table_replay(table_id: str) -> dict:
+    def table_replay(table_id: str) -> Response:
         return replays.build(finished_record(table_of(table_id)))
 
     @app.websocket("/ws/tables/{table_id}")
