@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from typing import Annotated, Literal
 
 import anyio
@@ -119,8 +120,15 @@ class Hub:
         self.timers: set[asyncio.Task] = set()
 
     def add(self, table_id: str, ws: WebSocket, seat: int | None) -> None:
+        """Count ``ws`` as a connection of ``seat`` at once (so a burst of hellos cannot pass the
+        caps together); it is sent nothing until :meth:`ready`."""
         self.sockets.setdefault(table_id, {})[ws] = seat
+        self.sent[ws] = math.inf
         self.locks.setdefault(table_id, asyncio.Lock())
+
+    def ready(self, ws: WebSocket) -> None:
+        """``ws`` was welcomed: the next broadcast sends it the table."""
+        self.sent[ws] = -1
 
     def remove(self, table_id: str, ws: WebSocket) -> None:
         self.sockets.get(table_id, {}).pop(ws, None)
@@ -142,18 +150,24 @@ class Hub:
 
     async def broadcast(self, table_id: str, table: Table) -> None:
         """Send every connection of the table its seat's message if the table changed since its
-        last one (in order: one broadcast at a time)."""
+        last one (in order: one broadcast at a time). Each seat's message (and the spectators') is
+        built and encoded once, however many connections it has, and the people's connections are
+        sent theirs before the spectators."""
         lock = self.locks.setdefault(table_id, asyncio.Lock())
         async with lock:
             if table.state.finished and not table.saved:  # saved when it ends, like a single game
                 await run_in_threadpool(self.tables.games.save, table)
-            connections = [(ws, seat) for ws, seat in self.sockets.get(table_id, {}).items()
-                           if self.sent.get(ws, -1) < table.version]
-            messages = await run_in_threadpool(lambda: [table.message(seat) for _, seat in connections])
-            for (ws, _), message in zip(connections, messages):
+            connections = sorted(((ws, seat) for ws, seat in self.sockets.get(table_id, {}).items()
+                                  if self.sent.get(ws, -1) < table.version), key=lambda item: item[1] is None)
+            if not connections:
+                return
+            texts = await run_in_threadpool(_encoded, table, {seat for _, seat in connections})
+            for ws, seat in connections:
+                version, text = texts[seat]
                 try:
-                    self.sent[ws] = message["version"]
-                    await asyncio.wait_for(ws.send_json(message), SEND_TIMEOUT)
+                    self.sent[ws] = version
+                    with anyio.fail_after(SEND_TIMEOUT):
+                        await ws.send_text(text)
                 except Exception:  # a closed or stuck connection: closed; its own loop cleans up
                     self.remove(table_id, ws)
                     self._keep(asyncio.ensure_future(_close(ws, "too slow to receive the table's messages", 1008)))
@@ -185,6 +199,15 @@ class Hub:
         if changed:
             await self.broadcast(table_id, table)
         self.schedule(table_id, table)
+
+
+def _encoded(table: Table, seats: set[int | None]) -> dict[int | None, tuple[int, str]]:
+    """Each of ``seats``' message (``None``: the spectators'), with its version, as JSON text."""
+    encoded = {}
+    for seat in seats:
+        message = table.message(seat)
+        encoded[seat] = message["version"], json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return encoded
 
 
 def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: ReplayGuard) -> None:
@@ -260,11 +283,12 @@ async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> 
     except Refused as err:
         await _refuse(ws, err)
         return
-    if seat is not None:
-        await run_in_threadpool(table.connect, seat)
     hub.add(table_id, ws, seat)
     try:
+        if seat is not None:
+            await run_in_threadpool(table.connect, seat)
         await ws.send_json({"type": "welcome", "seat": seat})
+        hub.ready(ws)
         await hub.broadcast(table_id, table)
         while True:
             try:
@@ -273,6 +297,8 @@ async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> 
                 await ws.send_json({"type": "error", "message": str(err)})
                 continue
             await hub.broadcast(table_id, table)
+            if await run_in_threadpool(table.value_reviews):  # after the push: the search is not on a move's way
+                await hub.broadcast(table_id, table)
     finally:
         hub.remove(table_id, ws)
         if seat is not None and not table.closed:
