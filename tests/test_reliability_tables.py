@@ -334,3 +334,86 @@ def test_a_message_at_the_bound_is_read_and_one_past_it_refused(client):
         assert ws.receive_json()["message"] == "the game has already started"
         ws.send_text(start + " " * (MAX_MESSAGE + 1 - len(start)))
         assert ws.receive_json()["message"] == f"message too long ({MAX_MESSAGE + 1} characters; at most {MAX_MESSAGE})"
+
+
+# ----------------------------------------------------------------------------- a share per client
+def test_a_burst_of_hellos_for_one_seat_passes_its_cap_no_further(client, monkeypatch):
+    """Hellos sent together are counted as they are read, not once their seat is connected (a slow
+    connect widens the window they once all passed through): exactly MAX_SEAT_SOCKETS get in."""
+    import time
+
+    from manni_agents.play.web.table_api import MAX_SEAT_SOCKETS
+
+    connect = Table.connect
+    monkeypatch.setattr(Table, "connect", lambda table, seat: (time.sleep(0.2), connect(table, seat)))
+    table_id, token = _table(client)
+    with ExitStack() as stack:
+        sockets = [stack.enter_context(client.websocket_connect(f"/ws/tables/{table_id}"))
+                   for _ in range(MAX_SEAT_SOCKETS + 2)]
+        for ws in sockets:
+            ws.send_json({"type": "hello", "token": token})
+        firsts = [ws.receive_json() for ws in sockets]
+    assert sum(f["type"] == "welcome" for f in firsts) == MAX_SEAT_SOCKETS
+    assert sum(f.get("fatal", False) for f in firsts) == 2
+
+
+def test_one_client_holds_at_most_its_share_of_table_sockets(tmp_path, lineup, monkeypatch):
+    """Re-opening at each hello deadline once let one address hold all 512 table sockets."""
+    monkeypatch.setattr("manni_agents.play.web.table_api.SOCKETS_PER_CLIENT", 2)
+    app = create_app(GameStore(tmp_path), lineup)
+    with TestClient(app) as client, ExitStack() as stack:
+        other = TestClient(app, client=("192.0.2.7", 40000))
+        table_id, _ = _table(client)
+        path = f"/ws/tables/{table_id}"
+        silent = [stack.enter_context(client.websocket_connect(path)) for _ in range(2)]  # at the share
+        with client.websocket_connect(path) as extra:  # past it
+            error = extra.receive_json()
+            assert error["fatal"] and error["message"] == ("you have 2 table connections open, the most one client "
+                                                           "may have: close some tabs")
+            with pytest.raises(WebSocketDisconnect) as closed:
+                extra.receive_json()
+            assert closed.value.code == 1013
+        with other.websocket_connect(path) as ws:  # another client still gets in
+            ws.send_json({"type": "watch"})
+            assert ws.receive_json()["type"] == "welcome"
+        silent[0].send_json({"type": "watch"})
+        assert silent[0].receive_json()["type"] == "welcome"
+
+
+def test_one_client_has_at_most_its_share_of_games(tmp_path, lineup):
+    """One address could lock all 32 games, kept alive by a GET every 29 minutes."""
+    class Clock:
+        now = 0.0
+
+        def __call__(self) -> float:
+            return self.now
+
+    clock = Clock()
+    store = GameStore(tmp_path, max_games=32, idle_seconds=1800, clock=clock, per_client=2)
+    app = create_app(store, lineup)
+    with TestClient(app) as client:
+        other = TestClient(app, client=("2001:db8::1", 40000))
+        same_64 = TestClient(app, client=("2001:db8::2", 40000))
+        body = {"variant": "basic"}
+        ids = [client.post("/api/games", json=body).json()["id"] for _ in range(2)]  # at the share
+        refused = client.post("/api/games", json=body)  # past it
+        assert refused.status_code == 429
+        assert refused.json()["error"].startswith("you have 2 unfinished games, the most one client may have")
+        assert other.post("/api/games", json=body).status_code == 201
+        assert other.post("/api/games", json=body).status_code == 201
+        assert same_64.post("/api/games", json=body).status_code == 429  # one IPv6 /64 is one client
+        clock.now = 1799.0
+        assert client.get(f"/api/games/{ids[0]}").status_code == 200  # kept alive
+        clock.now = 1800.0  # the other one expires
+        assert client.post("/api/games", json=body).status_code == 201
+        assert client.post("/api/games", json=body).status_code == 429
+
+
+def test_client_key_groups_an_ipv6_64_and_unmaps_ipv4():
+    from manni_agents.play.web.limits import client_key
+
+    assert client_key("203.0.113.9") == "203.0.113.9"
+    assert client_key("2001:db8::1") == client_key("2001:db8::ffff:2") == "2001:db8::/64"
+    assert client_key("2001:db8:0:1::1") != client_key("2001:db8::1")
+    assert client_key("::ffff:203.0.113.9") == "203.0.113.9"
+    assert client_key(None) is None

@@ -47,11 +47,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from starlette.exceptions import HTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
+from manni_agents.base import close_policies
 from manni_agents.play.web.game import MAX_ACTIONS, GameError, WebGame
 from manni_agents.play.web.guide import rules_page, variant_rows
 from manni_agents.play.web.library import saved_game, saved_games
 from manni_agents.play.web.limits import (DISCARD_BYTES, MAX_JSON_BYTES, BodySizeLimit, ReplayGuard,
-                                          TextJSONResponse, discard, finished_record)
+                                          TextJSONResponse, client_key, discard, finished_record)
 from manni_agents.play.web.lineup import Lineup
 from manni_agents.play.web.origin import HostCheck
 from manni_agents.play.web.replay import build_replay, parse_records, summary
@@ -152,7 +153,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         }
 
     @app.post("/api/games", status_code=201)
-    def new_game(body: NewGame) -> dict:
+    def new_game(body: NewGame, request: Request) -> dict:
         options = {k: v for k, v in (("target", body.target), ("negative", body.negative)) if v is not None}
         try:
             rules = make_rules(body.variant, **options)
@@ -161,8 +162,9 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
             raise HTTPException(400, str(err)) from None
         game = WebGame(rules, opponents, body.seat, body.seed)
         try:
-            game_id = store.add(game)
+            game_id = store.add(game, client_key(request.client.host if request.client else None))
         except StoreFull as err:
+            close_policies(game.policies.values())
             raise HTTPException(429, str(err)) from None
         with game.lock:
             return {"id": game_id, **game.snapshot()}

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import threading
 import time
@@ -101,6 +102,22 @@ class BodySizeLimit:
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
+
+
+def client_key(address: str | None) -> str | None:
+    """Whose share a connection from ``address`` counts against: the IPv4 address, or the /64
+    network of an IPv6 address (one machine may hold a whole /64); ``None`` stays ``None``."""
+    if address is None:
+        return None
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:  # a name (a test client), not an address
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
 
 
 class TextJSONResponse(JSONResponse):

@@ -42,8 +42,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Valida
 from starlette.exceptions import HTTPException
 from starlette.websockets import WebSocketDisconnected, WebSocketState
 
+from manni_agents.base import close_policies
 from manni_agents.play.web.game import MAX_ACTIONS
-from manni_agents.play.web.limits import ReplayGuard, finished_record
+from manni_agents.play.web.limits import ReplayGuard, client_key, finished_record
 from manni_agents.play.web.lineup import SHIPPED, Lineup
 from manni_agents.play.web.store import StoreFull
 from manni_agents.play.web.tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
@@ -56,8 +57,9 @@ MAX_MESSAGE, MAX_WATCHERS, SEND_TIMEOUT = 4096, 32, 10.0
 #: Largest WebSocket frame the server reads at all (uvicorn closes the connection beyond, 1009).
 WS_MAX_BYTES = 65_536
 #: Table connections open at once (silent ones too), seconds a new one has to say hello,
-#: connections of one seat (a person's tabs).
-MAX_SOCKETS, HELLO_SECONDS, MAX_SEAT_SOCKETS = 512, 10.0, 8
+#: connections of one seat (a person's tabs), table connections of one client
+#: (:func:`~manni_agents.play.web.limits.client_key`).
+MAX_SOCKETS, HELLO_SECONDS, MAX_SEAT_SOCKETS, SOCKETS_PER_CLIENT = 512, 10.0, 8, 64
 #: What a connection that went away raises: the client closed it, or the server did (a slow one).
 GONE = (WebSocketDisconnect, WebSocketDisconnected)
 A_MESSAGE = "a message is a JSON object like {\"type\": \"move\", \"actions\": [12]}"
@@ -112,8 +114,9 @@ class Hub:
     """The open connections of each table and their seats; pushes each its own view once per
     version of the table."""
 
-    def __init__(self, tables: TableStore, max_sockets: int):
-        self.tables, self.max_sockets, self.open = tables, max_sockets, 0
+    def __init__(self, tables: TableStore, max_sockets: int, per_client: int):
+        self.tables, self.max_sockets, self.per_client, self.open = tables, max_sockets, per_client, 0
+        self.clients: dict[str | None, int] = {}  # open connections per client
         self.sockets: dict[str, dict[WebSocket, int | None]] = {}
         self.sent: dict[WebSocket, int] = {}  # the version each connection was sent last
         self.locks: dict[str, asyncio.Lock] = {}
@@ -134,15 +137,25 @@ class Hub:
         self.sockets.get(table_id, {}).pop(ws, None)
         self.sent.pop(ws, None)
 
-    def admit(self) -> bool:
-        """Count a new connection (whether it said hello or not); ``False`` at :attr:`max_sockets`."""
+    def admit(self, client: str | None) -> Refused | None:
+        """Count a new connection of ``client`` (whether it said hello or not), or say why not: at
+        :attr:`max_sockets`, or the client's :attr:`per_client` (an unknown client has none)."""
         if self.open >= self.max_sockets:
-            return False
+            return Refused(f"{self.max_sockets} table connections are open, the most this server keeps; "
+                           "try again later", 1013)
+        if client is not None and self.clients.get(client, 0) >= self.per_client:
+            return Refused(f"you have {self.per_client} table connections open, the most one client may have: "
+                           "close some tabs", 1013)
         self.open += 1
-        return True
+        self.clients[client] = self.clients.get(client, 0) + 1
+        return None
 
-    def release(self) -> None:
+    def release(self, client: str | None) -> None:
+        """A connection :meth:`admit` counted has ended."""
         self.open -= 1
+        self.clients[client] -= 1
+        if not self.clients[client]:
+            del self.clients[client]
 
     def connections(self, table_id: str, seat: int | None) -> int:
         """Connections of ``seat`` at the table (``None``: its spectators)."""
@@ -213,7 +226,7 @@ def _encoded(table: Table, seats: set[int | None]) -> dict[int | None, tuple[int
 def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: ReplayGuard) -> None:
     """Add the tables' routes and WebSocket (see the module docstring) to ``app``; ``replays``
     bounds the replays built."""
-    hub = Hub(tables, MAX_SOCKETS)
+    hub = Hub(tables, MAX_SOCKETS, SOCKETS_PER_CLIENT)
 
     def table_of(table_id: str) -> Table:
         try:
@@ -234,8 +247,9 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
         except ValueError as err:
             raise HTTPException(400, str(err)) from None
         try:
-            table_id = tables.add(table, request.client.host if request.client else None)
+            table_id = tables.add(table, client_key(request.client.host if request.client else None))
         except StoreFull as err:
+            close_policies(table.policies.values())
             raise HTTPException(429, str(err)) from None
         hub.schedule(table_id, table)
         return {"id": table_id, "invite": f"/#table={table_id}", **table.info()}
@@ -264,16 +278,17 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
     @app.websocket("/ws/tables/{table_id}")
     async def table_socket(ws: WebSocket, table_id: str) -> None:
         await ws.accept()
-        if not hub.admit():
-            await _refuse(ws, Refused(f"{hub.max_sockets} table connections are open, the most this server keeps; "
-                                      "try again later", 1013))
+        client = client_key(ws.client.host if ws.client else None)
+        refused = hub.admit(client)
+        if refused is not None:
+            await _refuse(ws, refused)
             return
         try:
             await _serve(ws, table_id, tables, hub)
         except GONE:  # the client went away, or the server closed a slow connection, mid-message
             pass
         finally:
-            hub.release()
+            hub.release(client)
 
 
 async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> None:
