@@ -199,7 +199,7 @@ def test_the_server_bounds_its_connections_below_its_open_files(tmp_path, lineup
 
     before = resource.getrlimit(resource.RLIMIT_NOFILE)
     try:
-        limit = server(create_app(GameStore(tmp_path), lineup)).config.limit_concurrency
+        limit = server(create_app(GameStore(tmp_path), lineup)).config.http.gate.limit
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, before)

@@ -45,9 +45,11 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.middleware.gzip import GZipMiddleware
 
 from manni_agents.base import close_policies
+from manni_agents.play.web.connections import BoundedServer, bounded_server
 from manni_agents.play.web.game import MAX_ACTIONS, GameError, WebGame
 from manni_agents.play.web.guide import rules_page, variant_rows
 from manni_agents.play.web.library import saved_game, saved_games
@@ -65,8 +67,8 @@ from manni_env.rules import VARIANTS, make_rules
 
 STATIC = Path(__file__).parent / "static"
 MAX_TARGET = 100
-#: Open connections (HTTP and WebSocket) beyond which uvicorn answers HTTP requests with 503, and
-#: the open files the server asks for (room for them, the table sockets and files besides).
+#: Open connections (HTTP and WebSocket) beyond which a new one is answered 503 and closed, and
+#: the open files the server asks for (room for them and files besides).
 MAX_CONNECTIONS, OPEN_FILES = 1024, 4096
 log = logging.getLogger("manni.serve")
 
@@ -255,6 +257,11 @@ def _error_handlers(app: FastAPI) -> None:
             problems.append(f"{where}: {e.get('msg')}" if where else str(e.get("msg")))
         return TextJSONResponse({"error": "bad request: " + "; ".join(problems)}, status_code=422)
 
+    @app.exception_handler(ClientDisconnect)
+    async def gone(request: Request, exc: ClientDisconnect) -> JSONResponse:
+        """The client left (or was closed as too slow) before its body arrived: nobody reads an answer."""
+        return TextJSONResponse({"error": "the client left before its request's body arrived"}, status_code=400)
+
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
         log.error("error while serving %s %s", request.method, request.url.path, exc_info=exc)
@@ -318,14 +325,14 @@ def raise_file_limit(wanted: int = OPEN_FILES) -> int:
     return wanted if soft == resource.RLIM_INFINITY else soft
 
 
-def server(app: FastAPI, log_level: str = "warning"):
+def server(app: FastAPI, log_level: str = "warning") -> BoundedServer:
     """A uvicorn server for ``app``; ``server(app).run(sockets=[listen(host, port)])`` serves.
-    HTTP requests beyond :data:`MAX_CONNECTIONS` open connections (three quarters of the open files
-    when fewer are allowed) get 503; table WebSockets have their own bound (``table_api``)."""
-    import uvicorn
-
+    At most :data:`MAX_CONNECTIONS` connections (HTTP and WebSocket; three quarters of the open
+    files when fewer are allowed) are open at once, each within the deadlines and the client's
+    share of :mod:`manni_agents.play.web.connections`; table WebSockets have their own bounds besides
+    (``table_api``)."""
     limit = min(MAX_CONNECTIONS, raise_file_limit() // 4 * 3)
     # no permessage-deflate: a table's push is 1-3 kB, and compressing it for each connection
     # took 45% of the server's time for a push to 201 sockets
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, ws_max_size=WS_MAX_BYTES,
-                                         limit_concurrency=limit, ws_per_message_deflate=False))
+    return bounded_server({"app": app, "log_level": log_level, "access_log": False, "ws_max_size": WS_MAX_BYTES,
+                           "ws_per_message_deflate": False}, limit)
