@@ -119,6 +119,32 @@ def test_a_client_gets_its_share_of_connections_and_the_server_its_limit(tmp_pat
     no_traceback(caplog)
 
 
+def test_connections_past_the_servers_limit_get_503_and_websockets_count(tmp_path, monkeypatch, caplog):
+    import json
+
+    from websockets.sync.client import connect as ws_connect
+
+    monkeypatch.setattr("manni_agents.play.web.app.MAX_CONNECTIONS", 3)
+    with running(tmp_path) as port, ExitStack() as stack:
+        table = json.loads(_request(port, b"POST", b"/api/tables", b'{"variant": "basic"}').split(b"\r\n\r\n", 1)[1])
+        stack.enter_context(ws_connect(f"ws://127.0.0.1:{port}/ws/tables/{table['id']}")).send('{"type": "watch"}')
+        held = [stack.enter_context(connect(port)) for _ in range(2)]  # at the limit, with the WebSocket
+        time.sleep(0.2)
+        with connect(port) as extra:  # past it
+            got = answer(extra)
+        assert got.startswith(b"HTTP/1.1 503") and b"retry-after: 1" in got and b"3 connections are open" in got
+        held[1].sendall(GET)
+        assert held[1].recv(65536).startswith(b"HTTP/1.1 200")
+    no_traceback(caplog)
+
+
+def _request(port: int, method: bytes, path: bytes, body: bytes = b"") -> bytes:
+    with connect(port) as sock:
+        sock.sendall(method + b" " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        return answer(sock)
+
+
 def test_the_gate_counts_every_connection_until_it_closes():
     gate = Gate(limit=3, per_client=2)
     assert gate.enter("a") is None and gate.enter("a") is None
