@@ -163,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     # the server's caps raised to fit the load (the benchmark's clients all share one address)
     launch = ("import sys; from manni_agents.play.web import table_api; "
               f"table_api.MAX_WATCHERS = max(table_api.MAX_WATCHERS, {args.watchers}); "
-              f"table_api.SOCKETS_PER_CLIENT = table_api.MAX_SOCKETS; "
+              "table_api.SOCKETS_PER_CLIENT = table_api.MAX_SOCKETS; "
+              "from manni_agents.play.web import app, connections; "
+              "connections.CONNECTIONS_PER_CLIENT = app.MAX_CONNECTIONS; "
               "from manni_env.cli import main; sys.exit(main(sys.argv[1:]))")
     with tempfile.TemporaryDirectory() as records:
         server = subprocess.Popen([sys.executable, "-c", launch, *serve, "--records-dir", records],
