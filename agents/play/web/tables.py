@@ -25,7 +25,9 @@ from the person's view only) and what it gives away against the best card. Every
 person is kept beside the advisor's choice and probabilities, and a card played beside its worth
 and cost: the *review* of a deal (sent after the deal, with the cost summed over the deal and the
 deal's par, :mod:`manni_agents.evaluation.par`) and, as the record's ``probabilities`` of the
-person's decisions, in the replay.
+person's decisions, in the replay. A card is valued after its move is pushed
+(:meth:`Table.value_reviews`), unless the hints valued it already: the search takes tens of
+milliseconds, and once made every move at a table wait for it.
 """
 
 from __future__ import annotations
