@@ -142,6 +142,7 @@ def test_a_large_body_without_content_length_is_cut_off_while_read():
     (["--idle-minutes", "nan"], "argument --idle-minutes: must be a finite number above 0, got 'nan'"),
     (["--idle-minutes", "-1"], "argument --idle-minutes: must be a finite number above 0"),
     (["--max-replay-deals", "0"], "--max-replay-deals must be at least 1"),
+    (["--games-per-client", "0"], "--games-per-client must be at least 1"),
     (["--records", "/dev/full"], "--records: /dev/full is not a regular file"),
     (["--records-dir", "/proc/x"], "--records-dir: cannot save games in /proc/x"),
 ])

@@ -18,7 +18,8 @@ GET      ``/api/records/{n}``              replay of game ``n`` of the ``--recor
 GET      ``/api/library``                  the newest games this server saved (records dir)
 GET      ``/api/library/{offset}``         replay of the saved game at that byte offset
 POST     ``/api/replay?game=n``            replay of game ``n`` of an uploaded records file
-                                           (the request body; read in memory, size-limited)
+                                           (the request body; read in memory, size-limited),
+                                           and its first 1,000 games (``more_games``: more)
 =======  ================================  ==================================================
 
 Every error is JSON ``{"error": "..."}`` with a 4xx status (500 and a generic message for a bug,
