@@ -27,9 +27,9 @@ GET = b"GET /api/variants HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 
 @contextmanager
-def running(tmp_path) -> Iterator[int]:
-    """The port of ``manni serve``'s server running in a thread on 127.0.0.1 (the module's bounds
-    as the test set them)."""
+def running(tmp_path) -> Iterator[tuple[int, Gate]]:
+    """The port and the connection gate of ``manni serve``'s server running in a thread on
+    127.0.0.1 (the module's bounds as the test set them)."""
     from manni_agents.play.web.app import create_app, listen, server
     from manni_agents.play.web.lineup import Lineup
     from manni_agents.play.web.store import GameStore
@@ -43,7 +43,7 @@ def running(tmp_path) -> Iterator[int]:
         assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
         time.sleep(0.02)
     try:
-        yield sock.getsockname()[1]
+        yield sock.getsockname()[1], uvicorn_server.config.http.gate
     finally:
         uvicorn_server.should_exit = True
         thread.join(timeout=15)
@@ -71,7 +71,7 @@ def no_traceback(caplog) -> None:
 
 def test_an_idle_connection_and_a_slow_head_get_408_at_the_deadline(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(connections, "HEAD_SECONDS", 0.8)
-    with running(tmp_path) as port:
+    with running(tmp_path) as (port, _):
         with connect(port) as prompt:
             prompt.sendall(GET[:10])
             time.sleep(0.4)
@@ -93,7 +93,7 @@ def test_an_idle_connection_and_a_slow_head_get_408_at_the_deadline(tmp_path, mo
 def test_a_slow_body_gets_408_at_the_deadline(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(connections, "BODY_SECONDS", 0.6)
     head = b"POST /api/replay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n"
-    with running(tmp_path) as port, connect(port) as slow, connect(port) as json_body:
+    with running(tmp_path) as (port, _), connect(port) as slow, connect(port) as json_body:
         slow.sendall(head + b"{")
         json_body.sendall(b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                           b"Content-Length: 50\r\n\r\n{")
@@ -110,7 +110,7 @@ def test_a_client_gets_its_share_of_connections_and_the_server_its_limit(tmp_pat
     """1,024 idle connections once made every request 503: one client now holds its share only."""
     monkeypatch.setattr(connections, "CONNECTIONS_PER_CLIENT", 3)
     monkeypatch.setattr("manni_agents.play.web.app.MAX_CONNECTIONS", 5)
-    with running(tmp_path) as port, ExitStack() as stack:
+    with running(tmp_path) as (port, _), ExitStack() as stack:
         held = [stack.enter_context(connect(port)) for _ in range(3)]  # at the share
         time.sleep(0.2)
         with connect(port) as extra:  # past it
@@ -127,16 +127,22 @@ def test_connections_past_the_servers_limit_get_503_and_websockets_count(tmp_pat
     from websockets.sync.client import connect as ws_connect
 
     monkeypatch.setattr("manni_agents.play.web.app.MAX_CONNECTIONS", 3)
-    with running(tmp_path) as port, ExitStack() as stack:
-        table = json.loads(_request(port, b"POST", b"/api/tables", b'{"variant": "basic"}').split(b"\r\n\r\n", 1)[1])
-        stack.enter_context(ws_connect(f"ws://127.0.0.1:{port}/ws/tables/{table['id']}")).send('{"type": "watch"}')
-        held = [stack.enter_context(connect(port)) for _ in range(2)]  # at the limit, with the WebSocket
-        time.sleep(0.2)
-        with connect(port) as extra:  # past it
-            got = answer(extra)
-        assert got.startswith(b"HTTP/1.1 503") and b"retry-after: 1" in got and b"3 connections are open" in got
-        held[1].sendall(GET)
-        assert held[1].recv(65536).startswith(b"HTTP/1.1 200")
+    with running(tmp_path) as (port, gate):
+        with ExitStack() as stack:
+            table = json.loads(_request(port, b"POST", b"/api/tables", b'{"variant": "basic"}').split(b"\r\n\r\n", 1)[1])
+            stack.enter_context(ws_connect(f"ws://127.0.0.1:{port}/ws/tables/{table['id']}")).send('{"type": "watch"}')
+            held = [stack.enter_context(connect(port)) for _ in range(2)]  # at the limit, with the WebSocket
+            time.sleep(0.2)
+            with connect(port) as extra:  # past it
+                got = answer(extra)
+            assert got.startswith(b"HTTP/1.1 503") and b"retry-after: 1" in got and b"3 connections are open" in got
+            held[1].sendall(GET)
+            assert held[1].recv(65536).startswith(b"HTTP/1.1 200")
+        for _ in range(100):  # every connection, the WebSocket too, is counted out as it closes
+            if gate.open == 0:
+                break
+            time.sleep(0.05)
+        assert gate.open == 0 and gate.clients == {}
     no_traceback(caplog)
 
 
