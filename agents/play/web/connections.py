@@ -26,7 +26,9 @@ import asyncio
 import errno
 import json
 import logging
+import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 import h11
@@ -83,9 +85,9 @@ class BoundedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self.client_key = client_key(self.client[0] if self.client else None)
+        self.key = client_key(self.client[0] if self.client else None)
         self.counted, self.deadline, self.waiting_for = False, None, ""
-        refused = self.gate.enter(self.client_key)
+        refused = self.gate.enter(self.key)
         if refused is not None:
             self._answer(*refused)
             return
@@ -121,7 +123,7 @@ class BoundedH11Protocol(H11Protocol):
         self._disarm()
         if self.counted:
             self.counted = False
-            self.gate.leave(self.client_key)
+            self.gate.leave(self.key)
 
     def _follow(self) -> None:
         """Set the deadline for what the connection is waiting for now: a request's head, its
@@ -168,7 +170,7 @@ class AcceptErrors:
     listening socket for each such failure (up to the backlog's count at once); a retry that
     finds the server already closed (it stopped within the second) is dropped silently."""
 
-    def __init__(self, clock=time.monotonic):
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
         self.clock, self.count, self.logged = clock, 0, None
 
     def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -190,7 +192,7 @@ class AcceptErrors:
 class BoundedServer(uvicorn.Server):
     """A uvicorn server whose event loop logs ``accept`` errors through :class:`AcceptErrors`."""
 
-    async def startup(self, sockets=None) -> None:
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         asyncio.get_running_loop().set_exception_handler(AcceptErrors())
         await super().startup(sockets)
 
