@@ -46,8 +46,8 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from starlette.exceptions import HTTPException
-from starlette.requests import ClientDisconnect
 from starlette.middleware.gzip import GZipMiddleware
+from starlette.requests import ClientDisconnect
 
 from manni_agents.base import close_policies
 from manni_agents.play.web.connections import BoundedServer, bounded_server
