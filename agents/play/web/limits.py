@@ -124,7 +124,7 @@ class TextJSONResponse(JSONResponse):
     """A JSON answer whose strings are always written: a lone surrogate (``"\\ud800"``, which a
     hostile upload can hold but UTF-8 cannot) becomes ``?`` instead of a 500."""
 
-    def render(self, content) -> bytes:
+    def render(self, content: object) -> bytes:
         return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8", "replace")
 
 
