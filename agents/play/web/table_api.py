@@ -118,7 +118,7 @@ class Hub:
         self.tables, self.max_sockets, self.per_client, self.open = tables, max_sockets, per_client, 0
         self.clients: dict[str | None, int] = {}  # open connections per client
         self.sockets: dict[str, dict[WebSocket, int | None]] = {}
-        self.sent: dict[WebSocket, int] = {}  # the version each connection was sent last
+        self.sent: dict[WebSocket, float] = {}  # the version each connection was sent last (inf: none yet)
         self.locks: dict[str, asyncio.Lock] = {}
         self.timers: set[asyncio.Task] = set()
 
