@@ -9,8 +9,13 @@ once: each scripted person is a WebSocket client making a random legal move (its
 it to receiving the server's push of the state with that move applied: the server's validation, the
 agent's reply moves up to the next person's turn, and the push to every connection of the table.
 Each table plays one game (``--target``, default 1: about one deal); the run stops after
-``--seconds`` in any case. Reports the count, median, p95 (with a bootstrap 95% interval over the
-moves) and max in milliseconds, as Markdown.
+``--seconds`` in any case. ``--watchers N`` first opens N spectator sockets on each table (they
+only read, in a process of their own), so a move's push goes to N + 2 connections: the latency of a table
+with many live sockets (``--tables 1 --watchers 199``: 201 sockets; beyond the server's 32
+spectators a table takes, the server is started with that cap raised, for the benchmark only).
+Reports the count, median, p95 (with a bootstrap 95% interval over the moves) and max in
+milliseconds, and the server's CPU time per timed move (what the machine's load does not move;
+it includes the agents' moves and the pushes), as Markdown.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
+import multiprocessing.synchronize
 import re
 import subprocess
 import sys
@@ -26,6 +33,7 @@ import time
 import urllib.request
 
 import numpy as np
+import psutil
 import websockets
 
 
@@ -78,7 +86,38 @@ async def person(uri: str, token: str, rng: np.random.Generator, deadline: float
     return refused
 
 
-async def run(base: str, tables: int, agent: str, variant: str, target: int, seconds: float, seed: int) -> tuple[list, int]:
+async def watcher(uri: str, ready: list[int], deadline: float) -> None:
+    """A spectator: says watch, then reads every push until the deadline or the table's end."""
+    async with websockets.connect(uri, max_size=2**22) as ws:
+        await ws.send(json.dumps({"type": "watch"}))
+        await ws.recv()  # welcome
+        ready.append(1)
+        while time.monotonic() < deadline:
+            try:
+                text = await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.monotonic()))
+            except (asyncio.TimeoutError, websockets.ConnectionClosed):
+                return
+            if '"finished":true' in text:
+                return
+
+
+def watch(uris: list[str], seconds: float, ready: multiprocessing.synchronize.Event) -> None:
+    """Every spectator of the run, in a process of their own (their reading does not delay the
+    people's event loop); ``ready`` is set once all are welcomed."""
+
+    async def main() -> None:
+        deadline, welcomed = time.monotonic() + seconds, []
+        tasks = [asyncio.ensure_future(watcher(uri, welcomed, deadline)) for uri in uris]
+        while len(welcomed) < len(uris) and not any(t.done() for t in tasks):
+            await asyncio.sleep(0.05)
+        ready.set()
+        await asyncio.gather(*tasks)
+
+    asyncio.run(main())
+
+
+async def run(base: str, tables: int, agent: str, variant: str, target: int, seconds: float, seed: int,
+              watchers: int = 0) -> tuple[list, int]:
     seats = []
     for t in range(tables):
         table = request(base, "POST", "/api/tables", {"variant": variant, "target": target,
@@ -88,9 +127,17 @@ async def run(base: str, tables: int, agent: str, variant: str, target: int, sec
     latencies: list[float] = []
     deadline = time.monotonic() + seconds
     ws_base = base.replace("http://", "ws://")
+    ready = multiprocessing.Event()
+    watching = multiprocessing.Process(target=watch, args=(
+        [f"{ws_base}/ws/tables/{table_id}" for table_id, _ in seats[::2] * watchers], seconds, ready))
+    if watchers:
+        watching.start()
+        await asyncio.get_running_loop().run_in_executor(None, ready.wait)
     rngs = np.random.default_rng(seed).spawn(len(seats))
     refused = await asyncio.gather(*(person(f"{ws_base}/ws/tables/{table_id}", token, rng, deadline, latencies)
                                      for (table_id, token), rng in zip(seats, rngs)))
+    if watchers:
+        watching.join()
     return latencies, sum(refused)
 
 
@@ -108,23 +155,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", type=int, default=1, help="the game's target: 1 ends it after about one deal")
     parser.add_argument("--seconds", type=float, default=120.0, help="stop after this long in any case (default 120)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--watchers", type=int, default=0, help="spectator sockets per table (default 0)")
     args = parser.parse_args(argv)
-    if not 1 <= args.tables <= 200 or args.seconds <= 0:
-        parser.error("--tables must be in 1..200 and --seconds positive")
+    if not 1 <= args.tables <= 200 or args.seconds <= 0 or not 0 <= args.watchers <= 400:
+        parser.error("--tables must be in 1..200, --watchers in 0..400 and --seconds positive")
+    serve = ["serve", "--port", "0", "--max-games", str(args.tables), "--tables-per-client", str(args.tables)]
+    # the server's caps raised to fit the load (the benchmark's clients all share one address)
+    launch = ("import sys; from manni_agents.play.web import table_api; "
+              f"table_api.MAX_WATCHERS = max(table_api.MAX_WATCHERS, {args.watchers}); "
+              "table_api.SOCKETS_PER_CLIENT = table_api.MAX_SOCKETS; "
+              "from manni_agents.play.web import app, connections; "
+              "connections.CONNECTIONS_PER_CLIENT = app.MAX_CONNECTIONS; "
+              "from manni_env.cli import main; sys.exit(main(sys.argv[1:]))")
     with tempfile.TemporaryDirectory() as records:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "manni_env.cli", "serve", "--port", "0", "--records-dir", records,
-             "--max-games", str(args.tables),
-             "--tables-per-client", str(args.tables)], stdout=subprocess.PIPE, text=True)
+        server = subprocess.Popen([sys.executable, "-c", launch, *serve, "--records-dir", records],
+                                  stdout=subprocess.PIPE, text=True)
         try:
             line = server.stdout.readline()
             match = re.search(r"http://[^/]+", line)
             if match is None:
                 raise SystemExit(f"the server did not start: {line!r}")
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), psutil.Process(server.pid).cpu_times()
             latencies, refused = asyncio.run(run(match.group(0), args.tables, args.agent, args.variant, args.target,
-                                                 args.seconds, args.seed))
-            wall = time.perf_counter() - start
+                                                 args.seconds, args.seed, args.watchers))
+            wall, after = time.perf_counter() - start, psutil.Process(server.pid).cpu_times()
+            server_cpu = after.user + after.system - cpu.user - cpu.system
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -132,11 +187,13 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("no move was timed")
     ms = np.asarray(latencies) * 1000
     low, high = bootstrap_p95(ms, np.random.default_rng(args.seed))
-    print(f"{args.tables} tables of two scripted people and {args.agent}, {args.variant} (target {args.target}), "
+    watching = f", {args.watchers} spectators each ({args.watchers + 2} sockets a table)" if args.watchers else ""
+    print(f"{args.tables} tables of two scripted people and {args.agent}{watching}, {args.variant} (target {args.target}), "
           f"loopback, {wall:.1f} s wall, {refused} moves refused\n")
-    print("| moves timed | median ms | p95 ms (95% CI) | max ms |")
-    print("|---:|---:|---:|---:|")
-    print(f"| {ms.size} | {np.median(ms):.1f} | {np.percentile(ms, 95):.1f} ({low:.1f}-{high:.1f}) | {ms.max():.1f} |")
+    print("| moves timed | median ms | p95 ms (95% CI) | max ms | server CPU ms per move |")
+    print("|---:|---:|---:|---:|---:|")
+    print(f"| {ms.size} | {np.median(ms):.1f} | {np.percentile(ms, 95):.1f} ({low:.1f}-{high:.1f}) | {ms.max():.1f} "
+          f"| {server_cpu * 1000 / ms.size:.1f} |")
     return 0
 
 

@@ -227,6 +227,7 @@ def validate_record(record: dict) -> None:
         raise RecordError(f"a record is a JSON object, got {type(record).__name__}")
     if record.get("format") != FORMAT:  # the format names the schema: another one's fields are not ours to judge
         raise RecordError(f"format must be {FORMAT!r}, got {_show(record.get('format'))}")
+    _check_text(record)
     broken = problem(RECORD, record)
     if broken is not None:
         path = broken.path
@@ -236,6 +237,41 @@ def validate_record(record: dict) -> None:
         raise RecordError(f"{where(inner) or 'the record'}: {broken.message}", round, trick)
     rules = _rules_of(record, record["rounds"])
     _Replay(rules, record["rounds"]).run(record.get("final"))
+
+
+def _check_text(record: dict) -> None:
+    """:class:`RecordError` naming where ``record`` holds a string that is not text: a lone
+    surrogate (JSON ``"\\ud800"``), which no UTF-8 file or answer can hold."""
+    try:
+        json.dumps(record, ensure_ascii=False).encode("utf-8")
+        return
+    except (UnicodeEncodeError, RecursionError):  # RecursionError: deeper than the encoder goes; walk it
+        pass
+    stack: list[tuple[tuple[str | int, ...], object]] = [((), record)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str) and not _is_text(value):
+            break
+        if isinstance(value, dict):
+            if not all(_is_text(key) for key in value):
+                path = (*path, "<a field name>")
+                break
+            stack.extend(((*path, key), item) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*path, i), item) for i, item in enumerate(value))
+    else:
+        return
+    raise RecordError(f"{where(path) or 'the record'}: a string holds a lone surrogate (\\ud800-\\udfff), "
+                      "which is not text")
+
+
+def _is_text(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def record_rules(record: dict) -> Rules:

@@ -3,7 +3,8 @@
 Hypothesis (derandomized, so every run tries the same inputs) drives the engine, the GameState
 dict reader, the records validator and reader, a bot's answer lines, the AEC and Gymnasium envs
 and the OpenSpiel game; a seeded generator sends a fixed budget of requests to ``manni serve``'s
-app through Starlette's TestClient. Each input is either accepted or refused with the surface's documented error and the
+app through Starlette's TestClient, of odd text in uploads, and of raw TCP openings to a real
+server on 127.0.0.1; Hypothesis sends it ``Host`` and ``Origin`` headers. Each input is either accepted or refused with the surface's documented error and the
 state unchanged; anything else fails. The counts are printed at the end of the run
 (``tests/helpers/fuzzing.py``).
 """
@@ -440,3 +441,157 @@ def test_table_socket_fuzz_within_a_fixed_budget(tmp_path):
                 else:
                     state = answer
                 tally("table socket", answer["type"] == "error")
+
+
+# ----------------------------------------------------------------------------- manni serve: Host, Origin, uploads, raw TCP
+HEADER = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40)
+
+
+@FUZZ
+@given(origin=HEADER | st.sampled_from(["null", "http://127.0.0.1:8000", "http://[::1]:8000", "http://127.0.0.1:80"]),
+       host=HEADER | st.sampled_from(["", "127.0.0.1:8000", "[::1]:8000", "localhost", "[::1", "a:b:c"]))
+def test_host_and_origin_headers_are_answered_never_500(origin, host):
+    """Any printable ``Host`` and ``Origin``: the server's own origin passes, anything else gets
+    400, 403 or 421 with an error line; the origin check itself never raises."""
+    pytest.importorskip("fastapi")
+    from manni_agents.play.web.origin import same_origin
+
+    assert isinstance(same_origin(origin, host), bool)
+    status = _host_check_status(host, origin)
+    assert status in (201, 400, 403, 421), (host, origin, status)
+    tally("manni serve Host and Origin", status != 201)
+
+
+def _host_check_status(host: str, origin: str) -> int:
+    """The status of a table creation with these headers, through the HostCheck middleware alone."""
+    import asyncio
+
+    from manni_agents.play.web.origin import HostCheck, allowed_hosts
+
+    async def created(scope, receive, send):
+        await send({"type": "http.response.start", "status": 201, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    scope = {"type": "http", "method": "POST", "path": "/api/tables",
+             "headers": [(b"host", host.encode("latin-1")), (b"origin", origin.encode("latin-1"))]}
+    asyncio.run(HostCheck(created, allowed_hosts("127.0.0.1"))(scope, receive, send))
+    return sent[0]["status"]
+
+
+ODD_TEXT = ["\ud800", "\udfff", "x\udc00y", "a" * 100_000, "\x00\x1f", "🂡" * 50, "\u2028", ""]
+
+
+def test_uploads_of_records_with_odd_text_are_answered_never_500(tmp_path):
+    """A valid record with one string (a name, a field, a key) replaced by odd text: lone
+    surrogates, 100,000 characters, control characters, a line separator. Answered 200 (a name)
+    or 400 (not text), within a small answer, never 500."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from manni_agents.play.web.app import create_app
+    from manni_agents.play.web.lineup import Lineup
+    from manni_agents.play.web.store import GameStore
+
+    rng = np.random.default_rng(52)
+    record = RECORDS["basic"]
+    with TestClient(create_app(GameStore(tmp_path / "records"), Lineup()), raise_server_exceptions=False) as client:
+        for _ in range(40):
+            odd = copy.deepcopy(record)
+            text = str(rng.choice(ODD_TEXT))
+            where = int(rng.integers(4))
+            if where == 0:
+                odd["players"] = ["a", "b", "c"]
+                odd["players"][int(rng.integers(3))] = text
+            elif where == 1:
+                odd["final"][text] = text
+            elif where == 2:
+                odd[text] = [text]
+            else:
+                odd["variant"] = text
+            body = (json.dumps(record) + "\n" + json.dumps(odd) + "\n").encode()
+            answer = client.post(f"/api/replay?game={int(rng.integers(2))}", content=body)
+            assert answer.status_code in (200, 400), (where, text[:20], answer.status_code, answer.text[:300])
+            assert len(answer.content) < 2_000_000
+            if answer.status_code == 400:
+                assert clear(Exception(answer.json()["error"]))
+            tally("manni serve odd text", answer.status_code == 400)
+
+
+RAW_BUDGET = 60
+
+
+def _raw_head(rng: np.random.Generator) -> bytes:
+    """A hostile start of a connection: garbage, a cut or mangled request head, a huge header."""
+    head = b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n"
+    choice = int(rng.integers(6))
+    if choice == 0:
+        return rng.bytes(int(rng.integers(1, 300)))
+    if choice == 1:
+        return head[: int(rng.integers(1, len(head)))]
+    if choice == 2:
+        data = bytearray(head + b'{"variant": "basic"}')
+        for _ in range(int(rng.integers(1, 6))):
+            data[int(rng.integers(len(data)))] = int(rng.integers(256))
+        return bytes(data)
+    if choice == 3:
+        return b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"a" * int(rng.integers(10_000, 200_000)) + b"\r\n\r\n"
+    if choice == 4:
+        return head + b'{"var'  # a body cut short
+    return b"GET /api/variants HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+def test_raw_tcp_fuzz_of_the_connection_layer(tmp_path, monkeypatch, caplog):
+    """Garbage, cut and mangled heads, huge headers and short bodies over real TCP connections,
+    all at once: each is answered with a status below 500 or closed, within the deadlines, and the
+    server logs no traceback."""
+    pytest.importorskip("uvicorn")
+    import socket
+    import threading
+    import time
+
+    from manni_agents.play.web import connections
+    from manni_agents.play.web.app import create_app, listen, server
+    from manni_agents.play.web.lineup import Lineup
+    from manni_agents.play.web.store import GameStore
+
+    monkeypatch.setattr(connections, "HEAD_SECONDS", 0.5)
+    monkeypatch.setattr(connections, "BODY_SECONDS", 0.5)
+    rng = np.random.default_rng(12)
+    sock = listen("127.0.0.1", 0)
+    uvicorn_server = server(create_app(GameStore(tmp_path / "web"), Lineup()))
+    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not uvicorn_server.started:
+        time.sleep(0.02)
+    try:
+        clients = []
+        for _ in range(RAW_BUDGET):
+            client = socket.create_connection(sock.getsockname()[:2], timeout=5)
+            try:
+                client.sendall(_raw_head(rng))
+            except OSError:  # the server refused it before it was all sent
+                pass
+            clients.append(client)
+        for client in clients:
+            data = b""
+            try:
+                while chunk := client.recv(65536):
+                    data += chunk
+            except OSError:
+                pass
+            client.close()
+            status = int(data[9:12]) if data.startswith(b"HTTP/1.1 ") else None
+            assert status is None or status < 500, data[:300]
+            tally("manni serve raw TCP", status is None or status >= 400)
+    finally:
+        uvicorn_server.should_exit = True
+        thread.join(timeout=15)
+    assert "Traceback" not in caplog.text

@@ -199,7 +199,7 @@ def test_the_server_bounds_its_connections_below_its_open_files(tmp_path, lineup
 
     before = resource.getrlimit(resource.RLIMIT_NOFILE)
     try:
-        limit = server(create_app(GameStore(tmp_path), lineup)).config.limit_concurrency
+        limit = server(create_app(GameStore(tmp_path), lineup)).config.http.gate.limit
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, before)
@@ -251,7 +251,7 @@ def test_host_and_origin_checks_refuse_other_sites(tmp_path, lineup):
         assert other.status_code == 403
         evil = {"origin": "http://attacker.example"}
         assert client.post("/api/tables", json={"variant": "basic"}, headers=evil).status_code == 403
-        created = client.post("/api/tables", json={"variant": "basic"}, headers={"origin": "http://localhost:8000"})
+        created = client.post("/api/tables", json={"variant": "basic"}, headers={"origin": "http://127.0.0.1:8000"})
         assert created.status_code == 201
         path = f"ws://127.0.0.1:8000/ws/tables/{created.json()['id']}"
         for origin in ("http://attacker.example", "null"):
@@ -259,9 +259,59 @@ def test_host_and_origin_checks_refuse_other_sites(tmp_path, lineup):
                 with client.websocket_connect(path, headers={"origin": origin}):
                     pass
             assert refused.value.code == 1008
-        with client.websocket_connect(path, headers={"origin": "http://manni.example:8000"}) as ws:
+        named = {"host": "manni.example:8000", "origin": "http://manni.example:8000"}
+        with client.websocket_connect(path, headers=named) as ws:
             ws.send_json({"type": "watch"})
             assert ws.receive_json()["type"] == "welcome"
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:3000", "http://127.0.0.1:8001", "http://localhost:8000",
+                                    "http://127.0.0.1", "null", "http://127.0.0.1:8000/x",
+                                    "http://127.0.0.1:99999", "file://", "http://user@127.0.0.1:8000"])
+def test_only_the_servers_own_origin_may_post_or_open_a_socket(tmp_path, lineup, origin):
+    """Another port of the same machine, another allowed name of it, ``null``: other origins. (The
+    scheme is not compared: one port speaks one protocol, so an ``https`` page of the same name and
+    port is this server behind a TLS proxy.)"""
+    from manni_agents.play.web.origin import allowed_hosts
+
+    app = create_app(GameStore(tmp_path), lineup, hosts=allowed_hosts("127.0.0.1"))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        refused = client.post("/api/tables", json={"variant": "basic"}, headers={"origin": origin})
+        assert refused.status_code == 403 and "this server is '127.0.0.1:8000'" in refused.json()["error"]
+        own = client.post("/api/tables", json={"variant": "basic"}, headers={"origin": "http://127.0.0.1:8000"})
+        assert own.status_code == 201
+        path = f"ws://127.0.0.1:8000/ws/tables/{own.json()['id']}"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            with client.websocket_connect(path, headers={"origin": origin}):
+                pass
+        assert closed.value.code == 1008
+        with client.websocket_connect(path, headers={"origin": "http://127.0.0.1:8000"}) as ws:
+            ws.send_json({"type": "watch"})
+            assert ws.receive_json()["type"] == "welcome"
+
+
+def test_the_default_port_may_be_written_or_not():
+    from manni_agents.play.web.origin import same_origin
+
+    assert same_origin("http://manni.example", "manni.example:80")
+    assert same_origin("https://manni.example", "manni.example")  # behind a TLS proxy that keeps Host
+    assert same_origin("http://[::1]:8000", "[::1]:8000")
+    assert not same_origin("http://manni.example", "manni.example:8000")
+    assert not same_origin("https://manni.example:8443", "manni.example")
+
+
+@pytest.mark.parametrize("host", ["", " "])
+def test_an_empty_host_is_refused(tmp_path, lineup, host):
+    from manni_agents.play.web.origin import allowed_hosts
+
+    app = create_app(GameStore(tmp_path), lineup, hosts=allowed_hosts("127.0.0.1"))
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        for method in ("GET", "POST"):
+            answer = client.request(method, "/api/tables" if method == "POST" else "/api/options",
+                                    json={"variant": "basic"} if method == "POST" else None,
+                                    headers={"host": host, "origin": "http://"})
+            assert answer.status_code == 400
+            assert answer.json()["error"] == "the request names no host: a Host header is required"
 
 
 def test_a_server_on_every_address_answers_to_this_machines_name():
@@ -284,3 +334,86 @@ def test_a_message_at_the_bound_is_read_and_one_past_it_refused(client):
         assert ws.receive_json()["message"] == "the game has already started"
         ws.send_text(start + " " * (MAX_MESSAGE + 1 - len(start)))
         assert ws.receive_json()["message"] == f"message too long ({MAX_MESSAGE + 1} characters; at most {MAX_MESSAGE})"
+
+
+# ----------------------------------------------------------------------------- a share per client
+def test_a_burst_of_hellos_for_one_seat_passes_its_cap_no_further(client, monkeypatch):
+    """Hellos sent together are counted as they are read, not once their seat is connected (a slow
+    connect widens the window they once all passed through): exactly MAX_SEAT_SOCKETS get in."""
+    import time
+
+    from manni_agents.play.web.table_api import MAX_SEAT_SOCKETS
+
+    connect = Table.connect
+    monkeypatch.setattr(Table, "connect", lambda table, seat: (time.sleep(0.2), connect(table, seat)))
+    table_id, token = _table(client)
+    with ExitStack() as stack:
+        sockets = [stack.enter_context(client.websocket_connect(f"/ws/tables/{table_id}"))
+                   for _ in range(MAX_SEAT_SOCKETS + 2)]
+        for ws in sockets:
+            ws.send_json({"type": "hello", "token": token})
+        firsts = [ws.receive_json() for ws in sockets]
+    assert sum(f["type"] == "welcome" for f in firsts) == MAX_SEAT_SOCKETS
+    assert sum(f.get("fatal", False) for f in firsts) == 2
+
+
+def test_one_client_holds_at_most_its_share_of_table_sockets(tmp_path, lineup, monkeypatch):
+    """Re-opening at each hello deadline once let one address hold all 512 table sockets."""
+    monkeypatch.setattr("manni_agents.play.web.table_api.SOCKETS_PER_CLIENT", 2)
+    app = create_app(GameStore(tmp_path), lineup)
+    with TestClient(app) as client, ExitStack() as stack:
+        other = TestClient(app, client=("192.0.2.7", 40000))
+        table_id, _ = _table(client)
+        path = f"/ws/tables/{table_id}"
+        silent = [stack.enter_context(client.websocket_connect(path)) for _ in range(2)]  # at the share
+        with client.websocket_connect(path) as extra:  # past it
+            error = extra.receive_json()
+            assert error["fatal"] and error["message"] == ("you have 2 table connections open, the most one client "
+                                                           "may have: close some tabs")
+            with pytest.raises(WebSocketDisconnect) as closed:
+                extra.receive_json()
+            assert closed.value.code == 1013
+        with other.websocket_connect(path) as ws:  # another client still gets in
+            ws.send_json({"type": "watch"})
+            assert ws.receive_json()["type"] == "welcome"
+        silent[0].send_json({"type": "watch"})
+        assert silent[0].receive_json()["type"] == "welcome"
+
+
+def test_one_client_has_at_most_its_share_of_games(tmp_path, lineup):
+    """One address could lock all 32 games, kept alive by a GET every 29 minutes."""
+    class Clock:
+        now = 0.0
+
+        def __call__(self) -> float:
+            return self.now
+
+    clock = Clock()
+    store = GameStore(tmp_path, max_games=32, idle_seconds=1800, clock=clock, per_client=2)
+    app = create_app(store, lineup)
+    with TestClient(app) as client:
+        other = TestClient(app, client=("2001:db8::1", 40000))
+        same_64 = TestClient(app, client=("2001:db8::2", 40000))
+        body = {"variant": "basic"}
+        ids = [client.post("/api/games", json=body).json()["id"] for _ in range(2)]  # at the share
+        refused = client.post("/api/games", json=body)  # past it
+        assert refused.status_code == 429
+        assert refused.json()["error"].startswith("you have 2 unfinished games, the most one client may have")
+        assert other.post("/api/games", json=body).status_code == 201
+        assert other.post("/api/games", json=body).status_code == 201
+        assert same_64.post("/api/games", json=body).status_code == 429  # one IPv6 /64 is one client
+        clock.now = 1799.0
+        assert client.get(f"/api/games/{ids[0]}").status_code == 200  # kept alive
+        clock.now = 1800.0  # the other one expires
+        assert client.post("/api/games", json=body).status_code == 201
+        assert client.post("/api/games", json=body).status_code == 429
+
+
+def test_client_key_groups_an_ipv6_64_and_unmaps_ipv4():
+    from manni_agents.play.web.limits import client_key
+
+    assert client_key("203.0.113.9") == "203.0.113.9"
+    assert client_key("2001:db8::1") == client_key("2001:db8::ffff:2") == "2001:db8::/64"
+    assert client_key("2001:db8:0:1::1") != client_key("2001:db8::1")
+    assert client_key("::ffff:203.0.113.9") == "203.0.113.9"
+    assert client_key(None) is None

@@ -142,6 +142,7 @@ def test_a_large_body_without_content_length_is_cut_off_while_read():
     (["--idle-minutes", "nan"], "argument --idle-minutes: must be a finite number above 0, got 'nan'"),
     (["--idle-minutes", "-1"], "argument --idle-minutes: must be a finite number above 0"),
     (["--max-replay-deals", "0"], "--max-replay-deals must be at least 1"),
+    (["--games-per-client", "0"], "--games-per-client must be at least 1"),
     (["--records", "/dev/full"], "--records: /dev/full is not a regular file"),
     (["--records-dir", "/proc/x"], "--records-dir: cannot save games in /proc/x"),
 ])
@@ -230,3 +231,94 @@ def test_an_oversized_body_gets_its_413_without_a_connection_reset(served, path,
             answer += data
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     assert b'"error"' in answer
+
+
+# ----------------------------------------------------------------------------- lone surrogates
+def test_a_lone_surrogate_is_refused_by_validate_and_never_answers_500(store, lineup, tmp_path, capsys, caplog):
+    """``"\\ud800"`` is valid JSON but not text: ``manni validate`` refuses the record, the server
+    does not start with it, and an upload holding one is answered (never a 500 or a traceback)."""
+    from manni_env.records import RecordError
+
+    record = long_game(1)
+    bad = json.loads(json.dumps(record))
+    bad["players"][0] = "\ud800"
+    with pytest.raises(RecordError, match=r"players\[0\]: a string holds a lone surrogate"):
+        validate_record(bad)
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(jsonl(record, bad))
+    assert main(["validate", str(path)]) == 1
+    assert "bad.jsonl:2: players[0]: a string holds a lone surrogate" in capsys.readouterr().out
+    assert main(["serve", "--port", "0", "--records-dir", str(tmp_path / "r"), "--records", str(path)]) == 2
+    assert "bad.jsonl:2: players[0]: a string holds a lone surrogate" in capsys.readouterr().err
+    invalid = {"variant": "\ud800", "players": ["\ud800", "b", "c"], "rounds": [], "\udc00": "x"}
+    app = create_app(store, lineup, records=[record, invalid])  # as if a file had slipped past validation
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.get("/api/options").status_code == 200
+        upload = client.post("/api/replay?game=1", content=jsonl(record, bad))
+        assert upload.status_code == 400 and "game 1: players[0]: a string holds a lone surrogate" in upload.json()["error"]
+        listed = client.post("/api/replay?game=0", content=jsonl(record, invalid))
+        assert listed.status_code == 200 and listed.json()["games"][1]["variant"] == "?"
+    assert "Traceback" not in caplog.text and "error while serving" not in caplog.text
+
+
+# ----------------------------------------------------------------------------- what one upload may cost
+def test_a_huge_player_name_is_shown_cut_and_costs_no_more_than_a_short_one(store, lineup):
+    """A 4.9 MB name once gave an 843 MB answer: names are shown cut to NAME_SHOWN characters, and
+    the record's fields beyond the format (in ``final`` too) are not copied into the answer."""
+    from manni_agents.play.web.replay import NAME_SHOWN
+
+    record = long_game(3)
+    at, past, huge = (json.loads(json.dumps(record)) for _ in range(3))
+    at["players"][0] = "a" * NAME_SHOWN
+    past["players"][0] = "b" * (NAME_SHOWN + 1)
+    huge["players"][0] = "c" * 4_900_000
+    huge["final"]["extra"] = "d" * 50_000
+    with TestClient(create_app(store, lineup)) as client:
+        sizes = []
+        for game in (at, past, huge):
+            answer = client.post("/api/replay?game=0", content=jsonl(game))
+            assert answer.status_code == 200
+            sizes.append(len(answer.content))
+            data = answer.json()
+        seat = client.post("/api/replay?game=0", content=jsonl(at)).json()["replay"]["players"][0]
+    assert seat == f"seat 0 ({'a' * NAME_SHOWN})"
+    assert data["replay"]["players"][0] == f"seat 0 ({'c' * (NAME_SHOWN - 1)}…)"
+    assert data["games"][0]["players"][0] == "c" * (NAME_SHOWN - 1) + "…"
+    assert "extra" not in data["replay"]["final"]
+    assert sizes[1] == sizes[2]  # a name past the bound: the same answer whatever its length
+
+
+def test_an_upload_lists_its_first_1000_games_and_reads_no_further(store, lineup):
+    """A valid record then 1.66 M ``{}`` lines once gave a 120 MB answer: the games listed (and
+    parsed) stop at MAX_LISTED."""
+    from manni_agents.play.web.replay import MAX_LISTED
+
+    record = jsonl(long_game(1))
+    with TestClient(create_app(store, lineup)) as client:
+        at = client.post("/api/replay?game=0", content=record + b"{}\n" * (MAX_LISTED - 1)).json()
+        assert len(at["games"]) == MAX_LISTED and at["more_games"] is False
+        past = client.post("/api/replay?game=0", content=record + b"{}\n" * MAX_LISTED).json()
+        assert len(past["games"]) == MAX_LISTED and past["more_games"] is True
+        beyond = client.post(f"/api/replay?game={MAX_LISTED}", content=record + b"{}\n" * MAX_LISTED)
+        assert beyond.status_code == 404
+        assert beyond.json()["error"] == f"no game {MAX_LISTED}: this server reads the first {MAX_LISTED:,} games of a file"
+        flood = client.post("/api/replay?game=0", content=record + b"{}\n" * 1_660_000)
+        assert flood.status_code == 200 and len(flood.content) < 300_000
+
+
+def test_a_replay_answer_is_bounded_in_bytes_and_time(store, lineup):
+    record = long_game(4)
+    with TestClient(create_app(store, lineup, records=[record])) as client:
+        size = len(client.get("/api/records/0").content)
+    with TestClient(create_app(store, lineup, records=[record], replays=ReplayGuard(max_bytes=size))) as client:
+        assert client.get("/api/records/0").status_code == 200  # at the bound
+    with TestClient(create_app(store, lineup, records=[record], replays=ReplayGuard(max_bytes=size - 1))) as client:
+        past = client.get("/api/records/0")
+        assert past.status_code == 413
+        assert past.json()["error"] == f"the replay is {size:,} bytes of JSON; this server sends at most {size - 1:,}"
+    with TestClient(create_app(store, lineup, records=[record], replays=ReplayGuard(seconds=1e-9))) as client:
+        slow = client.get("/api/records/0")
+        assert slow.status_code == 413
+        assert slow.json()["error"] == ("the replay was still building at deal 1 of 4: this server spends at most "
+                                        "1e-09 s on one replay")
+        assert client.post("/api/replay?game=0", content=jsonl(record)).status_code == 413

@@ -45,6 +45,7 @@ def test_review_sums_the_cost_and_shows_the_deals_par() -> None:
     rng = np.random.default_rng(0)
     while not table.state.rounds:  # the person plays a random legal card: some cost something
         table.act(0, [int(rng.choice(table.state.legal_actions()))])
+    assert table.value_reviews()  # the deal is over: its review changed
     review = table.message(0)["review"]
     cards = [d for d in review["decisions"] if "cost" in d]
     assert cards and all(d["phase"] == "play" and d["cost"] >= 0 for d in cards)
@@ -67,3 +68,26 @@ def test_single_games_and_replays_carry_par() -> None:
     assert replay["par"]["totals"] == totals(pars)
     ends = [f for f in replay["frames"] if f["deal_over"]]
     assert [f["deal_over"]["par"] for f in ends] == [p.to_dict() for p in pars]
+
+
+def test_a_move_is_applied_without_the_search_and_valued_after_it(monkeypatch) -> None:
+    """Valuing a person's cards (the search, ~30 ms a decision) once held up every move at a table:
+    the move is applied and pushed first, and :meth:`Table.value_reviews` values it afterwards, as
+    the hints would have (same worlds)."""
+    table = table_at_card_play(seed=5)
+    table.hints = False
+    state = table.state
+    key = (len(state.rounds), len(state.view(0).plays), 0)
+    expected = make_agent("search").card_values(state.view(0), np.random.default_rng([table.seed, *key]))
+    table._worth = None
+    card = int(state.legal_actions()[0])
+    calls = []
+    monkeypatch.setattr(table.search, "card_values", lambda *args: calls.append(args) or expected)
+    table.act(0, [card])
+    assert calls == []  # not on the move's way
+    [entry] = [d for d in table.reviews[-1] if d["seat"] == 0 and d["phase"] == "play"]
+    assert "cost" not in entry
+    assert not table.value_reviews()  # the deal goes on: no review sent changed
+    assert len(calls) == 1 and entry["points"] == round(expected.points[card], 3)
+    assert entry["cost"] == round(expected.cost(card), 3)
+    assert not table.value_reviews() and len(calls) == 1  # valued once

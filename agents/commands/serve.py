@@ -12,6 +12,7 @@ from pathlib import Path
 DEFAULT_RECORDS_DIR = "runs/web_records"
 MAX_REPLAY_DEALS = 200  # manni_agents.play.web.limits.MAX_REPLAY_DEALS (not imported: the web extra may be missing)
 TABLES_PER_CLIENT = 4  # manni_agents.play.web.tables.TABLES_PER_CLIENT
+GAMES_PER_CLIENT = 8  # manni_agents.play.web.store.GAMES_PER_CLIENT
 
 
 def _positive(text: str) -> float:
@@ -50,6 +51,9 @@ def register(subparsers) -> None:
     parser.add_argument("--tables-per-client", type=int, default=TABLES_PER_CLIENT,
                         help=f"tables in progress one client address may create (default {TABLES_PER_CLIENT}; "
                         "behind a proxy every client has the proxy's address)")
+    parser.add_argument("--games-per-client", type=int, default=GAMES_PER_CLIENT,
+                        help=f"unfinished games one client address may have (default {GAMES_PER_CLIENT}; behind a "
+                        "proxy that does not send X-Forwarded-For every client has the proxy's address)")
     parser.add_argument("--idle-minutes", type=_positive, default=30.0,
                         help="a game nobody touched for this long is saved and dropped (default 30)")
     parser.add_argument("--max-upload-mb", type=_positive, default=5.0, help="largest records file to upload (default 5)")
@@ -77,7 +81,7 @@ def _main(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         return _fail(f"--port must be in 0..65535, got {args.port}")
     for flag, value in (("--max-games", args.max_games), ("--max-replay-deals", args.max_replay_deals),
-                        ("--tables-per-client", args.tables_per_client)):
+                        ("--tables-per-client", args.tables_per_client), ("--games-per-client", args.games_per_client)):
         if value < 1:
             return _fail(f"{flag} must be at least 1, got {value}")
     if args.records and Path(args.records).exists() and not Path(args.records).is_file():
@@ -95,7 +99,7 @@ def _main(args: argparse.Namespace) -> int:
         lineup = Lineup(args.agent)
     except ValueError as err:
         return _fail(str(err))
-    store = GameStore(args.records_dir, args.max_games, args.idle_minutes * 60)
+    store = GameStore(args.records_dir, args.max_games, args.idle_minutes * 60, per_client=args.games_per_client)
     app = create_app(store, lineup, records, int(args.max_upload_mb * 1_000_000),
                      sweep_seconds=min(60.0, args.idle_minutes * 15), replays=ReplayGuard(args.max_replay_deals),
                      tables_per_client=args.tables_per_client, hosts=allowed_hosts(args.host, args.allowed_host))

@@ -7,6 +7,8 @@
 - :mod:`.guide`: the landing page's variants (names, one line each) and the rules page.
 - :mod:`.library`: the games the server saved, for the replay library.
 - :mod:`.app`: the FastAPI application (JSON API + the static page in ``static/``).
+- :mod:`.limits`, :mod:`.origin`, :mod:`.connections`: what one request may cost, the Host and
+  Origin checks, and the TCP connections' bounds (how many, per client, how long).
 
-Needs the ``web`` extra (FastAPI, uvicorn); only :mod:`.app` imports FastAPI.
+Needs the ``web`` extra (FastAPI, uvicorn).
 """

@@ -18,7 +18,8 @@ GET      ``/api/records/{n}``              replay of game ``n`` of the ``--recor
 GET      ``/api/library``                  the newest games this server saved (records dir)
 GET      ``/api/library/{offset}``         replay of the saved game at that byte offset
 POST     ``/api/replay?game=n``            replay of game ``n`` of an uploaded records file
-                                           (the request body; read in memory, size-limited)
+                                           (the request body; read in memory, size-limited),
+                                           and its first 1,000 games (``more_games``: more)
 =======  ================================  ==================================================
 
 Every error is JSON ``{"error": "..."}`` with a 4xx status (500 and a generic message for a bug,
@@ -41,17 +42,20 @@ from fastapi import FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from starlette.exceptions import HTTPException
 from starlette.middleware.gzip import GZipMiddleware
+from starlette.requests import ClientDisconnect
 
+from manni_agents.base import close_policies
+from manni_agents.play.web.connections import BoundedServer, bounded_server
 from manni_agents.play.web.game import MAX_ACTIONS, GameError, WebGame
 from manni_agents.play.web.guide import rules_page, variant_rows
 from manni_agents.play.web.library import saved_game, saved_games
-from manni_agents.play.web.limits import (DISCARD_BYTES, MAX_JSON_BYTES, BodySizeLimit, ReplayGuard, discard,
-                                          finished_record)
+from manni_agents.play.web.limits import (DISCARD_BYTES, MAX_JSON_BYTES, BodySizeLimit, ReplayGuard,
+                                          TextJSONResponse, client_key, discard, finished_record)
 from manni_agents.play.web.lineup import Lineup
 from manni_agents.play.web.origin import HostCheck
 from manni_agents.play.web.replay import build_replay, parse_records, summary
@@ -64,8 +68,8 @@ from manni_env.rules import VARIANTS, make_rules
 
 STATIC = Path(__file__).parent / "static"
 MAX_TARGET = 100
-#: Open connections (HTTP and WebSocket) beyond which uvicorn answers HTTP requests with 503, and
-#: the open files the server asks for (room for them, the table sockets and files besides).
+#: Open connections (HTTP and WebSocket) beyond which a new one is answered 503 and closed, and
+#: the open files the server asks for (room for them and files besides).
 MAX_CONNECTIONS, OPEN_FILES = 1024, 4096
 log = logging.getLogger("manni.serve")
 
@@ -112,7 +116,8 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
             await run_in_threadpool(tables.close)
             await run_in_threadpool(store.close)
 
-    app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+                  default_response_class=TextJSONResponse)
     app.add_middleware(GZipMiddleware, minimum_size=4096)
     app.add_middleware(BodySizeLimit, limit=max_json_bytes, exempt=("/api/replay",))
     if hosts is not None:
@@ -151,7 +156,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         }
 
     @app.post("/api/games", status_code=201)
-    def new_game(body: NewGame) -> dict:
+    def new_game(body: NewGame, request: Request) -> dict:
         options = {k: v for k, v in (("target", body.target), ("negative", body.negative)) if v is not None}
         try:
             rules = make_rules(body.variant, **options)
@@ -160,8 +165,9 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
             raise HTTPException(400, str(err)) from None
         game = WebGame(rules, opponents, body.seat, body.seed)
         try:
-            game_id = store.add(game)
+            game_id = store.add(game, client_key(request.client.host if request.client else None))
         except StoreFull as err:
+            close_policies(game.policies.values())
             raise HTTPException(429, str(err)) from None
         with game.lock:
             return {"id": game_id, **game.snapshot()}
@@ -189,7 +195,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         return build_replay(finished_record(game_of(game_id)))
 
     @app.get("/api/records/{index}")
-    def record_replay(index: int) -> dict:
+    def record_replay(index: int) -> Response:
         if not 0 <= index < len(records):
             raise HTTPException(404, f"no game {index}: this server's records file holds {len(records)} (from 0)")
         return replays.build(records[index])
@@ -199,7 +205,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         return {"games": saved_games(store.records_path)}
 
     @app.get("/api/library/{offset}")
-    def library_replay(offset: Annotated[int, PathParam(ge=0, lt=2**62)]) -> dict:
+    def library_replay(offset: Annotated[int, PathParam(ge=0, lt=2**62)]) -> Response:
         try:
             record = saved_game(store.records_path, offset)
         except KeyError:
@@ -210,27 +216,31 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
             raise HTTPException(400, f"the saved game is not a valid record: {err}") from None
 
     @app.post("/api/replay")
-    async def upload_replay(request: Request, game: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> dict:
+    async def upload_replay(request: Request, game: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> Response:
         data = await _read_body(request, max_upload_bytes)
         return await run_in_threadpool(_uploaded_replay, data, game, replays)
 
     return app
 
 
-def _uploaded_replay(data: bytes, game: int, replays: ReplayGuard) -> dict:
-    """The games of an uploaded records file and the replay of game ``game`` (in one of the
-    replay slots: parsing takes memory too)."""
+def _uploaded_replay(data: bytes, game: int, replays: ReplayGuard) -> Response:
+    """The games of an uploaded records file (its first :data:`~manni_agents.play.web.replay.MAX_LISTED`)
+    and the replay of game ``game``, in one of the replay slots (parsing takes memory too)."""
+
+    def make(deadline: float) -> dict:
+        uploaded, more = parse_records(data)
+        if game >= len(uploaded):
+            raise HTTPException(404, f"no game {game}: " + (f"this server reads the first {len(uploaded):,} games of a file"
+                                                             if more else f"the file holds {len(uploaded)} (from 0)"))
+        replays.check(uploaded[game])
+        return {"games": [summary(r, i) for i, r in enumerate(uploaded)], "more_games": more,
+                "replay": build_replay(uploaded[game], deadline)}
+
     try:
-        with replays.slot():
-            uploaded = parse_records(data)
-            if game >= len(uploaded):
-                raise HTTPException(404, f"no game {game}: the file holds {len(uploaded)} (from 0)")
-            replays.check(uploaded[game])
-            replay = build_replay(uploaded[game])
+        return replays.answer(make)
     except RecordError as err:
         where = "" if err.line is not None else f"game {game}: "
         raise HTTPException(400, f"{where}{err}") from None
-    return {"games": [summary(r, i) for i, r in enumerate(uploaded)], "replay": replay}
 
 
 def _error_handlers(app: FastAPI) -> None:
@@ -238,7 +248,7 @@ def _error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+        return TextJSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -246,12 +256,17 @@ def _error_handlers(app: FastAPI) -> None:
         for e in exc.errors()[:5]:
             where = ".".join(str(part) for part in e.get("loc", ())[1:])
             problems.append(f"{where}: {e.get('msg')}" if where else str(e.get("msg")))
-        return JSONResponse({"error": "bad request: " + "; ".join(problems)}, status_code=422)
+        return TextJSONResponse({"error": "bad request: " + "; ".join(problems)}, status_code=422)
+
+    @app.exception_handler(ClientDisconnect)
+    async def gone(request: Request, exc: ClientDisconnect) -> JSONResponse:
+        """The client left (or was closed as too slow) before its body arrived: nobody reads an answer."""
+        return TextJSONResponse({"error": "the client left before its request's body arrived"}, status_code=400)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
         log.error("error while serving %s %s", request.method, request.url.path, exc_info=exc)
-        return JSONResponse({"error": "internal server error (details are in the server's log)"}, status_code=500)
+        return TextJSONResponse({"error": "internal server error (details are in the server's log)"}, status_code=500)
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -311,12 +326,14 @@ def raise_file_limit(wanted: int = OPEN_FILES) -> int:
     return wanted if soft == resource.RLIM_INFINITY else soft
 
 
-def server(app: FastAPI, log_level: str = "warning"):
+def server(app: FastAPI, log_level: str = "warning") -> BoundedServer:
     """A uvicorn server for ``app``; ``server(app).run(sockets=[listen(host, port)])`` serves.
-    HTTP requests beyond :data:`MAX_CONNECTIONS` open connections (three quarters of the open files
-    when fewer are allowed) get 503; table WebSockets have their own bound (``table_api``)."""
-    import uvicorn
-
+    At most :data:`MAX_CONNECTIONS` connections (HTTP and WebSocket; three quarters of the open
+    files when fewer are allowed) are open at once, each within the deadlines and the client's
+    share of :mod:`manni_agents.play.web.connections`; table WebSockets have their own bounds besides
+    (``table_api``)."""
     limit = min(MAX_CONNECTIONS, raise_file_limit() // 4 * 3)
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, ws_max_size=WS_MAX_BYTES,
-                                         limit_concurrency=limit))
+    # no permessage-deflate: a table's push is 1-3 kB, and compressing it for each connection
+    # took 45% of the server's time for a push to 201 sockets
+    return bounded_server({"app": app, "log_level": log_level, "access_log": False, "ws_max_size": WS_MAX_BYTES,
+                           "ws_per_message_deflate": False}, limit)

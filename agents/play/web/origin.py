@@ -9,9 +9,14 @@ any address. So :class:`HostCheck` refuses
   ``{"error": ...}`` (a WebSocket is closed before it is accepted, which the client sees as 403).
   An IP address is always allowed: rebinding works through a name, never an address, so friends
   on a LAN reach ``--host 0.0.0.0`` by the machine's address;
-- every WebSocket, and every HTTP request other than ``GET``/``HEAD``, whose ``Origin`` header
-  names a page of neither an allowed host nor the request's own ``Host`` (or ``null``): 403
-  likewise. A client that sends no ``Origin`` (not a browser) passes.
+- every request whose ``Host`` header is empty or missing: 400 likewise (HTTP/1.1 requires it,
+  and a request that names no host cannot be checked);
+- every WebSocket, and every HTTP request other than ``GET``/``HEAD``, whose ``Origin`` header is
+  not the server's own origin as the request reached it: ``http`` or ``https``, then exactly the
+  ``Host`` header's name and port (a default port written or not). A page of another port of the
+  same machine (``http://localhost:3000`` against a server on ``localhost:8000``), of another
+  allowed name, or ``null`` (a sandboxed page, a file) gets 403 likewise. A client that sends no
+  ``Origin`` (not a browser) passes.
 
 The allowed hosts are ``localhost``, ``127.0.0.1``, ``::1``, the address the server listens on
 and, when it listens on every address (``0.0.0.0``, ``::``), this machine's name; ``manni serve
@@ -38,6 +43,42 @@ def allowed_hosts(listen_host: str, extra: Iterable[str] = ()) -> frozenset[str]
     else:
         hosts.add(_bare(listen_host))
     return frozenset(hosts)
+
+
+def _authority(host: str, default_port: int) -> tuple[str, int] | None:
+    """A ``Host`` header as ``(name, port)``: ``[::1]:8000`` → ``("::1", 8000)``, the port
+    ``default_port`` when none is written; ``None`` when it cannot be read."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        if end == -1:
+            return None
+        name, port = host[1:end], host[end + 1:]
+    elif host.count(":") == 1:
+        name, port = host.split(":")[0], host[host.find(":"):]
+    else:
+        name, port = host, ""
+    if not port:
+        return name.rstrip("."), default_port
+    digits = port[1:]
+    if not port.startswith(":") or not (digits.isascii() and digits.isdigit()) or len(digits) > 5:
+        return None
+    return name.rstrip("."), int(digits)
+
+
+def same_origin(origin: str, host: str) -> bool:
+    """Whether the ``Origin`` header ``origin`` is the origin of a server reached as ``host`` (the
+    ``Host`` header): scheme ``http`` or ``https``, the same name and the same port, where a port
+    not written is the scheme's default."""
+    try:
+        parts = urlsplit(origin.strip())
+        port = parts.port
+    except ValueError:  # a port that is not a number, an unclosed bracket
+        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query or parts.username:
+        return False
+    default = 80 if parts.scheme == "http" else 443
+    return _authority(host, default) == (_bare(parts.hostname), default if port is None else port)
 
 
 def _bare(host: str) -> str:
@@ -74,13 +115,15 @@ class HostCheck:
         host = headers.get(b"host", b"").decode("latin-1")
         origin = headers.get(b"origin")
         problem = None
-        if host and not self._allowed(_bare(host)):
+        if not host.strip():
+            problem = 400, "the request names no host: a Host header is required"
+        elif not self._allowed(_bare(host)):
             problem = 421, (f"this server does not answer to the host {host[:100]!r} "
                             "(manni serve --allowed-host adds a name)")
         elif origin is not None and (scope["type"] == "websocket" or scope.get("method") not in ("GET", "HEAD")):
-            origin_host = _bare(urlsplit(origin.decode("latin-1")).hostname or "")
-            if origin_host not in self.hosts and origin_host != _bare(host):
-                problem = 403, f"requests from pages of other sites are refused (origin {origin[:100].decode('latin-1')!r})"
+            if not same_origin(origin.decode("latin-1"), host):
+                problem = 403, (f"requests from pages of other sites are refused (origin {origin[:100].decode('latin-1')!r}; "
+                                f"this server is {host[:100]!r})")
         if problem is None:
             await self.app(scope, receive, send)
         elif scope["type"] == "websocket":

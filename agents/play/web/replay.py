@@ -8,15 +8,19 @@ field ``probabilities`` (one list per deal, one entry per decision in this order
 ``{action: probability}``, written by ``manni serve`` for agents that expose them) is shown beside
 each decision; for a person's decision (player ``human``, at a table) they are the shipped agent's
 advice and the frame names its choice (``agent_choice``). :func:`parse_records` reads an uploaded
-JSON Lines file from memory. Each deal carries its par (:mod:`manni_agents.evaluation.par`): the
+JSON Lines file from memory, its first :data:`MAX_LISTED` games only. A player's name is shown
+cut to :data:`NAME_SHOWN` characters, and only the known fields of ``final`` are copied, so no
+field of a record is repeated into the answer at full length. Each deal carries its par (:mod:`manni_agents.evaluation.par`): the
 shipped agent's points in each seat playing all three seats on the deal's cards, and the players'
 points minus it; ``par`` sums them over the game.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import time
 from collections.abc import Sequence
 
 from manni_agents.evaluation import par
@@ -27,19 +31,30 @@ from manni_env.engine import GameState, Phase
 from manni_env.records import RecordError, json_problem, record_deals, record_rules, round_actions, validate_record
 
 _EXCHANGE_PHASES = (Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP, Phase.DISCARD)
+#: Games of an uploaded file that are read and listed (the rest of the file is not parsed).
+MAX_LISTED = 1000
+#: Characters of a player's name (a variant's: 20) shown in a replay and a list of games.
+NAME_SHOWN = 64
 
 
-def parse_records(data: bytes) -> list[dict]:
-    """The records of a JSON Lines file held in memory; :class:`RecordError` naming the first
-    line that is not a JSON object."""
+def shown(name: str, limit: int = NAME_SHOWN) -> str:
+    """``name`` cut to ``limit`` characters (the last one ``…`` when cut)."""
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def parse_records(data: bytes, limit: int = MAX_LISTED) -> tuple[list[dict], bool]:
+    """The first ``limit`` records of a JSON Lines file held in memory, and whether the file holds
+    more lines after them; :class:`RecordError` naming the first line that is not a JSON object."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise RecordError(f"the file is not UTF-8 text (bad byte at offset {err.start})") from None
-    records = []
-    for number, line in enumerate(text.splitlines(), 1):
+    records: list[dict] = []
+    for number, line in enumerate(io.StringIO(text, newline=""), 1):  # lazily: a line at a time
         if not line.strip():
             continue
+        if len(records) == limit:
+            return records, True
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
@@ -51,7 +66,7 @@ def parse_records(data: bytes) -> list[dict]:
         records.append(record)
     if not records:
         raise RecordError("the file holds no records (one manni-record/1 JSON object per line)")
-    return records
+    return records, False
 
 
 def summary(record: dict, index: int) -> dict:
@@ -60,10 +75,11 @@ def summary(record: dict, index: int) -> dict:
     if not (isinstance(players, list) and len(players) == 3 and all(isinstance(p, str) for p in players)):
         players = None
     winners = final.get("winners") if isinstance(final, dict) else None
+    variant = record.get("variant")
     return {
         "index": index,
-        "variant": record.get("variant") if isinstance(record.get("variant"), str) else None,
-        "players": players,
+        "variant": shown(variant, 20) if isinstance(variant, str) else None,
+        "players": [shown(p) for p in players] if players else None,
         "deals": len(rounds) if isinstance(rounds, list) else 0,
         "winners": winners if isinstance(winners, list) and all(type(w) is int for w in winners) else None,
     }
@@ -98,19 +114,22 @@ def _contract_text(contract, names: Sequence[str]) -> str | None:
     return text + (f", declared by {names[contract.declarer]}" if contract.declarer is not None else "")
 
 
-def build_replay(record: dict) -> dict:
+def build_replay(record: dict, deadline: float | None = None) -> dict:
     """The replay of ``record``: ``{"variant", "players", "deals", "frames", ...}``; raises
-    :class:`~manni_env.records.RecordError` (with round and trick) for an invalid record."""
+    :class:`~manni_env.records.RecordError` (with round and trick) for an invalid record, and
+    ``TimeoutError`` when a deal starts after ``deadline`` (``time.monotonic()``)."""
     validate_record(record)
     probabilities = _probabilities(record)
     rules = record_rules(record)
     state = GameState(rules, seed=0, deals=record_deals(record))
     players = record.get("players")
-    names = [f"seat {s} ({p})" for s, p in enumerate(players)] if players else [f"seat {s}" for s in range(3)]
+    names = [f"seat {s} ({shown(p)})" for s, p in enumerate(players)] if players else [f"seat {s}" for s in range(3)]
     frames: list[dict] = []
     deals = []
     pars = par.tracker_for(state)
     for i, r in enumerate(record["rounds"]):
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"the replay was still building at deal {i + 1} of {len(record['rounds'])}")
         deal_probs = probabilities[i] if i < len(probabilities) else []
         discarded: list[list[int]] = [[], [], []]
         contract = _contract_text(state.contract, names)
@@ -150,11 +169,16 @@ def build_replay(record: dict) -> dict:
         "scoring": rules.scoring,
         "seed": record.get("seed"),
         "players": names,
-        "final": record.get("final"),
+        "final": _final(record.get("final")),
         "deals": deals,
         "frames": frames,
         "par": par.summary(pars),
     }
+
+
+def _final(final: dict | None) -> dict | None:
+    """A validated record's ``final`` without the fields the format does not define."""
+    return None if final is None else {key: final[key] for key in ("net", "winners", "truncated") if key in final}
 
 
 def _table(state: GameState, i: int, phase: Phase, ended: bool) -> tuple[list[dict], int | None]:

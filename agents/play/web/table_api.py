@@ -32,17 +32,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from typing import Annotated, Literal
 
 import anyio
-from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from starlette.exceptions import HTTPException
 from starlette.websockets import WebSocketDisconnected, WebSocketState
 
+from manni_agents.base import close_policies
 from manni_agents.play.web.game import MAX_ACTIONS
-from manni_agents.play.web.limits import ReplayGuard, finished_record
+from manni_agents.play.web.limits import ReplayGuard, client_key, finished_record
 from manni_agents.play.web.lineup import SHIPPED, Lineup
 from manni_agents.play.web.store import StoreFull
 from manni_agents.play.web.tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
@@ -55,8 +57,9 @@ MAX_MESSAGE, MAX_WATCHERS, SEND_TIMEOUT = 4096, 32, 10.0
 #: Largest WebSocket frame the server reads at all (uvicorn closes the connection beyond, 1009).
 WS_MAX_BYTES = 65_536
 #: Table connections open at once (silent ones too), seconds a new one has to say hello,
-#: connections of one seat (a person's tabs).
-MAX_SOCKETS, HELLO_SECONDS, MAX_SEAT_SOCKETS = 512, 10.0, 8
+#: connections of one seat (a person's tabs), table connections of one client
+#: (:func:`~manni_agents.play.web.limits.client_key`).
+MAX_SOCKETS, HELLO_SECONDS, MAX_SEAT_SOCKETS, SOCKETS_PER_CLIENT = 512, 10.0, 8, 64
 #: What a connection that went away raises: the client closed it, or the server did (a slow one).
 GONE = (WebSocketDisconnect, WebSocketDisconnected)
 A_MESSAGE = "a message is a JSON object like {\"type\": \"move\", \"actions\": [12]}"
@@ -111,30 +114,48 @@ class Hub:
     """The open connections of each table and their seats; pushes each its own view once per
     version of the table."""
 
-    def __init__(self, tables: TableStore, max_sockets: int):
-        self.tables, self.max_sockets, self.open = tables, max_sockets, 0
+    def __init__(self, tables: TableStore, max_sockets: int, per_client: int):
+        self.tables, self.max_sockets, self.per_client, self.open = tables, max_sockets, per_client, 0
+        self.clients: dict[str | None, int] = {}  # open connections per client
         self.sockets: dict[str, dict[WebSocket, int | None]] = {}
-        self.sent: dict[WebSocket, int] = {}  # the version each connection was sent last
+        self.sent: dict[WebSocket, float] = {}  # the version each connection was sent last (inf: none yet)
         self.locks: dict[str, asyncio.Lock] = {}
         self.timers: set[asyncio.Task] = set()
 
     def add(self, table_id: str, ws: WebSocket, seat: int | None) -> None:
+        """Count ``ws`` as a connection of ``seat`` at once (so a burst of hellos cannot pass the
+        caps together); it is sent nothing until :meth:`ready`."""
         self.sockets.setdefault(table_id, {})[ws] = seat
+        self.sent[ws] = math.inf
         self.locks.setdefault(table_id, asyncio.Lock())
+
+    def ready(self, ws: WebSocket) -> None:
+        """``ws`` was welcomed: the next broadcast sends it the table."""
+        self.sent[ws] = -1
 
     def remove(self, table_id: str, ws: WebSocket) -> None:
         self.sockets.get(table_id, {}).pop(ws, None)
         self.sent.pop(ws, None)
 
-    def admit(self) -> bool:
-        """Count a new connection (whether it said hello or not); ``False`` at :attr:`max_sockets`."""
+    def admit(self, client: str | None) -> Refused | None:
+        """Count a new connection of ``client`` (whether it said hello or not), or say why not: at
+        :attr:`max_sockets`, or the client's :attr:`per_client` (an unknown client has none)."""
         if self.open >= self.max_sockets:
-            return False
+            return Refused(f"{self.max_sockets} table connections are open, the most this server keeps; "
+                           "try again later", 1013)
+        if client is not None and self.clients.get(client, 0) >= self.per_client:
+            return Refused(f"you have {self.per_client} table connections open, the most one client may have: "
+                           "close some tabs", 1013)
         self.open += 1
-        return True
+        self.clients[client] = self.clients.get(client, 0) + 1
+        return None
 
-    def release(self) -> None:
+    def release(self, client: str | None) -> None:
+        """A connection :meth:`admit` counted has ended."""
         self.open -= 1
+        self.clients[client] -= 1
+        if not self.clients[client]:
+            del self.clients[client]
 
     def connections(self, table_id: str, seat: int | None) -> int:
         """Connections of ``seat`` at the table (``None``: its spectators)."""
@@ -142,18 +163,24 @@ class Hub:
 
     async def broadcast(self, table_id: str, table: Table) -> None:
         """Send every connection of the table its seat's message if the table changed since its
-        last one (in order: one broadcast at a time)."""
+        last one (in order: one broadcast at a time). Each seat's message (and the spectators') is
+        built and encoded once, however many connections it has, and the people's connections are
+        sent theirs before the spectators."""
         lock = self.locks.setdefault(table_id, asyncio.Lock())
         async with lock:
             if table.state.finished and not table.saved:  # saved when it ends, like a single game
                 await run_in_threadpool(self.tables.games.save, table)
-            connections = [(ws, seat) for ws, seat in self.sockets.get(table_id, {}).items()
-                           if self.sent.get(ws, -1) < table.version]
-            messages = await run_in_threadpool(lambda: [table.message(seat) for _, seat in connections])
-            for (ws, _), message in zip(connections, messages):
+            connections = sorted(((ws, seat) for ws, seat in self.sockets.get(table_id, {}).items()
+                                  if self.sent.get(ws, -1) < table.version), key=lambda item: item[1] is None)
+            if not connections:
+                return
+            texts = await run_in_threadpool(_encoded, table, {seat for _, seat in connections})
+            for ws, seat in connections:
+                version, text = texts[seat]
                 try:
-                    self.sent[ws] = message["version"]
-                    await asyncio.wait_for(ws.send_json(message), SEND_TIMEOUT)
+                    self.sent[ws] = version
+                    with anyio.fail_after(SEND_TIMEOUT):
+                        await ws.send_text(text)
                 except Exception:  # a closed or stuck connection: closed; its own loop cleans up
                     self.remove(table_id, ws)
                     self._keep(asyncio.ensure_future(_close(ws, "too slow to receive the table's messages", 1008)))
@@ -187,10 +214,19 @@ class Hub:
         self.schedule(table_id, table)
 
 
+def _encoded(table: Table, seats: set[int | None]) -> dict[int | None, tuple[int, str]]:
+    """Each of ``seats``' message (``None``: the spectators'), with its version, as JSON text."""
+    encoded = {}
+    for seat in seats:
+        message = table.message(seat)
+        encoded[seat] = message["version"], json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return encoded
+
+
 def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: ReplayGuard) -> None:
     """Add the tables' routes and WebSocket (see the module docstring) to ``app``; ``replays``
     bounds the replays built."""
-    hub = Hub(tables, MAX_SOCKETS)
+    hub = Hub(tables, MAX_SOCKETS, SOCKETS_PER_CLIENT)
 
     def table_of(table_id: str) -> Table:
         try:
@@ -211,8 +247,9 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
         except ValueError as err:
             raise HTTPException(400, str(err)) from None
         try:
-            table_id = tables.add(table, request.client.host if request.client else None)
+            table_id = tables.add(table, client_key(request.client.host if request.client else None))
         except StoreFull as err:
+            close_policies(table.policies.values())
             raise HTTPException(429, str(err)) from None
         hub.schedule(table_id, table)
         return {"id": table_id, "invite": f"/#table={table_id}", **table.info()}
@@ -235,22 +272,23 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
         return {"id": table_id, "seat": seat, "token": token}
 
     @app.get("/api/tables/{table_id}/replay")
-    def table_replay(table_id: str) -> dict:
+    def table_replay(table_id: str) -> Response:
         return replays.build(finished_record(table_of(table_id)))
 
     @app.websocket("/ws/tables/{table_id}")
     async def table_socket(ws: WebSocket, table_id: str) -> None:
         await ws.accept()
-        if not hub.admit():
-            await _refuse(ws, Refused(f"{hub.max_sockets} table connections are open, the most this server keeps; "
-                                      "try again later", 1013))
+        client = client_key(ws.client.host if ws.client else None)
+        refused = hub.admit(client)
+        if refused is not None:
+            await _refuse(ws, refused)
             return
         try:
             await _serve(ws, table_id, tables, hub)
         except GONE:  # the client went away, or the server closed a slow connection, mid-message
             pass
         finally:
-            hub.release()
+            hub.release(client)
 
 
 async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> None:
@@ -260,11 +298,12 @@ async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> 
     except Refused as err:
         await _refuse(ws, err)
         return
-    if seat is not None:
-        await run_in_threadpool(table.connect, seat)
     hub.add(table_id, ws, seat)
     try:
+        if seat is not None:
+            await run_in_threadpool(table.connect, seat)
         await ws.send_json({"type": "welcome", "seat": seat})
+        hub.ready(ws)
         await hub.broadcast(table_id, table)
         while True:
             try:
@@ -273,6 +312,8 @@ async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> 
                 await ws.send_json({"type": "error", "message": str(err)})
                 continue
             await hub.broadcast(table_id, table)
+            if await run_in_threadpool(table.value_reviews):  # after the push: the search is not on a move's way
+                await hub.broadcast(table_id, table)
     finally:
         hub.remove(table_id, ws)
         if seat is not None and not table.closed:

@@ -25,7 +25,9 @@ from the person's view only) and what it gives away against the best card. Every
 person is kept beside the advisor's choice and probabilities, whether it was forced (the only legal
 move: not valued), and a card played beside its worth and cost: the *review* of a deal (sent after the deal, with the cost summed over the deal and the
 deal's par, :mod:`manni_agents.evaluation.par`) and, as the record's ``probabilities`` of the
-person's decisions, in the replay.
+person's decisions, in the replay. A card is valued after its move is pushed
+(:meth:`Table.value_reviews`), unless the hints valued it already: the search takes tens of
+milliseconds, and once made every move at a table wait for it.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from manni_env.cards import card_to_str
 from manni_env.engine import GameState, Phase
 from manni_env.records import game_record
 from manni_env.rules import Rules
+from manni_env.view import SeatView
 
 #: A seat open for a person (the other seats hold registry agent specs).
 PERSON = "person"
@@ -143,7 +146,10 @@ class Table:
         self.stand_in, self.hints, self.grace_seconds, self.clock = stand_in, hints, grace_seconds, clock
         self.advisor = make_agent(advisor) if advisor is not None else None
         self.search = make_agent("search") if advisor is not None else None  # what a card is worth
-        self._worth: tuple[tuple[int, int, int], CardValues | None] | None = None  # the last decision's
+        self._worth: tuple[tuple[int, int, int], CardValues] | None = None  # the last decision's
+        # the people's card plays whose worth the review still needs (entry, view, decision, card)
+        self._unvalued: list[tuple[dict, SeatView, tuple[int, int, int], int]] = []
+        self._search_lock = threading.Lock()  # one search at a time: hints (table locked) and value_reviews
         self.par = par.tracker_for(self.state)
         self.policies = {s: make_agent(seat.spec) for s, seat in enumerate(self.seats) if not seat.person}
         self.rngs = [np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(s,))) for s in range(3)]
@@ -314,11 +320,15 @@ class Table:
         probabilities = probabilities_of(self.advisor if person else self._policy(seat), view)
         if person and probabilities:
             chosen, best = A.action_to_str(action), next(iter(probabilities))
-            self.reviews[-1].append({
-                "deal": deal + 1, "seat": seat, "phase": phase.name.lower(), "action": chosen, "agent": best,
-                "p_action": probabilities.get(chosen, 0.0), "p_agent": probabilities[best], "differs": chosen != best,
-                "forced": len(view.legal_actions) == 1, **_worth_of(self._card_values(seat), action),
-            })
+            entry = {"deal": deal + 1, "seat": seat, "phase": phase.name.lower(), "action": chosen, "agent": best,
+                     "p_action": probabilities.get(chosen, 0.0), "p_agent": probabilities[best], "differs": chosen != best,
+                     "forced": len(view.legal_actions) == 1}
+            key = self._decision(view)
+            if key is not None and self._worth is not None and self._worth[0] == key:  # valued for the hints
+                entry.update(_worth_of(self._worth[1], action))
+            elif key is not None:  # valued after the move is pushed (value_reviews), not on its way
+                self._unvalued.append((entry, view, key, action))
+            self.reviews[-1].append(entry)
         state.apply(action)
         self.probabilities[-1].append(probabilities)
         if len(state.rounds) > deal:
@@ -329,19 +339,44 @@ class Table:
         if self.narrator is not None:
             self.narrator(state, seat, phase, action)
 
-    def _card_values(self, seat: int) -> CardValues | None:
-        """What each legal card of ``seat``'s card play now is worth (``None`` for other decisions,
-        a single legal card or no advisor), from ``seat``'s view only; one search per decision,
-        seeded by the table's seed and the decision (hints and review agree)."""
-        state = self.state
-        view = state.view(seat)
-        if self.search is None or state.to_move != seat or view.phase != Phase.PLAY or len(view.legal_actions) < 2:
+    def _decision(self, view: SeatView) -> tuple[int, int, int] | None:
+        """The card play whose cards the search values: ``(deal, cards played, seat)``; ``None``
+        for other decisions, a single legal card or no advisor."""
+        if self.search is None or view.to_move != view.seat or view.phase != Phase.PLAY or len(view.legal_actions) < 2:
             return None
-        key = (len(state.rounds), len(view.plays), seat)
+        return view.deal_index, len(view.plays), view.seat
+
+    def _values(self, view: SeatView, key: tuple[int, int, int]) -> CardValues:
+        """What each legal card of the decision ``key`` is worth, from ``view`` only; seeded by the
+        table's seed and the decision, so the hints and the review agree."""
+        with self._search_lock:
+            return self.search.card_values(view, np.random.default_rng([self.seed, *key]))
+
+    def _card_values(self, seat: int) -> CardValues | None:
+        """What each legal card of ``seat``'s card play now is worth (``None`` when
+        :meth:`_decision` is), computed once per decision."""
+        view = self.state.view(seat)
+        key = self._decision(view)
+        if key is None:
+            return None
         if self._worth is None or self._worth[0] != key:
-            rng = np.random.default_rng([self.seed, *key])
-            self._worth = key, self.search.card_values(view, rng)
+            self._worth = key, self._values(view, key)
         return self._worth[1]
+
+    def value_reviews(self) -> bool:
+        """Value the people's card plays made since the last call, for the review (the search runs
+        outside the table's lock: a move is pushed without waiting for it). Returns whether a review
+        already sent changed (a finished deal's), so the table is to be pushed again."""
+        with self.lock:
+            todo, self._unvalued = self._unvalued, []
+        valued = [(entry, _worth_of(self._values(view, key), action)) for entry, view, key, action in todo]
+        with self.lock:
+            for entry, worth in valued:
+                entry.update(worth)
+            shown = any(entry["deal"] <= len(self.state.rounds) for entry, _ in valued)
+            if shown:
+                self._changed()
+            return shown
 
     # ------------------------------------------------------------------ what leaves the server
     def info(self) -> dict:

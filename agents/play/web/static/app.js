@@ -445,12 +445,17 @@ function dealStep(direction) {
   else go(current + 1 < starts.length ? starts[current + 1] : replay.frames.length - 1);
 }
 
-function fillGames(select, games) {
+function fillGames(select, games, more = false) {
   select.replaceChildren(...games.map((g) => {
     const winners = g.winners ? ` · winner ${g.winners.map((s) => (g.players ? g.players[s] : `seat ${s}`)).join(", ")}` : " · unfinished";
     return el("option", "", `${g.index + 1}: ${variantName(g.variant)} · ${g.deals} deal${g.deals === 1 ? "" : "s"}${winners}`);
   }));
   games.forEach((g, i) => { select.options[i].value = String(g.index); });
+  if (more) {  // the server reads the first games of a long file only
+    const note = el("option", "", `The file holds more games: the first ${games.length} are listed`);
+    note.disabled = true;
+    select.append(note);
+  }
 }
 
 async function loadLibrary() {
@@ -471,7 +476,7 @@ async function loadLibrary() {
 
 async function loadUpload(index) {
   const data = await api("POST", `/api/replay?game=${index}`, uploaded, true);
-  fillGames($("replay-game"), data.games);
+  fillGames($("replay-game"), data.games, data.more_games);
   $("replay-game").value = String(index);
   $("replay-game-label").hidden = false;
   openReplay(data.replay);
