@@ -23,9 +23,10 @@ be decoded back into words (:func:`describe`). Scaled numbers:
   :data:`FIXED_SCORE_SCALE` (the fixed-length announcement variants);
 - ``v1``'s ``unseen_above`` counts are divided by :data:`UNSEEN_SCALE`.
 
-Contracts each seat has used (announcement variants) have six slots in Laugarvatnsmanni's order
-(spades, hearts, diamonds, clubs, grand, nullo); Trjámann's "suit" contract (hearts or diamonds,
-named by the declarer) uses slot 1, the hearts slot, since hearts is not a contract of its own there.
+Contracts each seat has used (announcement variants) have one slot each of
+:data:`~manni_env.rules.CONTRACT_SLOTS` (spades, hearts, diamonds, clubs, grand, nullo); Trjámann's
+"suit" contract (hearts or diamonds, named by the declarer) uses the hearts slot, since hearts is not
+a contract of its own there.
 
 :class:`StateEncoder` is the privileged full state (every hand, the unseen Manni, every discard)
 for PettingZoo's ``state()``: tools only, never a policy's input.
@@ -40,7 +41,7 @@ import numpy as np
 from manni_env.actions import NUM_ACTIONS
 from manni_env.cards import ACE, NUM_CARDS, SUITS, card_to_str, sort_for_display
 from manni_env.engine import GameState, trick_winner
-from manni_env.rules import VARIANTS, ContractKind, ExchangeScheme, Phase, Rules
+from manni_env.rules import CONTRACT_SLOTS, VARIANTS, ContractKind, ExchangeScheme, Phase, Rules
 from manni_env.view import SeatView
 
 HISTORIES = ("summary", "full")
@@ -55,19 +56,17 @@ FIXED_SCORE_SCALE = 32
 EXCHANGE_SCALE = 12
 CONTRACT_KINDS = tuple(k.label for k in ContractKind)  # by ContractKind index
 PHASES = ("exchange", "swap", "pickup", "discard", "announce", "play")  # Phase 0..5
-#: Slots of the "contracts used" segment (the variant table's ``Announcement.slot``); Trjámann's
-#: "suit" shares slot 1 (see the module docstring).
-CONTRACT_SLOTS = ("spades", "hearts", "diamonds", "clubs", "grand", "nullo")
 SEAT_NAMES = ("me", "left", "right")
 _CARD_BYTES = 7  # 56 bits hold a 52-card mask
-_PLAY_SLOT = NUM_CARDS + 3  # one history slot: card one-hot + relative seat one-hot
+#: Floats of one slot of the ``history`` segment: the card one-hot and the relative seat one-hot.
+PLAY_SLOT = NUM_CARDS + 3
 _REL = tuple(tuple((a - s) % 3 for a in range(3)) for s in range(3))  # _REL[seat][abs] = relative
 #: _BYTE_BITS[b]: the 8 bits of byte value b, least significant first, as floats
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float32)
 #: _PLAY_BITS[relative seat][card]: the bits of one history slot
 _PLAY_BITS = tuple(tuple(1 << card | 1 << (NUM_CARDS + r) for card in range(NUM_CARDS)) for r in range(3))
-#: _TRICK_ORDER[nullo]: the ranks of a suit from the highest in the trick order to the lowest
-_TRICK_ORDER = (tuple(range(ACE, -1, -1)), (*range(ACE - 1, -1, -1), ACE))
+#: TRICK_ORDER[nullo]: the ranks of a suit from the highest in the trick order to the lowest
+TRICK_ORDER = (tuple(range(ACE, -1, -1)), (*range(ACE - 1, -1, -1), ACE))
 
 
 @dataclass(frozen=True)
@@ -123,7 +122,8 @@ def _observation_segments(rules: Rules, history: str, layout: str = "v0") -> lis
         ("passed", 3, "Basic / announcement: relative seats that kept the hand / passed the Manni"),
         ("taker", 3, "announcement: relative seat that took the Manni"),
         ("declarer", 3, "announcement: relative seat of the declarer"),
-        ("used_contracts", 18, "announcement: contracts used, 6 slots per relative seat: " + ", ".join(
+        ("used_contracts", 3 * len(CONTRACT_SLOTS), f"announcement: contracts used, {len(CONTRACT_SLOTS)} slots "
+         "per relative seat: " + ", ".join(
             CONTRACT_SLOTS) + " (Trjámann's suit in the hearts slot)"),
         ("trick", 3 * 52, "current trick: the card each relative seat played to it (3 x 52)"),
         ("led_suit", 4, "suit led to the current trick: C, D, H, S"),
@@ -142,7 +142,7 @@ def _observation_segments(rules: Rules, history: str, layout: str = "v0") -> lis
     ]
     if history == "full":
         slots = 3 * rules.tricks_per_deal
-        parts.append(("history", slots * _PLAY_SLOT,
+        parts.append(("history", slots * PLAY_SLOT,
                       f"every play of this deal in order: {slots} slots x (52 card one-hot + 3 relative seat)"))
     if layout == "v1":
         parts += TRICK_PLAY_SEGMENTS
@@ -261,7 +261,7 @@ class ObservationEncoder:
             if phase == Phase.DISCARD and view.to_move == seat:
                 limit = (self._pickup_discards - len(view.pending)) / EXCHANGE_SCALE
             for s, names in enumerate(view.used_contracts):
-                base = o["used_contracts"] + 6 * rel[s]
+                base = o["used_contracts"] + len(CONTRACT_SLOTS) * rel[s]
                 for name in names:
                     bits |= 1 << (base + self._slot_of[name])
 
@@ -279,7 +279,7 @@ class ObservationEncoder:
         if self._full:  # Horner's scheme: the last play first, each earlier one shifted in below
             history = 0
             for s, card in reversed(view.plays):
-                history = history << _PLAY_SLOT | _PLAY_BITS[rel[s]][card]
+                history = history << PLAY_SLOT | _PLAY_BITS[rel[s]][card]
             bits |= history << o["history"]
         if self._trick_play:
             bits |= self._trick_play_bits(view, rel)
@@ -333,7 +333,7 @@ class ObservationEncoder:
         hand = view.hand
         seen = hand | view.discards | view.played[0] | view.played[1] | view.played[2] | ~self._pack
         contract = view.contract
-        order = _TRICK_ORDER[contract is not None and contract.kind == ContractKind.NULLO]
+        order = TRICK_ORDER[contract is not None and contract.kind == ContractKind.NULLO]
         base = self.offset["unseen_above"]
         for suit in range(0, NUM_CARDS, 13):
             above = 0
@@ -412,7 +412,7 @@ def describe(obs: np.ndarray, rules: Rules, history: str = "summary", layout: st
         if seg[name].any():
             lines.append(f"{label}: {', '.join(_seats(seg[name]))}")
     if rules.is_announcement:
-        used = seg["used_contracts"].reshape(3, 6)
+        used = seg["used_contracts"].reshape(3, len(CONTRACT_SLOTS))
         names = list(CONTRACT_SLOTS)
         for a in rules.spec.announcements:
             names[a.slot] = a.name
@@ -441,7 +441,7 @@ def describe(obs: np.ndarray, rules: Rules, history: str = "summary", layout: st
               f"totals: {per_seat('totals', score)}",
               f"deal: {round(seg['deal_index'][0] * rules.max_deals)}"]
     if history == "full":
-        slots = seg["history"].reshape(-1, _PLAY_SLOT)
+        slots = seg["history"].reshape(-1, PLAY_SLOT)
         plays_text = [f"{_one(s[NUM_CARDS:], SEAT_NAMES)} {_cards_text(s[:NUM_CARDS])}" for s in slots if s.any()]
         lines.append(f"history: {', '.join(plays_text) or '-'}")
     if layout == "v1":
@@ -510,6 +510,6 @@ class StateEncoder:
 
 
 __all__ = [
-    "FIXED_SCORE_SCALE", "HISTORIES", "LAYOUTS", "TRICK_PLAY_SEGMENTS", "ObservationEncoder", "Segment",
-    "StateEncoder", "check_layout", "describe", "layout_table", "score_scale",
+    "FIXED_SCORE_SCALE", "HISTORIES", "LAYOUTS", "PLAY_SLOT", "TRICK_ORDER", "TRICK_PLAY_SEGMENTS",
+    "ObservationEncoder", "Segment", "StateEncoder", "check_layout", "describe", "layout_table", "score_scale",
 ]

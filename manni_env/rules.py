@@ -120,7 +120,7 @@ class Announcement:
     name: str  # the contract used up ("suit" covers Trjámann's hearts and diamonds)
     kind: ContractKind
     trump: int | None
-    slot: int  # its slot in the observation's "contracts used" segment (see observation.py)
+    slot: int  # its slot in the observation's "contracts used" segment (:data:`CONTRACT_SLOTS`)
 
 
 @dataclass(frozen=True)
@@ -230,9 +230,21 @@ _PLUS_MINUS = (Score(-1, 4, 4), Score(1, 4, 4), Score(1, 4, 4))
 _DECLARER = (Score(-1, 6, 4), Score(1, 4, 8), Score(1, 4, 8))
 
 
+#: The slots of the observation's "contracts used" segment (per seat), in Laugarvatnsmanni's order:
+#: every contract an announcement variant can name, Trjámann's "suit" (hearts or diamonds, named by
+#: the declarer) in the hearts slot (:data:`SHARED_SLOTS`), since hearts is not a contract of its own there.
+CONTRACT_SLOTS = ("spades", "hearts", "diamonds", "clubs", "grand", "nullo")
+#: contract names that use another contract's slot
+SHARED_SLOTS = {"suit": "hearts"}
+
+
+def contract_slot(name: str) -> int:
+    """The slot of contract ``name`` in :data:`CONTRACT_SLOTS`."""
+    return CONTRACT_SLOTS.index(SHARED_SLOTS.get(name, name))
+
+
 def _announcements(*rows: tuple[int, str, ContractKind, int | None]) -> tuple[Announcement, ...]:
-    slots = {"spades": 0, "hearts": 1, "suit": 1, "diamonds": 2, "clubs": 3, "grand": 4, "nullo": 5}
-    return tuple(Announcement(action, name, kind, trump, slots[name]) for action, name, kind, trump in rows)
+    return tuple(Announcement(action, name, kind, trump, contract_slot(name)) for action, name, kind, trump in rows)
 
 
 def _spec(name: str, **fields) -> VariantSpec:
