@@ -165,7 +165,7 @@ def test_manni_train_picks_the_trainer_and_its_options(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--trainer", "sb3", "--history", "everything"], "--history must be one of summary, full, got 'everything'"),
     (["--trainer", "sb3", "--opponent-mix", "snapshot=0.8,random=0.5"], "the shares sum to 1.3, more than 1"),
-    (["--trainer", "rllib", "--opponent-mix", "nobody=0.5"], "'nobody' is not one of snapshot, rule_based, random"),
+    (["--trainer", "rllib", "--opponent-mix", "nobody=0.5"], "unknown opponent 'nobody'; valid opponents: snapshot, rule_based, random"),
     (["--lr", "0.001"], "--lr was renamed: use --learning-rate"),
     (["--trainer", "sb3", "--n-epochs=2"], "--n-epochs was renamed: use --update-epochs"),
     (["--trainer", "rllib", "--baseline-seats", "2"], "--baseline-seats was renamed: use --opponent-mix"),
