@@ -144,6 +144,14 @@ def test_every_trainer_takes_the_shared_options(trainer):
     assert (args.history, args.final_eval_deals) == ("full", 0)
 
 
+@pytest.mark.parametrize("trainer", TRAINERS)
+def test_a_run_directory_is_named_by_the_trainer_option(trainer, tmp_path):
+    """One vocabulary: ``--trainer vector`` writes ``runs/<variant>_vector_s<seed>_<time>``."""
+    module = pytest.importorskip(TRAINERS[trainer])
+    args = parse_args(module.Args, ["--runs-dir", str(tmp_path), "--variant", "basic", "--seed", "5"])
+    assert module.Args.TRAINER == trainer and args.run_dir().name.startswith(f"basic_{trainer}_s5_")
+
+
 def test_manni_train_picks_the_trainer_and_its_options(capsys):
     assert set(TRAINERS) == {"vector", "sb3", "rllib", "ray"}
     helps = {}

@@ -100,7 +100,7 @@ def upgrade_saved(data: dict[str, Any]) -> dict[str, Any]:
 class TrainArgs:
     """What every trainer takes (each trainer's ``Args`` adds its own options)."""
 
-    #: short name of the trainer in default run names
+    #: the trainer's name in ``manni train --trainer NAME`` (:data:`TRAINERS`), and so in default run names
     TRAINER: ClassVar[str] = "train"
 
     out: str | None = None
