@@ -10,7 +10,10 @@ Two layouts (:data:`LAYOUTS`): ``v0``, and ``v1`` = every ``v0`` segment unchang
 order, followed by the trick-play segments (:data:`TRICK_PLAY_SEGMENTS`: the position in the
 current trick, the card winning it so far and whose it is, the cards that led and won this deal's
 tricks, and for each card in hand how many unseen cards of its suit rank above it), so a ``v0``
-observation is the first ``v0 size`` floats of the ``v1`` observation of the same position.
+observation is the first ``v0 size`` floats of the ``v1`` observation of the same position. Each
+layout names the variants of its ``variant`` one-hot (:data:`LAYOUT_VARIANTS`: both name the four
+of today), so a row added to the variant table changes no observation of an existing layout and
+no checkpoint is refused for it; the new variant's one-hot is all zeros there.
 
 The layout is published as a table generated from the code (:func:`layout_table`) and a vector can
 be decoded back into words (:func:`describe`). Scaled numbers:
@@ -41,13 +44,19 @@ import numpy as np
 from manni_env.actions import NUM_ACTIONS
 from manni_env.cards import ACE, NUM_CARDS, SUITS, card_to_str, sort_for_display
 from manni_env.engine import GameState, trick_winner
-from manni_env.rules import CONTRACT_SLOTS, VARIANTS, ContractKind, ExchangeScheme, Phase, Rules
+from manni_env.rules import CONTRACT_SLOTS, ContractKind, ExchangeScheme, Phase, Rules
 from manni_env.view import SeatView
 
 HISTORIES = ("summary", "full")
 #: Observation layouts: ``v0`` the original one; ``v1`` = v0 followed by the trick-play segments
 #: (:data:`TRICK_PLAY_SEGMENTS`), so a v0 observation is the first ``v0 size`` floats of the v1 one.
 LAYOUTS = ("v0", "v1")
+#: The variants each layout names, in the order of its ``variant`` one-hot: the segment's width is
+#: frozen with the layout, not read from the variant table, so a row added to the table leaves every
+#: observation of these layouts (and every checkpoint trained on them) as it was. A variant a layout
+#: does not name has no bit there (the segment is all zeros); a new layout may name it.
+LAYOUT_VARIANTS: dict[str, tuple[str, ...]] = dict.fromkeys(
+    LAYOUTS, ("hornafjardar", "basic", "trjamann", "laugarvatn"))
 #: Divisor of the ``unseen_above`` counts (the most cards of a suit above a card).
 UNSEEN_SCALE = 12
 #: Divisor of the score tallies in the fixed-length variants (Trjámann, Laugarvatnsmanni).
@@ -100,6 +109,13 @@ def check_layout(layout: str) -> str:
     return layout
 
 
+def variant_slot(layout: str, variant: str) -> int | None:
+    """The bit of ``variant`` in ``layout``'s ``variant`` segment (:data:`LAYOUT_VARIANTS`), ``None``
+    when the layout does not name it."""
+    names = LAYOUT_VARIANTS[check_layout(layout)]
+    return names.index(variant) if variant in names else None
+
+
 def _observation_segments(rules: Rules, history: str, layout: str = "v0") -> list[tuple[str, int, str]]:
     if history not in HISTORIES:
         raise ValueError(f"history must be one of {', '.join(HISTORIES)}; got {history!r}")
@@ -107,7 +123,7 @@ def _observation_segments(rules: Rules, history: str, layout: str = "v0") -> lis
     scale = "target" if rules.target is not None else str(FIXED_SCORE_SCALE)
     parts = [
         ("hand", 52, "own hand now (card one-hot)"),
-        ("variant", len(VARIANTS), "variant: " + ", ".join(VARIANTS)),
+        ("variant", len(LAYOUT_VARIANTS[layout]), "variant: " + ", ".join(LAYOUT_VARIANTS[layout])),
         ("contract_kind", 3, "contract kind: nullo, trump, grand (zeros before the announcement)"),
         ("trump", 4, "trump suit: C, D, H, S (zeros without trump)"),
         ("cut_card", 52, "Hornafjarðarmanni: the cut card (public)"),
@@ -178,7 +194,8 @@ class ObservationEncoder:
         self.size = self.segments[-1].offset + self.segments[-1].size
         self.offset = {s.name: s.offset for s in self.segments}
         self._nbytes = (self.size + 7) // 8
-        self._variant_bit = 1 << (self.offset["variant"] + VARIANTS.index(rules.variant))
+        self.variant_slot = variant_slot(layout, rules.variant)
+        self._variant_bit = 0 if self.variant_slot is None else 1 << (self.offset["variant"] + self.variant_slot)
         self._scalars = self.offset["exchange_counts"]
         self._scalars_end = self.offset["deal_index"] + 1
         self._manni_size = rules.manni_size
@@ -389,7 +406,8 @@ def describe(obs: np.ndarray, rules: Rules, history: str = "summary", layout: st
         raise ValueError(f"expected an observation of shape ({enc.size},) for {rules.variant}, got {obs.shape}")
     seg = {s.name: obs[s.offset : s.offset + s.size] for s in enc.segments}
     score = score_scale(rules)
-    lines = [f"variant: {_one(seg['variant'], VARIANTS)}",
+    variant = _one(seg["variant"], LAYOUT_VARIANTS[layout]) or f"- (not named by layout {layout})"
+    lines = [f"variant: {variant}",
              f"phase: {_one(seg['phase'], PHASES) or 'game over'}; on turn: {_one(seg['to_move'], SEAT_NAMES) or '-'}",
              f"dealer: {_one(seg['dealer'], SEAT_NAMES)}"]
     kind = _one(seg["contract_kind"], CONTRACT_KINDS)
@@ -510,6 +528,7 @@ class StateEncoder:
 
 
 __all__ = [
-    "FIXED_SCORE_SCALE", "HISTORIES", "LAYOUTS", "PLAY_SLOT", "TRICK_ORDER", "TRICK_PLAY_SEGMENTS",
-    "ObservationEncoder", "Segment", "StateEncoder", "check_layout", "describe", "layout_table", "score_scale",
+    "FIXED_SCORE_SCALE", "HISTORIES", "LAYOUTS", "LAYOUT_VARIANTS", "PLAY_SLOT", "TRICK_ORDER",
+    "TRICK_PLAY_SEGMENTS", "ObservationEncoder", "Segment", "StateEncoder", "check_layout", "describe",
+    "layout_table", "score_scale", "variant_slot",
 ]

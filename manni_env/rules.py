@@ -9,6 +9,8 @@ range of a deal's points, whether deals are zero-sum. The engine, the vector env
 observation encoder, the belief sampler, records, renderers, the OpenSpiel games, the web app,
 the bot checker and the agents read the table instead of comparing variant names, so a fifth
 variant is one more row plus whatever rule is genuinely new (tests/test_variant_row.py adds some).
+A row changes no observation of an existing layout (each names its variants:
+``manni_env.observation.LAYOUT_VARIANTS``), so every trained agent keeps playing.
 
 ``make_rules("basic", target=5)`` is the one way every layer (engine, env, CLI) turns a variant
 name and options into a :class:`Rules`; an unknown variant or a bad option raises ``ValueError``
@@ -253,7 +255,8 @@ def _spec(name: str, **fields) -> VariantSpec:
     return VariantSpec(name=name, **{**defaults, **fields})
 
 
-#: The four variants (RULES.md), in the order of :data:`VARIANTS` (the observation's variant one-hot).
+#: The four variants (RULES.md), in the order of :data:`VARIANTS`. (The observation's variant one-hot
+#: is not read from it: each layout names its variants, ``manni_env.observation.LAYOUT_VARIANTS``.)
 VARIANT_TABLE: dict[str, VariantSpec] = {
     spec.name: spec
     for spec in (

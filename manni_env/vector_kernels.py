@@ -40,7 +40,7 @@ from manni_env.observation import (
     ObservationEncoder,
     score_scale,
 )
-from manni_env.rules import CONTRACT_SLOTS, VARIANTS, ContractKind, ContractSource, EndRule, ExchangeScheme, Phase, Rules
+from manni_env.rules import CONTRACT_SLOTS, ContractKind, ContractSource, EndRule, ExchangeScheme, Phase, Rules
 
 _PLAIN_NAME = "manni_env._vector_kernels_plain"  # this module loaded again without numba
 try:
@@ -161,7 +161,7 @@ class KernelRules(NamedTuple):
     outcome: bool  # rewards: the game outcome (else each deal's score)
     # the observation layout (ObservationEncoder.offset) and its scales
     o_hand: int
-    o_variant: int  # offset of this variant's bit
+    o_variant: int  # offset of this variant's bit, -1 where the layout names no bit for it
     o_kind: int
     o_trump: int
     o_cut: int
@@ -230,7 +230,7 @@ def kernel_rules(rules: Rules, encoder: ObservationEncoder, outcome: bool) -> Ke
         score_declarer_offset=np.array([s.declarer_offset for s in spec.scores], np.int64),
         has_floor=rules.floor is not None, floor=rules.floor or 0,
         end_rule=int(spec.end_rule), target=rules.target or 0, max_deals=rules.max_deals, outcome=outcome,
-        o_hand=o["hand"], o_variant=o["variant"] + VARIANTS.index(rules.variant), o_kind=o["contract_kind"],
+        o_hand=o["hand"], o_variant=-1 if encoder.variant_slot is None else o["variant"] + encoder.variant_slot, o_kind=o["contract_kind"],
         o_trump=o["trump"], o_cut=o["cut_card"], o_cut_holder=o["cut_holder"], o_dealer=o["dealer"],
         o_to_move=o["to_move"], o_phase=o["phase"], o_discards=o["discards"], o_drawn=o["drawn"],
         o_decided=o["exchange_decided"], o_owner=o["swapper"] if swap else o["taker"], o_passed=o["passed"],
@@ -680,7 +680,8 @@ def observe(state, rules, games, seats, obs, mask):
             flat[row + rules.o_plus + r] = plus[i, a] / rules.score_scale
             flat[row + rules.o_minus + r] = minus[i, a] / rules.score_scale
             flat[row + rules.o_totals + r] = totals[i, a] / rules.score_scale
-        flat[row + rules.o_variant] = 1.0
+        if rules.o_variant >= 0:
+            flat[row + rules.o_variant] = 1.0
         rel_dealer = _rel(dealer[i], seat)
         flat[row + rules.o_dealer + rel_dealer] = 1.0
         flat[row + rules.o_to_move + _rel(to_move[i], seat)] = 1.0
