@@ -55,8 +55,10 @@ LAYOUTS = ("v0", "v1")
 #: frozen with the layout, not read from the variant table, so a row added to the table leaves every
 #: observation of these layouts (and every checkpoint trained on them) as it was. A variant a layout
 #: does not name has no bit there (the segment is all zeros); a new layout may name it.
-LAYOUT_VARIANTS: dict[str, tuple[str, ...]] = dict.fromkeys(
-    LAYOUTS, ("hornafjardar", "basic", "trjamann", "laugarvatn"))
+LAYOUT_VARIANTS: dict[str, tuple[str, ...]] = {
+    "v0": ("hornafjardar", "basic", "trjamann", "laugarvatn"),
+    "v1": ("hornafjardar", "basic", "trjamann", "laugarvatn"),
+}
 #: Divisor of the ``unseen_above`` counts (the most cards of a suit above a card).
 UNSEEN_SCALE = 12
 #: Divisor of the score tallies in the fixed-length variants (Trjámann, Laugarvatnsmanni).
