@@ -29,7 +29,7 @@ from manni_env.rules import ContractKind, Phase, Rules
 
 _PLAIN_NAME = "manni_agents._rule_based_kernels_plain"  # this module loaded again without numba
 _env_kernels = vector_kernels.plain_kernels() if __name__ == _PLAIN_NAME else vector_kernels
-jit, _trick_winner = _env_kernels.jit, _env_kernels._trick_winner
+jit, kernel_trick_winner = _env_kernels.jit, _env_kernels.kernel_trick_winner
 NULLO, TRUMP, GRAND = int(ContractKind.NULLO), int(ContractKind.TRUMP), int(ContractKind.GRAND)
 EXCHANGE, SWAP, PICKUP, DISCARD, ANNOUNCE, PLAY = (
     int(Phase.EXCHANGE), int(Phase.SWAP), int(Phase.PICKUP), int(Phase.DISCARD), int(Phase.ANNOUNCE), int(Phase.PLAY))
@@ -388,7 +388,7 @@ def _winning_card(t0, t1, tl, trump, nullo):
     """The card winning the trick so far: ``t0``, or ``t0`` and ``t1`` when ``tl`` is 2 (the last
     card repeated as the third, which never beats itself)."""
     b = t1 if tl == 2 else t0
-    return t0 if _trick_winner(t0, b, b, trump, nullo) == 0 else b
+    return t0 if kernel_trick_winner(t0, b, b, trump, nullo) == 0 else b
 
 
 @jit

@@ -1,30 +1,35 @@
-"""Parsing of an agent spec's options (``pimc:worlds=16,rollout=random``), shared by the registry
-and the agents that take options (kept apart from the registry so those agents do not import it)."""
+"""The one parser of ``name=value`` option lists (an agent spec's ``pimc:worlds=16,rollout=random``,
+the trainers' ``--opponent-mix snapshot=0.2,rule_based=0.75``) and its value converters, shared by
+the registry, the agents that take options and the trainers (kept apart from the registry so those
+agents do not import it)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 
 
-def parse_options(arg: str | None, types: dict[str, Callable[[str], object]]) -> dict[str, object]:
+def parse_options(arg: str | None, types: dict[str, Callable[[str], object]], what: str = "option",
+                  form: str = "name=value") -> dict[str, object]:
     """``"worlds=16,rollout=random"`` → ``{"worlds": 16, "rollout": "random"}`` using ``types``
-    (name → converter raising ``ValueError``); unknown or repeated names are errors."""
+    (name → converter raising ``ValueError``); unknown or repeated names are errors, whose words
+    call an item ``what`` written ``form`` (``opponent``, ``kind=share``)."""
     options: dict[str, object] = {}
     if arg is None or not arg.strip():
         return options
     for item in arg.split(","):
         key, eq, value = (part.strip() for part in item.partition("="))
         if not eq or not key or not value:
-            raise ValueError(f"options are 'name=value' separated by commas, got {item!r}")
+            raise ValueError(f"{what}s are '{form}' separated by commas, got {item!r}")
         if key not in types:
-            raise ValueError(f"unknown option {key!r}; valid options: {', '.join(types)}")
+            raise ValueError(f"unknown {what} {key!r}; valid {what}s: {', '.join(types)}")
         if key in options:
-            raise ValueError(f"option {key!r} given twice")
+            raise ValueError(f"{what} {key!r} given twice")
         try:
             options[key] = types[key](value)
         except ValueError as err:
-            raise ValueError(f"option {key}={value!r}: {err}") from None
+            raise ValueError(f"{what} {key}={value!r}: {err}") from None
     return options
 
 
@@ -74,4 +79,15 @@ def seconds(text: str) -> float:
     value = positive_float(text)
     if value > MAX_SECONDS:
         raise ValueError(f"must be at most {MAX_SECONDS:g} seconds (a day)")
+    return value
+
+
+def probability(text: str) -> float:
+    """An option converter: a number from 0 to 1, as a decimal or a fraction (``0.2``, ``1/3``)."""
+    try:
+        value = float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
+        raise ValueError("must be a number such as 0.2 or 1/3") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError("must be between 0 and 1")
     return value

@@ -10,7 +10,10 @@ Two layouts (:data:`LAYOUTS`): ``v0``, and ``v1`` = every ``v0`` segment unchang
 order, followed by the trick-play segments (:data:`TRICK_PLAY_SEGMENTS`: the position in the
 current trick, the card winning it so far and whose it is, the cards that led and won this deal's
 tricks, and for each card in hand how many unseen cards of its suit rank above it), so a ``v0``
-observation is the first ``v0 size`` floats of the ``v1`` observation of the same position.
+observation is the first ``v0 size`` floats of the ``v1`` observation of the same position. Each
+layout names the variants of its ``variant`` one-hot (:data:`LAYOUT_VARIANTS`: both name the four
+of today), so a row added to the variant table changes no observation of an existing layout and
+no checkpoint is refused for it; the new variant's one-hot is all zeros there.
 
 The layout is published as a table generated from the code (:func:`layout_table`) and a vector can
 be decoded back into words (:func:`describe`). Scaled numbers:
@@ -23,9 +26,10 @@ be decoded back into words (:func:`describe`). Scaled numbers:
   :data:`FIXED_SCORE_SCALE` (the fixed-length announcement variants);
 - ``v1``'s ``unseen_above`` counts are divided by :data:`UNSEEN_SCALE`.
 
-Contracts each seat has used (announcement variants) have six slots in Laugarvatnsmanni's order
-(spades, hearts, diamonds, clubs, grand, nullo); Trjámann's "suit" contract (hearts or diamonds,
-named by the declarer) uses slot 1, the hearts slot, since hearts is not a contract of its own there.
+Contracts each seat has used (announcement variants) have one slot each of
+:data:`~manni_env.rules.CONTRACT_SLOTS` (spades, hearts, diamonds, clubs, grand, nullo); Trjámann's
+"suit" contract (hearts or diamonds, named by the declarer) uses the hearts slot, since hearts is not
+a contract of its own there.
 
 :class:`StateEncoder` is the privileged full state (every hand, the unseen Manni, every discard)
 for PettingZoo's ``state()``: tools only, never a policy's input.
@@ -40,13 +44,21 @@ import numpy as np
 from manni_env.actions import NUM_ACTIONS
 from manni_env.cards import ACE, NUM_CARDS, SUITS, card_to_str, sort_for_display
 from manni_env.engine import GameState, trick_winner
-from manni_env.rules import VARIANTS, ContractKind, ExchangeScheme, Phase, Rules
+from manni_env.rules import CONTRACT_SLOTS, ContractKind, ExchangeScheme, Phase, Rules
 from manni_env.view import SeatView
 
 HISTORIES = ("summary", "full")
 #: Observation layouts: ``v0`` the original one; ``v1`` = v0 followed by the trick-play segments
 #: (:data:`TRICK_PLAY_SEGMENTS`), so a v0 observation is the first ``v0 size`` floats of the v1 one.
 LAYOUTS = ("v0", "v1")
+#: The variants each layout names, in the order of its ``variant`` one-hot: the segment's width is
+#: frozen with the layout, not read from the variant table, so a row added to the table leaves every
+#: observation of these layouts (and every checkpoint trained on them) as it was. A variant a layout
+#: does not name has no bit there (the segment is all zeros); a new layout may name it.
+LAYOUT_VARIANTS: dict[str, tuple[str, ...]] = {
+    "v0": ("hornafjardar", "basic", "trjamann", "laugarvatn"),
+    "v1": ("hornafjardar", "basic", "trjamann", "laugarvatn"),
+}
 #: Divisor of the ``unseen_above`` counts (the most cards of a suit above a card).
 UNSEEN_SCALE = 12
 #: Divisor of the score tallies in the fixed-length variants (Trjámann, Laugarvatnsmanni).
@@ -55,19 +67,17 @@ FIXED_SCORE_SCALE = 32
 EXCHANGE_SCALE = 12
 CONTRACT_KINDS = tuple(k.label for k in ContractKind)  # by ContractKind index
 PHASES = ("exchange", "swap", "pickup", "discard", "announce", "play")  # Phase 0..5
-#: Slots of the "contracts used" segment (the variant table's ``Announcement.slot``); Trjámann's
-#: "suit" shares slot 1 (see the module docstring).
-CONTRACT_SLOTS = ("spades", "hearts", "diamonds", "clubs", "grand", "nullo")
 SEAT_NAMES = ("me", "left", "right")
 _CARD_BYTES = 7  # 56 bits hold a 52-card mask
-_PLAY_SLOT = NUM_CARDS + 3  # one history slot: card one-hot + relative seat one-hot
+#: Floats of one slot of the ``history`` segment: the card one-hot and the relative seat one-hot.
+PLAY_SLOT = NUM_CARDS + 3
 _REL = tuple(tuple((a - s) % 3 for a in range(3)) for s in range(3))  # _REL[seat][abs] = relative
 #: _BYTE_BITS[b]: the 8 bits of byte value b, least significant first, as floats
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float32)
 #: _PLAY_BITS[relative seat][card]: the bits of one history slot
 _PLAY_BITS = tuple(tuple(1 << card | 1 << (NUM_CARDS + r) for card in range(NUM_CARDS)) for r in range(3))
-#: _TRICK_ORDER[nullo]: the ranks of a suit from the highest in the trick order to the lowest
-_TRICK_ORDER = (tuple(range(ACE, -1, -1)), (*range(ACE - 1, -1, -1), ACE))
+#: TRICK_ORDER[nullo]: the ranks of a suit from the highest in the trick order to the lowest
+TRICK_ORDER = (tuple(range(ACE, -1, -1)), (*range(ACE - 1, -1, -1), ACE))
 
 
 @dataclass(frozen=True)
@@ -101,6 +111,13 @@ def check_layout(layout: str) -> str:
     return layout
 
 
+def variant_slot(layout: str, variant: str) -> int | None:
+    """The bit of ``variant`` in ``layout``'s ``variant`` segment (:data:`LAYOUT_VARIANTS`), ``None``
+    when the layout does not name it."""
+    names = LAYOUT_VARIANTS[check_layout(layout)]
+    return names.index(variant) if variant in names else None
+
+
 def _observation_segments(rules: Rules, history: str, layout: str = "v0") -> list[tuple[str, int, str]]:
     if history not in HISTORIES:
         raise ValueError(f"history must be one of {', '.join(HISTORIES)}; got {history!r}")
@@ -108,7 +125,7 @@ def _observation_segments(rules: Rules, history: str, layout: str = "v0") -> lis
     scale = "target" if rules.target is not None else str(FIXED_SCORE_SCALE)
     parts = [
         ("hand", 52, "own hand now (card one-hot)"),
-        ("variant", len(VARIANTS), "variant: " + ", ".join(VARIANTS)),
+        ("variant", len(LAYOUT_VARIANTS[layout]), "variant: " + ", ".join(LAYOUT_VARIANTS[layout])),
         ("contract_kind", 3, "contract kind: nullo, trump, grand (zeros before the announcement)"),
         ("trump", 4, "trump suit: C, D, H, S (zeros without trump)"),
         ("cut_card", 52, "Hornafjarðarmanni: the cut card (public)"),
@@ -123,7 +140,8 @@ def _observation_segments(rules: Rules, history: str, layout: str = "v0") -> lis
         ("passed", 3, "Basic / announcement: relative seats that kept the hand / passed the Manni"),
         ("taker", 3, "announcement: relative seat that took the Manni"),
         ("declarer", 3, "announcement: relative seat of the declarer"),
-        ("used_contracts", 18, "announcement: contracts used, 6 slots per relative seat: " + ", ".join(
+        ("used_contracts", 3 * len(CONTRACT_SLOTS), f"announcement: contracts used, {len(CONTRACT_SLOTS)} slots "
+         "per relative seat: " + ", ".join(
             CONTRACT_SLOTS) + " (Trjámann's suit in the hearts slot)"),
         ("trick", 3 * 52, "current trick: the card each relative seat played to it (3 x 52)"),
         ("led_suit", 4, "suit led to the current trick: C, D, H, S"),
@@ -142,7 +160,7 @@ def _observation_segments(rules: Rules, history: str, layout: str = "v0") -> lis
     ]
     if history == "full":
         slots = 3 * rules.tricks_per_deal
-        parts.append(("history", slots * _PLAY_SLOT,
+        parts.append(("history", slots * PLAY_SLOT,
                       f"every play of this deal in order: {slots} slots x (52 card one-hot + 3 relative seat)"))
     if layout == "v1":
         parts += TRICK_PLAY_SEGMENTS
@@ -178,7 +196,8 @@ class ObservationEncoder:
         self.size = self.segments[-1].offset + self.segments[-1].size
         self.offset = {s.name: s.offset for s in self.segments}
         self._nbytes = (self.size + 7) // 8
-        self._variant_bit = 1 << (self.offset["variant"] + VARIANTS.index(rules.variant))
+        self.variant_slot = variant_slot(layout, rules.variant)
+        self._variant_bit = 0 if self.variant_slot is None else 1 << (self.offset["variant"] + self.variant_slot)
         self._scalars = self.offset["exchange_counts"]
         self._scalars_end = self.offset["deal_index"] + 1
         self._manni_size = rules.manni_size
@@ -261,7 +280,7 @@ class ObservationEncoder:
             if phase == Phase.DISCARD and view.to_move == seat:
                 limit = (self._pickup_discards - len(view.pending)) / EXCHANGE_SCALE
             for s, names in enumerate(view.used_contracts):
-                base = o["used_contracts"] + 6 * rel[s]
+                base = o["used_contracts"] + len(CONTRACT_SLOTS) * rel[s]
                 for name in names:
                     bits |= 1 << (base + self._slot_of[name])
 
@@ -279,7 +298,7 @@ class ObservationEncoder:
         if self._full:  # Horner's scheme: the last play first, each earlier one shifted in below
             history = 0
             for s, card in reversed(view.plays):
-                history = history << _PLAY_SLOT | _PLAY_BITS[rel[s]][card]
+                history = history << PLAY_SLOT | _PLAY_BITS[rel[s]][card]
             bits |= history << o["history"]
         if self._trick_play:
             bits |= self._trick_play_bits(view, rel)
@@ -333,7 +352,7 @@ class ObservationEncoder:
         hand = view.hand
         seen = hand | view.discards | view.played[0] | view.played[1] | view.played[2] | ~self._pack
         contract = view.contract
-        order = _TRICK_ORDER[contract is not None and contract.kind == ContractKind.NULLO]
+        order = TRICK_ORDER[contract is not None and contract.kind == ContractKind.NULLO]
         base = self.offset["unseen_above"]
         for suit in range(0, NUM_CARDS, 13):
             above = 0
@@ -389,7 +408,8 @@ def describe(obs: np.ndarray, rules: Rules, history: str = "summary", layout: st
         raise ValueError(f"expected an observation of shape ({enc.size},) for {rules.variant}, got {obs.shape}")
     seg = {s.name: obs[s.offset : s.offset + s.size] for s in enc.segments}
     score = score_scale(rules)
-    lines = [f"variant: {_one(seg['variant'], VARIANTS)}",
+    variant = _one(seg["variant"], LAYOUT_VARIANTS[layout]) or f"- (not named by layout {layout})"
+    lines = [f"variant: {variant}",
              f"phase: {_one(seg['phase'], PHASES) or 'game over'}; on turn: {_one(seg['to_move'], SEAT_NAMES) or '-'}",
              f"dealer: {_one(seg['dealer'], SEAT_NAMES)}"]
     kind = _one(seg["contract_kind"], CONTRACT_KINDS)
@@ -412,7 +432,7 @@ def describe(obs: np.ndarray, rules: Rules, history: str = "summary", layout: st
         if seg[name].any():
             lines.append(f"{label}: {', '.join(_seats(seg[name]))}")
     if rules.is_announcement:
-        used = seg["used_contracts"].reshape(3, 6)
+        used = seg["used_contracts"].reshape(3, len(CONTRACT_SLOTS))
         names = list(CONTRACT_SLOTS)
         for a in rules.spec.announcements:
             names[a.slot] = a.name
@@ -441,7 +461,7 @@ def describe(obs: np.ndarray, rules: Rules, history: str = "summary", layout: st
               f"totals: {per_seat('totals', score)}",
               f"deal: {round(seg['deal_index'][0] * rules.max_deals)}"]
     if history == "full":
-        slots = seg["history"].reshape(-1, _PLAY_SLOT)
+        slots = seg["history"].reshape(-1, PLAY_SLOT)
         plays_text = [f"{_one(s[NUM_CARDS:], SEAT_NAMES)} {_cards_text(s[:NUM_CARDS])}" for s in slots if s.any()]
         lines.append(f"history: {', '.join(plays_text) or '-'}")
     if layout == "v1":
@@ -510,6 +530,7 @@ class StateEncoder:
 
 
 __all__ = [
-    "FIXED_SCORE_SCALE", "HISTORIES", "LAYOUTS", "TRICK_PLAY_SEGMENTS", "ObservationEncoder", "Segment",
-    "StateEncoder", "check_layout", "describe", "layout_table", "score_scale",
+    "FIXED_SCORE_SCALE", "HISTORIES", "LAYOUTS", "LAYOUT_VARIANTS", "PLAY_SLOT", "TRICK_ORDER",
+    "TRICK_PLAY_SEGMENTS", "ObservationEncoder", "Segment", "StateEncoder", "check_layout", "describe",
+    "layout_table", "score_scale", "variant_slot",
 ]

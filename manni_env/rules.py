@@ -9,6 +9,8 @@ range of a deal's points, whether deals are zero-sum. The engine, the vector env
 observation encoder, the belief sampler, records, renderers, the OpenSpiel games, the web app,
 the bot checker and the agents read the table instead of comparing variant names, so a fifth
 variant is one more row plus whatever rule is genuinely new (tests/test_variant_row.py adds some).
+A row changes no observation of an existing layout (each names its variants:
+``manni_env.observation.LAYOUT_VARIANTS``), so every trained agent keeps playing.
 
 ``make_rules("basic", target=5)`` is the one way every layer (engine, env, CLI) turns a variant
 name and options into a :class:`Rules`; an unknown variant or a bad option raises ``ValueError``
@@ -120,7 +122,7 @@ class Announcement:
     name: str  # the contract used up ("suit" covers Trjámann's hearts and diamonds)
     kind: ContractKind
     trump: int | None
-    slot: int  # its slot in the observation's "contracts used" segment (see observation.py)
+    slot: int  # its slot in the observation's "contracts used" segment (:data:`CONTRACT_SLOTS`)
 
 
 @dataclass(frozen=True)
@@ -230,9 +232,21 @@ _PLUS_MINUS = (Score(-1, 4, 4), Score(1, 4, 4), Score(1, 4, 4))
 _DECLARER = (Score(-1, 6, 4), Score(1, 4, 8), Score(1, 4, 8))
 
 
+#: The slots of the observation's "contracts used" segment (per seat), in Laugarvatnsmanni's order:
+#: every contract an announcement variant can name, Trjámann's "suit" (hearts or diamonds, named by
+#: the declarer) in the hearts slot (:data:`SHARED_SLOTS`), since hearts is not a contract of its own there.
+CONTRACT_SLOTS = ("spades", "hearts", "diamonds", "clubs", "grand", "nullo")
+#: contract names that use another contract's slot
+SHARED_SLOTS = {"suit": "hearts"}
+
+
+def contract_slot(name: str) -> int:
+    """The slot of contract ``name`` in :data:`CONTRACT_SLOTS`."""
+    return CONTRACT_SLOTS.index(SHARED_SLOTS.get(name, name))
+
+
 def _announcements(*rows: tuple[int, str, ContractKind, int | None]) -> tuple[Announcement, ...]:
-    slots = {"spades": 0, "hearts": 1, "suit": 1, "diamonds": 2, "clubs": 3, "grand": 4, "nullo": 5}
-    return tuple(Announcement(action, name, kind, trump, slots[name]) for action, name, kind, trump in rows)
+    return tuple(Announcement(action, name, kind, trump, contract_slot(name)) for action, name, kind, trump in rows)
 
 
 def _spec(name: str, **fields) -> VariantSpec:
@@ -241,7 +255,8 @@ def _spec(name: str, **fields) -> VariantSpec:
     return VariantSpec(name=name, **{**defaults, **fields})
 
 
-#: The four variants (RULES.md), in the order of :data:`VARIANTS` (the observation's variant one-hot).
+#: The four variants (RULES.md), in the order of :data:`VARIANTS`. (The observation's variant one-hot
+#: is not read from it: each layout names its variants, ``manni_env.observation.LAYOUT_VARIANTS``.)
 VARIANT_TABLE: dict[str, VariantSpec] = {
     spec.name: spec
     for spec in (

@@ -22,7 +22,7 @@ import numpy as np
 
 from manni_env.actions import NUM_ACTIONS
 from manni_env.cards import NUM_CARDS
-from manni_env.observation import _PLAY_SLOT, ObservationEncoder
+from manni_env.observation import PLAY_SLOT, ObservationEncoder
 
 SUIT_COUNT = 4
 RANK_COUNT = NUM_CARDS // SUIT_COUNT
@@ -90,7 +90,7 @@ class SuitRelabelling:
         cards, suits = card_map(mapping), np.asarray(mapping)
         for segment in self.encoder.segments:
             if segment.name in CARD_SEGMENTS or segment.name == "history":
-                block, width = (_PLAY_SLOT, NUM_CARDS) if segment.name == "history" else (NUM_CARDS, NUM_CARDS)
+                block, width = (PLAY_SLOT, NUM_CARDS) if segment.name == "history" else (NUM_CARDS, NUM_CARDS)
                 for start in range(segment.offset, segment.offset + segment.size, block):
                     sources[start + cards] = start + np.arange(width)
             elif segment.name in SUIT_SEGMENTS:

@@ -33,14 +33,14 @@ import numpy as np
 
 from manni_env.actions import ANNOUNCE_SPADES, EXCHANGE_DONE, KEEP_HAND, NUM_ACTIONS, PASS_MANNI, SWAP_HAND, TAKE_MANNI
 from manni_env.observation import (
-    _PLAY_SLOT,
-    _TRICK_ORDER,
+    PLAY_SLOT,
+    TRICK_ORDER,
     EXCHANGE_SCALE,
     UNSEEN_SCALE,
     ObservationEncoder,
     score_scale,
 )
-from manni_env.rules import VARIANTS, ContractKind, ContractSource, EndRule, ExchangeScheme, Phase, Rules
+from manni_env.rules import CONTRACT_SLOTS, ContractKind, ContractSource, EndRule, ExchangeScheme, Phase, Rules
 
 _PLAIN_NAME = "manni_env._vector_kernels_plain"  # this module loaded again without numba
 try:
@@ -55,7 +55,7 @@ EXCHANGE, SWAP, PICKUP, DISCARD, ANNOUNCE, PLAY = (int(p) for p in (
 NULLO, TRUMP = int(ContractKind.NULLO), int(ContractKind.TRUMP)
 CUT_SOURCE, ROTATION_SOURCE = int(ContractSource.CUT), int(ContractSource.ROTATION)
 PLUS_TARGET, UNIQUE_TOTAL_TARGET = int(EndRule.PLUS_TARGET), int(EndRule.UNIQUE_TOTAL_TARGET)
-CONTRACT_SLOTS = 6  # the observation's "contracts used" slots per seat (Announcement.slot)
+NUM_CONTRACT_SLOTS = len(CONTRACT_SLOTS)  # the observation's "contracts used" slots per seat (Announcement.slot)
 DEAL_BLOCK = 32  # shuffled packs drawn at once per game slot
 
 
@@ -119,10 +119,10 @@ def new_state(rules: Rules, n: int, queued: int = 0) -> VectorState:
     """A zeroed state of ``n`` games of ``rules`` with room for ``queued`` explicit deals per slot."""
     h, m, pack = rules.hand_size, rules.manni_size, rules.pack.bit_count()
     shapes = {"hands": (n, 3, 52), "dealt": (n, 3, 52), "discards": (n, 3, 52), "drawn": (n, 3, 52),
-              "played": (n, 3, 52), "voids": (n, 3, 4), "used": (n, 3, CONTRACT_SLOTS)}
+              "played": (n, 3, 52), "voids": (n, 3, 4), "used": (n, 3, NUM_CONTRACT_SLOTS)}
     arrays = {name: np.zeros(shape, bool) for name, shape in shapes.items()}
     sized = {"deal_hands": (n, 3, h), "manni": (n, m), "pending": (n, h), "exchange_counts": (n, 3),
-             "passed": (n, 3), "used_order": (n, 3, CONTRACT_SLOTS), "trick": (n, 3), "plays": (n, 3 * h, 2),
+             "passed": (n, 3), "used_order": (n, 3, NUM_CONTRACT_SLOTS), "trick": (n, 3), "plays": (n, 3 * h, 2),
              "tricks_won": (n, 3), "plus": (n, 3), "minus": (n, 3), "totals": (n, 3),
              "queued_hands": (n, queued, 3, h), "queued_manni": (n, queued, m), "queued_cut": (n, queued)}
     for name in VectorState._fields:
@@ -161,7 +161,7 @@ class KernelRules(NamedTuple):
     outcome: bool  # rewards: the game outcome (else each deal's score)
     # the observation layout (ObservationEncoder.offset) and its scales
     o_hand: int
-    o_variant: int  # offset of this variant's bit
+    o_variant: int  # offset of this variant's bit, -1 where the layout names no bit for it
     o_kind: int
     o_trump: int
     o_cut: int
@@ -230,7 +230,7 @@ def kernel_rules(rules: Rules, encoder: ObservationEncoder, outcome: bool) -> Ke
         score_declarer_offset=np.array([s.declarer_offset for s in spec.scores], np.int64),
         has_floor=rules.floor is not None, floor=rules.floor or 0,
         end_rule=int(spec.end_rule), target=rules.target or 0, max_deals=rules.max_deals, outcome=outcome,
-        o_hand=o["hand"], o_variant=o["variant"] + VARIANTS.index(rules.variant), o_kind=o["contract_kind"],
+        o_hand=o["hand"], o_variant=-1 if encoder.variant_slot is None else o["variant"] + encoder.variant_slot, o_kind=o["contract_kind"],
         o_trump=o["trump"], o_cut=o["cut_card"], o_cut_holder=o["cut_holder"], o_dealer=o["dealer"],
         o_to_move=o["to_move"], o_phase=o["phase"], o_discards=o["discards"], o_drawn=o["drawn"],
         o_decided=o["exchange_decided"], o_owner=o["swapper"] if swap else o["taker"], o_passed=o["passed"],
@@ -242,7 +242,7 @@ def kernel_rules(rules: Rules, encoder: ObservationEncoder, outcome: bool) -> Ke
         trick_play=encoder.layout == "v1", o_trick_pos=o.get("trick_position", 0),
         o_win_card=o.get("trick_winning_card", 0), o_win_seat=o.get("trick_winning_seat", 0),
         o_led_cards=o.get("led", 0), o_won_cards=o.get("won", 0), o_unseen=o.get("unseen_above", 0),
-        unseen_rank=np.array(_TRICK_ORDER, np.int64), unseen_value=np.arange(13) / UNSEEN_SCALE,
+        unseen_rank=np.array(TRICK_ORDER, np.int64), unseen_value=np.arange(13) / UNSEEN_SCALE,
         pack=np.array([rules.pack >> c & 1 for c in range(52)], np.uint8),
         taken=(rules.hand_size if swap else rules.manni_size) / EXCHANGE_SCALE, score_scale=score_scale(rules),
     )
@@ -345,7 +345,7 @@ def step(state, rules, actions, mask, out):
                 trick_len[i] = count + 1
                 to_move[i] = (seat + 1) % 3
                 continue
-            best = _trick_winner(trick[i, 0], trick[i, 1], trick[i, 2], trump[i],
+            best = kernel_trick_winner(trick[i, 0], trick[i, 1], trick[i, 2], trump[i],
                                  kind[i] == NULLO)
             winner = (leader[i] + best) % 3
             tricks_won[i, winner] += 1
@@ -382,7 +382,7 @@ def step(state, rules, actions, mask, out):
         elif phase_i == ANNOUNCE:
             slot = rules.announce_slot[a]
             used[i, seat, slot] = True
-            for k in range(CONTRACT_SLOTS):
+            for k in range(NUM_CONTRACT_SLOTS):
                 if used_order[i, seat, k] < 0:
                     used_order[i, seat, k] = slot
                     break
@@ -427,7 +427,7 @@ def step(state, rules, actions, mask, out):
 
 
 @jit
-def _trick_winner(c0, c1, c2, trump, nullo):
+def kernel_trick_winner(c0, c1, c2, trump, nullo):
     """Index of the winning card of the trick ``c0, c1, c2`` in play order (as ``engine.trick_winner``)."""
     best = 0
     best_card = c0
@@ -505,7 +505,7 @@ def end_deals(state, rules, out, games):
                 if rules.outcome and n_top < 3:
                     out.rewards[i, seat] = 1.0 / n_top if won else -1.0 / (3 - n_top)
                 plus[i, seat] = minus[i, seat] = totals[i, seat] = 0
-                for k in range(CONTRACT_SLOTS):
+                for k in range(NUM_CONTRACT_SLOTS):
                     used[i, seat, k] = False
                     used_order[i, seat, k] = -1
             deal_index[i] = 0
@@ -680,7 +680,8 @@ def observe(state, rules, games, seats, obs, mask):
             flat[row + rules.o_plus + r] = plus[i, a] / rules.score_scale
             flat[row + rules.o_minus + r] = minus[i, a] / rules.score_scale
             flat[row + rules.o_totals + r] = totals[i, a] / rules.score_scale
-        flat[row + rules.o_variant] = 1.0
+        if rules.o_variant >= 0:
+            flat[row + rules.o_variant] = 1.0
         rel_dealer = _rel(dealer[i], seat)
         flat[row + rules.o_dealer + rel_dealer] = 1.0
         flat[row + rules.o_to_move + _rel(to_move[i], seat)] = 1.0
@@ -722,8 +723,8 @@ def observe(state, rules, games, seats, obs, mask):
             if on_turn and phase_i == DISCARD:
                 flat[row + rules.o_limit] = (rules.pickup_discards - n_pending[i]) / EXCHANGE_SCALE
             for a in range(3):
-                base = row + rules.o_used + CONTRACT_SLOTS * _rel(a, seat)
-                for slot in range(CONTRACT_SLOTS):
+                base = row + rules.o_used + NUM_CONTRACT_SLOTS * _rel(a, seat)
+                for slot in range(NUM_CONTRACT_SLOTS):
                     if used[i, a, slot]:
                         flat[base + slot] = 1.0
         if phase_i == PLAY:
@@ -739,7 +740,7 @@ def observe(state, rules, games, seats, obs, mask):
         flat[row + rules.o_deal] = deal_index[i] / rules.max_deals
         if rules.full_history:
             for j in range(n_plays[i]):
-                base = row + rules.o_history + _PLAY_SLOT * j
+                base = row + rules.o_history + PLAY_SLOT * j
                 flat[base + plays[i, j, 1]] = 1.0
                 flat[base + 52 + _rel(plays[i, j, 0], seat)] = 1.0
         if not rules.trick_play:
@@ -753,7 +754,7 @@ def observe(state, rules, games, seats, obs, mask):
                 flat[row + rules.o_trick_pos + n_trick] = 1.0
             if n_trick > 0:  # a shorter trick padded with its last card, which never beats the best so far
                 last = trick[i, n_trick - 1]
-                best = _trick_winner(trick[i, 0], trick[i, 1] if n_trick > 1 else last, last, trump_i, nullo)
+                best = kernel_trick_winner(trick[i, 0], trick[i, 1] if n_trick > 1 else last, last, trump_i, nullo)
                 flat[row + rules.o_win_card + trick[i, best]] = 1.0
                 p = leader[i] + best
                 flat[row + rules.o_win_seat + _rel(p - 3 if p >= 3 else p, seat)] = 1.0
@@ -761,7 +762,7 @@ def observe(state, rules, games, seats, obs, mask):
             for j in range(0, n_played, 3):
                 flat[row + rules.o_led_cards + plays[i, j, 1]] = 1.0
                 if j + 3 <= n_played:
-                    best = _trick_winner(plays[i, j, 1], plays[i, j + 1, 1], plays[i, j + 2, 1], trump_i, nullo)
+                    best = kernel_trick_winner(plays[i, j, 1], plays[i, j + 1, 1], plays[i, j + 2, 1], trump_i, nullo)
                     flat[row + rules.o_won_cards + plays[i, j + best, 1]] = 1.0
         order = 1 if kind_i == NULLO else 0
         base, game = row + rules.o_unseen, np.uint64(3 * i * nc)

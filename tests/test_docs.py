@@ -138,6 +138,15 @@ def anchors(path: Path) -> set[str]:
     return seen
 
 
+def test_the_ray_trainers_pages_are_named_for_what_they_describe():
+    """``--trainer ray`` has docs/ray.md, ``--trainer rllib`` docs/ray-rllib.md (the Ray trainer's
+    page was docs/rllib.md)."""
+    for page, trainer in (("ray.md", "ray"), ("ray-rllib.md", "rllib")):
+        title = (ROOT / "docs" / page).read_text().splitlines()[0]
+        assert title.startswith("# ") and f"`manni train --trainer {trainer}`" in title, page
+    assert not (ROOT / "docs" / "rllib.md").exists()
+
+
 def test_links_between_pages_reach_a_file_and_heading():
     pytest.importorskip("pymdownx")
     broken = []

@@ -1,7 +1,8 @@
 """The fuzz suite: hostile input for every surface, within a fixed budget (a few seconds each).
 
 Hypothesis (derandomized, so every run tries the same inputs) drives the engine, the GameState
-dict reader, the records validator and reader, a bot's answer lines, the AEC and Gymnasium envs
+dict reader, the records validator and reader, a bot's answer lines, ``name=value`` option lists
+(``--opponent-mix``, an agent spec's options), the AEC and Gymnasium envs
 and the OpenSpiel game; a seeded generator sends a fixed budget of requests to ``manni serve``'s
 app through Starlette's TestClient, of odd text in uploads, and of raw TCP openings to a real
 server on 127.0.0.1; Hypothesis sends it ``Host`` and ``Origin`` headers. Each input is either accepted or refused with the surface's documented error and the
@@ -184,6 +185,35 @@ def test_any_bot_answer_line_is_an_answer_or_a_clear_error(line):
             tally("bot answers", True)
         else:
             tally("bot answers", False)
+
+
+#: ``name=value`` lists: items of known and unknown names, odd separators and values, and any text
+OPTION_ITEM = (st.tuples(st.sampled_from(["snapshot", "rule_based", "random", "worlds"]), st.sampled_from(["=", " = "]),
+                         st.sampled_from(["0.2", "1/3", "0", "1", "2"]))
+               | st.tuples(st.sampled_from(["random", "worlds", "x", ""]), st.sampled_from(["=", "==", ""]),
+                           st.sampled_from(["1/0", "-1", "nan", "inf", ""]) | st.text(max_size=3)))
+OPTION_TEXT = st.lists(OPTION_ITEM.map("".join), max_size=3).map(",".join) | st.text(max_size=12)
+
+
+@settings(FUZZ, max_examples=120)
+@given(text=OPTION_TEXT)
+def test_any_option_list_is_read_or_refused_in_one_line(text):
+    """``--opponent-mix`` and an agent spec's options, one parser: a mix of shares from 0 to 1 summing
+    to at most 1 and options of the declared names, or one ValueError line."""
+    from manni_agents.spec_options import parse_options, positive_int
+    from manni_train.args import OPPONENT_KINDS, parse_opponent_mix
+
+    for parse in (lambda: parse_opponent_mix(text), lambda: parse_options(text, {"worlds": positive_int})):
+        try:
+            read = parse()
+        except ValueError as err:
+            assert clear(err), err
+            tally("option lists", True)
+        else:
+            assert set(read) <= {*OPPONENT_KINDS, "worlds"}
+            assert all(0 <= v <= 1 for k, v in read.items() if k != "worlds") and sum(
+                v for k, v in read.items() if k != "worlds") <= 1 + 1e-9
+            tally("option lists", False)
 
 
 # ----------------------------------------------------------------------------- envs

@@ -224,3 +224,57 @@ def test_no_import_cycles():
 def test_the_cycle_finder_finds_cycles():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def private_uses(name: str, path: Path, known: set[str]) -> list[str]:
+    """``line: what`` for each private name (``_x``, not a dunder) of another module of the three
+    packages that module ``name`` imports (``from m import _x``) or reads (``module._x`` of an
+    imported module), lazy imports included."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    private = lambda attr: attr.startswith("_") and not attr.startswith("__")  # noqa: E731
+    found, module_names = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            module_names.update({alias.asname or alias.name: alias.name for alias in node.names})
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                if f"{base}.{alias.name}" in known:
+                    module_names[alias.asname or alias.name] = f"{base}.{alias.name}"
+                elif base in known and base != name and private(alias.name):
+                    found.append(f"{node.lineno}: {alias.name} from {base}")
+    for node in ast.walk(tree):  # a module under another name: ``k = module``, ``module.copy() if x else module``
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+            for value in values:
+                if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+                    value = value.func.value
+                if isinstance(value, ast.Name) and value.id in module_names:
+                    module_names[node.targets[0].id] = module_names[value.id]
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and private(node.attr)
+                and module_names.get(node.value.id) in known and module_names[node.value.id] != name):
+            found.append(f"{node.lineno}: {module_names[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_no_module_uses_another_modules_private_names():
+    """What a module shares is public: no module imports or reads another's ``_name`` (a helper
+    used elsewhere gets a public name and a docstring)."""
+    known = modules()
+    offences = [f"{path.relative_to(ROOT)}:{use}" for name, path in known.items()
+                for use in private_uses(name, path, set(known))]
+    assert not offences, "private names used across modules:\n" + "\n".join(offences)
+
+
+def test_the_private_name_finder_finds_private_names(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("from manni_env.observation import _REL, PLAY_SLOT\nfrom manni_env import vector_kernels\n"
+                      "k = vector_kernels.plain_kernels() if x else vector_kernels\nf = k._rel\n"
+                      "g = vector_kernels.__name__\n")
+    assert private_uses("manni_agents.m", source, set(modules())) == [
+        "1: _REL from manni_env.observation", "4: manni_env.vector_kernels._rel"]

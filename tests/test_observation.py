@@ -11,6 +11,7 @@ from manni_env.engine import Deal, GameState, Phase
 from manni_env.observation import (
     CONTRACT_SLOTS,
     HISTORIES,
+    LAYOUT_VARIANTS,
     LAYOUTS,
     ObservationEncoder,
     StateEncoder,
@@ -45,6 +46,31 @@ def segment(enc: ObservationEncoder, obs: np.ndarray, name: str) -> np.ndarray:
 def hand_text(mask: int) -> str:
     cards = sort_for_display(cards_of(mask))
     return " ".join(card_to_str(c) for c in cards) if cards else "-"
+
+
+def test_each_layout_names_the_variants_of_its_one_hot(monkeypatch):
+    """The variant one-hot is as wide as the layout's list of variants, not the variant table, and
+    a variant the layout does not name has none of its bits (engine encoder and vector env alike)."""
+    from manni_env.vector import VectorManni
+
+    assert set(LAYOUT_VARIANTS) == set(LAYOUTS)
+    for layout in LAYOUTS:
+        assert LAYOUT_VARIANTS[layout] == ("hornafjardar", "basic", "trjamann", "laugarvatn")  # frozen
+        for variant in VARIANTS:
+            enc = ObservationEncoder(make_rules(variant), layout=layout)
+            state = GameState(enc.rules, seed=1)
+            hot = np.flatnonzero(segment(enc, enc.encode(state.view(state.to_move)), "variant"))
+            assert hot.tolist() == [LAYOUT_VARIANTS[layout].index(variant)] == [enc.variant_slot]
+    monkeypatch.setitem(LAYOUT_VARIANTS, "v1", ("basic", "trjamann", "laugarvatn"))  # a layout without it
+    rules = make_rules("hornafjardar")
+    enc = ObservationEncoder(rules, layout="v1")
+    state = GameState(rules, seed=1)
+    obs = enc.encode(state.view(state.to_move))
+    assert enc.variant_slot is None
+    assert not segment(enc, obs, "variant").any() and segment(enc, obs, "variant").size == 3
+    assert describe(obs, rules, layout="v1").splitlines()[0] == "variant: - (not named by layout v1)"
+    vector = VectorManni(rules, num_envs=2, layout="v1").reset(seed=1)[0]
+    assert vector.shape == (2, enc.size) and not vector[:, enc.offset["variant"] : enc.offset["variant"] + 3].any()
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -128,6 +128,18 @@ def test_a_run_saved_before_overlap_existed_resumes_without_it(run):
     assert not ppo_vector.resumed(Args(resume=str(run))).overlap
 
 
+def test_a_run_directory_of_the_older_name_resumes_where_it_is(finished, tmp_path, capsys):
+    """Runs were named ``<variant>_ppovec_s<seed>_<time>`` before the names followed ``--trainer
+    vector``: such a directory resumes, and the run goes on in it."""
+    old = Path(shutil.copytree(finished, tmp_path / "runs" / "hornafjardar_ppovec_s1_20261201_040839"))
+    _edit(old / "args.json", run_name=old.name, runs_dir=str(old.parent))
+    _ppo_state(old)
+    code, out, err = resume_run(old, capsys)
+    assert code == 0 and "Trained in" in out and "error" not in err
+    assert json.loads((old / resume.META).read_text())["phase"] == "done"
+    assert [p.name for p in old.parent.iterdir()] == [old.name]  # no new run directory beside it
+
+
 DAMAGES = {
     "args.json garbage": lambda run: (run / "args.json").write_bytes(b"\xff\xfe not json"),
     "args.json a list": lambda run: (run / "args.json").write_text("[1, 2]"),

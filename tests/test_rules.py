@@ -20,7 +20,7 @@ from manni_env.engine import (
     contract_from_cut,
     trick_winner,
 )
-from manni_env.rules import VARIANT_TABLE, VARIANTS, make_rules
+from manni_env.rules import CONTRACT_SLOTS, VARIANT_TABLE, VARIANTS, make_rules
 
 from helpers.deals import FOLLOW_DEAL, HIGH, NO_ACES, NO_TWOS, NULLO_NO_TWOS, build_deal, counts_winners, deal_with_hands
 
@@ -446,3 +446,19 @@ def test_the_table_gives_each_variant_its_point_range_and_zero_sum():
         assert (rules.deal_points_range, rules.zero_sum) == (points, zero_sum), (variant, negative)
     assert [VARIANT_TABLE[v].title for v in VARIANTS] == ["Hornafjarðarmanni", "Basic Manni", "Trjámann",
                                                            "Laugarvatnsmanni"]
+
+
+def test_one_table_of_contract_slots():
+    """The rules' slot table is the observation's and the vector kernels' (no copy to fall out of step):
+    each announced contract has its own slot, Trjámann's suit the hearts slot."""
+    from manni_env import observation, vector_kernels
+
+    assert CONTRACT_SLOTS == ("spades", "hearts", "diamonds", "clubs", "grand", "nullo")
+    assert observation.CONTRACT_SLOTS is CONTRACT_SLOTS
+    assert vector_kernels.NUM_CONTRACT_SLOTS == len(CONTRACT_SLOTS)
+    used = next(s for s in observation.ObservationEncoder(make_rules("laugarvatn")).segments
+                if s.name == "used_contracts")
+    assert used.size == 3 * len(CONTRACT_SLOTS)
+    for spec in VARIANT_TABLE.values():
+        for row in spec.announcements:
+            assert CONTRACT_SLOTS[row.slot] == ("hearts" if row.name == "suit" else row.name), (spec.name, row)

@@ -25,7 +25,7 @@ from manni_env.observation import HISTORIES, ObservationEncoder  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import ppo_sb3, resume  # noqa: E402
-from manni_train.args import parse_args  # noqa: E402
+from manni_train.args import parse_args, parse_opponent_mix  # noqa: E402
 from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
 from manni_train.init_from import load_actor  # noqa: E402
 from manni_train.networks import Actor, Critic, greedy_policy, ppo_network  # noqa: E402
@@ -461,6 +461,21 @@ def test_the_sb3_pool_draws_opponents_from_the_same_mix(tmp_path):
     assert 0.4 < names.count("PPOAgent") / len(names) < 0.6
     with pytest.raises(ValueError, match="the shares must fill the other two"):
         ppo_sb3.Args(opponent_mix="rule_based=0.5").check()
+
+
+def test_the_opponent_mix_and_agent_specs_are_read_by_one_parser():
+    """``--opponent-mix`` is read as an agent spec's options are: the same spacing, the same
+    refusals in the same words (an item without a value, an unknown name, a name given twice)."""
+    assert parse_opponent_mix(" random = 1/4 ,rule_based=0.5 ") == {"random": 0.25, "rule_based": 0.5}
+    assert parse_opponent_mix("none") == parse_opponent_mix(" ") == {}
+    for text, words in [("random=", "opponents are 'kind=share' separated by commas, got 'random='"),
+                        ("nobody=0.5", "unknown opponent 'nobody'; valid opponents: snapshot, rule_based, random"),
+                        ("random=0.1,random=0.2", "opponent 'random' given twice"),
+                        ("random=-0.1", "opponent random='-0.1': must be between 0 and 1")]:
+        with pytest.raises(ValueError, match=re.escape(f"--opponent-mix: {words}")):
+            parse_opponent_mix(text)
+    with pytest.raises(ValueError, match=re.escape("options are 'name=value' separated by commas, got 'worlds='")):
+        make_agent("pimc:worlds=")
 
 
 def test_the_trainers_evaluate_a_policy_on_the_same_deals(tmp_path):

@@ -144,6 +144,14 @@ def test_every_trainer_takes_the_shared_options(trainer):
     assert (args.history, args.final_eval_deals) == ("full", 0)
 
 
+@pytest.mark.parametrize("trainer", TRAINERS)
+def test_a_run_directory_is_named_by_the_trainer_option(trainer, tmp_path):
+    """One vocabulary: ``--trainer vector`` writes ``runs/<variant>_vector_s<seed>_<time>``."""
+    module = pytest.importorskip(TRAINERS[trainer])
+    args = parse_args(module.Args, ["--runs-dir", str(tmp_path), "--variant", "basic", "--seed", "5"])
+    assert module.Args.TRAINER == trainer and args.run_dir().name.startswith(f"basic_{trainer}_s5_")
+
+
 def test_manni_train_picks_the_trainer_and_its_options(capsys):
     assert set(TRAINERS) == {"vector", "sb3", "rllib", "ray"}
     helps = {}
@@ -165,7 +173,7 @@ def test_manni_train_picks_the_trainer_and_its_options(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--trainer", "sb3", "--history", "everything"], "--history must be one of summary, full, got 'everything'"),
     (["--trainer", "sb3", "--opponent-mix", "snapshot=0.8,random=0.5"], "the shares sum to 1.3, more than 1"),
-    (["--trainer", "rllib", "--opponent-mix", "nobody=0.5"], "'nobody' is not one of snapshot, rule_based, random"),
+    (["--trainer", "rllib", "--opponent-mix", "nobody=0.5"], "unknown opponent 'nobody'; valid opponents: snapshot, rule_based, random"),
     (["--lr", "0.001"], "--lr was renamed: use --learning-rate"),
     (["--trainer", "sb3", "--n-epochs=2"], "--n-epochs was renamed: use --update-epochs"),
     (["--trainer", "rllib", "--baseline-seats", "2"], "--baseline-seats was renamed: use --opponent-mix"),

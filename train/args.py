@@ -26,10 +26,10 @@ import sys
 import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, ClassVar
 
+from manni_agents.spec_options import parse_options, probability
 from manni_env.cli_options import add_variant_options
 from manni_env.episodes import DEFAULT_EPISODE, EPISODES
 from manni_env.files import write_text
@@ -64,26 +64,15 @@ def flag(name: str) -> str:
 
 def parse_opponent_mix(spec: str) -> dict[str, float]:
     """``--opponent-mix``: ``"snapshot=0.2,rule_based=0.75,random=0.05"`` → {kind: share} (``"none"``:
-    no opponents); ``ValueError`` naming what is wrong (a kind outside :data:`OPPONENT_KINDS`, a
-    share that is not a probability, a kind given twice, shares summing to more than 1)."""
+    no opponents), read by :func:`~manni_agents.spec_options.parse_options`; ``ValueError`` naming
+    what is wrong (a kind outside :data:`OPPONENT_KINDS`, a share that is not a probability, a kind
+    given twice, shares summing to more than 1)."""
     if spec.strip() in ("", "none"):
         return {}
-    mix: dict[str, float] = {}
-    for part in spec.split(","):
-        kind, equals, share = (text.strip() for text in part.partition("="))
-        if not equals:
-            raise ValueError(f"--opponent-mix: {part.strip()!r} is not KIND=SHARE (e.g. {DEFAULT_MIX})")
-        if kind not in OPPONENT_KINDS:
-            raise ValueError(f"--opponent-mix: {kind!r} is not one of {', '.join(OPPONENT_KINDS)}")
-        if kind in mix:
-            raise ValueError(f"--opponent-mix: {kind} is given twice")
-        try:
-            mix[kind] = float(Fraction(share))
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"--opponent-mix: the share of {kind} must be a number such as 0.2 or 1/3, "
-                             f"got {share!r}") from None
-        if not 0.0 <= mix[kind] <= 1.0:
-            raise ValueError(f"--opponent-mix: the share of {kind} must be between 0 and 1, got {share}")
+    try:
+        mix = parse_options(spec, dict.fromkeys(OPPONENT_KINDS, probability), what="opponent", form="kind=share")
+    except ValueError as err:
+        raise ValueError(f"--opponent-mix: {err}") from None
     if sum(mix.values()) > 1.0 + 1e-9:
         raise ValueError(f"--opponent-mix: the shares sum to {sum(mix.values()):g}, more than 1 "
                          "(the rest, and at least one seat, is the learner's)")
@@ -111,7 +100,7 @@ def upgrade_saved(data: dict[str, Any]) -> dict[str, Any]:
 class TrainArgs:
     """What every trainer takes (each trainer's ``Args`` adds its own options)."""
 
-    #: short name of the trainer in default run names
+    #: the trainer's name in ``manni train --trainer NAME`` (:data:`TRAINERS`), and so in default run names
     TRAINER: ClassVar[str] = "train"
 
     out: str | None = None

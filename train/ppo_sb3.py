@@ -74,7 +74,7 @@ LOG_NAMES = {"train/approx_kl": "losses/approx_kl", "train/clip_fraction": "loss
 class Args(SelfPlayArgs):
     """Self-play MaskablePPO (sb3-contrib) on the single-agent env against an opponent pool."""
 
-    TRAINER = "ppo"
+    TRAINER = "sb3"
 
     total_steps: int = 300_000
     final_eval_deals: int = 150

@@ -25,7 +25,7 @@ curve and final arena, all four variants. What differs:
   :class:`RemoteLearners`.
 
 The same seed and runner count give the same run (tested, also with ``--overlap``). Throughput, scaling and cluster
-commands: ``docs/rllib.md``.
+commands: ``docs/ray.md``.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Args(ppo_vector.Args):
 
     TRAINER = "ray"
 
-    # the fast trainer's earlier defaults, with which docs/rllib.md measured this one
+    # the fast trainer's earlier defaults, with which docs/ray.md measured this one
     total_steps: int = 2_000_000
     num_envs: int = 128
     """games each runner steps in lockstep (2 runners × 128 games × 64 steps per update)"""
