@@ -59,7 +59,7 @@ def test_an_interrupted_final_arena_resumes_the_arena_not_the_training(tmp_path,
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ppo_vector, "final_arena", stop)
+    monkeypatch.setattr(resume, "final_arena", stop)
     with pytest.raises(KeyboardInterrupt):
         train(Args(runs_dir=str(tmp_path), run_name="run", total_steps=200, **TINY))
     run = tmp_path / "run"
@@ -67,7 +67,7 @@ def test_an_interrupted_final_arena_resumes_the_arena_not_the_training(tmp_path,
     assert json.loads((run / resume.META).read_text())["phase"] == "arena"
     before = kept(run)
     played = []
-    monkeypatch.setattr(ppo_vector, "final_arena", lambda spec, args, run_dir, bar: played.append(spec) or {})
+    monkeypatch.setattr(resume, "final_arena", lambda spec, args, run_dir, bar: played.append(spec) or {})
     monkeypatch.setattr(ppo_vector, "collect_demonstrations", stop)  # no warm start: it is not trained again
     code, out, _ = resume_run(run, capsys)
     assert code == 0 and played == [f"ppo:{run / 'agent'}"] and "Trained in" in out
@@ -104,6 +104,14 @@ def test_resume_of_an_empty_name_is_an_error_not_a_fresh_run(tmp_path, capsys, m
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("path", ["n" * 300, "d/" * 3000])
+def test_a_path_too_long_is_named_as_such_not_blamed_on_args_json(path, capsys):
+    assert main(["--resume", path]) == 2
+    err = capsys.readouterr().err
+    assert "File name too long" in err and "args.json" not in err
+    assert len(err.splitlines()) == 1 and len(err) < 300
+
+
 def _ppo_state(run: Path, hidden: int = 32, **progress) -> None:
     """An interrupted-in-ppo resume state for ``run`` (networks of ``hidden`` units)."""
     actor, critic = Actor(OBS, [hidden], "relu"), Critic(OBS, [hidden], "relu")
@@ -115,17 +123,17 @@ def test_a_ppo_state_resumes_and_only_then_writes(run, capsys):
     """The fuzz below refuses damaged states; this one, undamaged, is taken (so the refusals are
     about the damage)."""
     _ppo_state(run)
-    args = ppo_vector.resumed(Args(resume=str(run)))
+    args = resume.resumed(Args(resume=str(run)))
     assert args.total_steps == 200 and resume.read(run)[0].steps == 100
 
 
 def test_a_run_saved_before_overlap_existed_resumes_without_it(run):
     _ppo_state(run)
     saved = json.loads((run / "args.json").read_text())
-    assert ppo_vector.resumed(Args(resume=str(run))).overlap == saved["overlap"]
+    assert resume.resumed(Args(resume=str(run))).overlap == saved["overlap"]
     del saved["overlap"]
     (run / "args.json").write_text(json.dumps(saved))
-    assert not ppo_vector.resumed(Args(resume=str(run))).overlap
+    assert not resume.resumed(Args(resume=str(run))).overlap
 
 
 DAMAGES = {
@@ -215,7 +223,7 @@ def test_resume_directory_fuzz_within_a_fixed_budget(finished, tmp_path):
         _mutate(rng, run)
         before = kept(run)
         try:
-            args = ppo_vector.resumed(Args(resume=str(run)))
+            args = resume.resumed(Args(resume=str(run)))
             progress, _ = resume.read(run)
             if progress.phase == "ppo":
                 resume.load(run, Actor(OBS, args.hidden, args.activation), Critic(OBS, args.hidden, args.activation),

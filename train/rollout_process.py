@@ -59,7 +59,7 @@ class _Shared:
 
 
 class ProcessSampler:
-    """The :class:`~manni_train.ppo_vector.Sampler` of one :class:`VectorRollout` in a child process
+    """The :class:`~manni_train.vector_rollout.Sampler` of one :class:`VectorRollout` in a child process
     (seeded with ``seed``, as the Ray trainer's runner of that seed); with ``overlap`` each rollout
     plays during the previous update. The child starts at the first :meth:`collect`; call
     :meth:`close` (or use the sampler as a context manager) to stop it."""

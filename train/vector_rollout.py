@@ -17,7 +17,8 @@ The fast trainer (:mod:`manni_train.ppo_vector`) runs one in its own process; th
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -91,6 +92,11 @@ class RolloutBatch:
         """Learner decisions in the batch."""
         return int(self.actions.shape[0])
 
+    def first(self, rows: int) -> RolloutBatch:
+        """The batch of its first ``rows`` learner decisions (in order of vector step, then game), with
+        its deal scores and times."""
+        return replace(self, **{name: getattr(self, name)[:rows] for name in TENSORS if getattr(self, name) is not None})
+
     def split(self, parts: int) -> list[RolloutBatch]:
         """``parts`` batches of consecutive rows, sizes differing by at most one (no deal scores)."""
         names = [name for name in TENSORS if getattr(self, name) is not None]
@@ -106,6 +112,18 @@ class RolloutBatch:
                    if getattr(batches[0], name) is not None}
         return cls(**tensors, deal_scores=[s for b in batches for s in b.deal_scores],
                    seconds=max(b.seconds for b in batches), cpu_seconds=sum(b.cpu_seconds for b in batches))
+
+
+class Sampler(Protocol):
+    """Where the fast trainer's rollouts come from: a :class:`VectorRollout` in its process, its
+    rollout process (:class:`~manni_train.rollout_process.ProcessSampler`) or the Ray trainer's runner
+    actors (:mod:`manni_train.ray_vector`)."""
+
+    obs_size: int
+
+    def collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch: ...
+
+    def add_snapshot(self, actor: nn.Module) -> None: ...
 
 
 class VectorRollout:
