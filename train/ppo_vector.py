@@ -201,6 +201,9 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
                          else VectorRollout(args, gen, rng, args.seed))
     actor = Actor(sampler.obs_size, args.hidden, args.activation)
     critic = Critic(sampler.obs_size, args.hidden, args.activation, unseen_size(args.critic))
+    if isinstance(own, ProcessSampler) and not own.fits(actor, critic):  # /dev/shm too small (said so)
+        args.overlap = False  # (args.json says what runs)
+        sampler = own = VectorRollout(args, gen, rng, args.seed)
     run = resume.Run(args.run_dir(), args, actor, critic, gen, rng, algorithm)
     progress, run_dir = run.progress, run.run_dir
     if progress.phase == "warm start" and args.init_from:

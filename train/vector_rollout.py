@@ -17,6 +17,7 @@ The fast trainer (:mod:`manni_train.ppo_vector`) runs one in its own process; th
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Protocol
 
@@ -54,6 +55,11 @@ class LearnerRows:
                    mask=torch.zeros((size, NUM_ACTIONS), dtype=torch.bool),
                    actions=torch.zeros(size, dtype=torch.long), logp=torch.zeros(size),
                    unseen=torch.zeros((size, UNSEEN_SIZE)) if unseen else None)
+
+    @staticmethod
+    def nbytes(size: int, obs_size: int, dtype: torch.dtype, unseen: bool) -> int:
+        """The bytes that :meth:`allocate` takes for these buffers."""
+        return size * (obs_size * dtype.itemsize + NUM_ACTIONS + 8 + 4 + (UNSEEN_SIZE * 4 if unseen else 0))
 
     def buffers(self) -> dict[str, torch.Tensor | None]:
         """The buffers by name (:class:`RolloutBatch`'s names)."""
@@ -132,11 +138,12 @@ class VectorRollout:
     ``args`` is a :class:`manni_train.ppo_vector.Args`; ``gen`` draws the networks' actions, ``rng`` the
     seat assignments and the ``random`` seats' moves, ``seed`` the deals. The learner's rows go to
     ``slots`` :class:`LearnerRows` used in turn (two: a rollout can fill one while the update reads
-    the other).
+    the other). ``on_step`` is called before every vector step (the rollout process's heartbeat).
     """
 
-    def __init__(self, args, gen: torch.Generator, rng: np.random.Generator, seed: int, slots: int = 1):
-        self.args, self.gen, self.rng = args, gen, rng
+    def __init__(self, args, gen: torch.Generator, rng: np.random.Generator, seed: int, slots: int = 1,
+                 on_step: Callable[[], object] | None = None):
+        self.args, self.gen, self.rng, self.on_step = args, gen, rng, on_step
         n, T = args.num_envs, args.num_steps
         self.venv = VectorManni(args.rules(), n, history=args.history, backend=args.backend, layout=args.observation)
         self.obs_size = self.venv.obs_size
@@ -236,6 +243,8 @@ class VectorRollout:
         others = self.others()
         filled = 0  # learner decisions so far: the next free row of the f_ buffers
         for t in range(T):
+            if self.on_step is not None:
+                self.on_step()
             ctrl = controller[np.arange(n), to_move]
             learner = ctrl == LEARNER
             obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
