@@ -11,6 +11,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from multiprocessing import resource_tracker
 
 #: What stops a run the way Ctrl-C does: ``kill``, ``timeout`` and ``docker stop`` send SIGTERM, a
 #: closed terminal SIGHUP (not on Windows).
@@ -81,6 +82,9 @@ def interrupt_ignored() -> Iterator[None]:
     if not _main_thread():
         yield
         return
+    # multiprocessing starts its resource tracker at the first spawned process, and unblocks SIGINT
+    # after it: started first, it leaves the mask alone
+    resource_tracker.ensure_running()
     with deferred_interrupt():
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, TERMINAL_SIGNALS)
         try:
