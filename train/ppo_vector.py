@@ -126,7 +126,8 @@ class Args(SelfPlayArgs):
     overlap: bool = True
     """play the rollouts in a process of their own, each during the update of the previous one, with
     the weights one update old: an iteration takes the longer of rollout and update, not their sum
-    (manni_train.rollout_process); --no-overlap: rollouts and updates take turns in this process"""
+    (manni_train.rollout_process; a /dev/shm too small for it is said, and the rollouts play here);
+    --no-overlap: rollouts and updates take turns in this process"""
     precision: str = "auto"
     """arithmetic of the networks' hidden layers in the warm start, the rollouts and the update: fp32,
     bf16 (autocast; weights and checkpoints stay float32) or auto (bf16 where the CPU or GPU runs it
