@@ -26,6 +26,7 @@ class Stopped(KeyboardInterrupt):
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        self.said = False  # whether the work it stopped has said so (what it kept)
 
 
 def _main_thread() -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,32 @@ def test_an_interrupted_final_arena_resumes_the_arena_not_the_training(tmp_path,
     assert code == 0 and played == [f"ppo:{run / 'agent'}"] and "Trained in" in out
     assert kept(run) == before  # the policy and the history as they were
     assert json.loads((run / resume.META).read_text())["phase"] == "done"
+
+
+def test_a_stop_signal_in_the_final_arena_keeps_the_run_in_one_line_with_its_exit_code(tmp_path, monkeypatch, capsys):
+    """SIGTERM in the final arena (whose workers turn it into their own interruption) says so in one
+    line and exits with 143, the run ready to play its arena again; before training, the same code."""
+    from manni_agents.evaluation.arena import ArenaInterrupted
+    from manni_env.interrupts import Stopped
+
+    def stopped_arena(*args, **kwargs):
+        try:
+            raise Stopped(signal.SIGTERM)
+        except KeyboardInterrupt:
+            raise ArenaInterrupted(0, 10, None) from None
+
+    monkeypatch.setattr(resume, "final_arena", stopped_arena)
+    args = Args(runs_dir=str(tmp_path), run_name="run", total_steps=200, **TINY)
+    assert resume.command(train, args, "manni train") == 128 + signal.SIGTERM
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("stopped by SIGTERM in the final arena: the policy is ppo:") and "\n" not in err
+    assert json.loads((tmp_path / "run" / resume.META).read_text())["phase"] == "arena"
+
+    def stopped_early(args):
+        raise Stopped(signal.SIGHUP)
+
+    assert resume.command(stopped_early, args, "manni train") == 128 + signal.SIGHUP
+    assert capsys.readouterr().err == "manni train: stopped by SIGHUP\n"
 
 
 def test_a_finished_run_of_an_older_release_is_finished_too(run, capsys):

@@ -251,11 +251,15 @@ class Run:
         plot_learning_curve(self.history, self.run_dir / "learning_curve.png", f"{args.run_name}: score while training")
         try:
             final = final_arena(f"ppo:{agent}", args, self.run_dir, args.progress_bar)
-        except KeyboardInterrupt:
-            print(f"\ninterrupted in the final arena: the policy is ppo:{agent}, the history "
-                  f"{self.run_dir / 'history.json'}; play the arena again with manni train --resume {self.run_dir}",
-                  file=sys.stderr)
-            raise
+        except KeyboardInterrupt as stop:  # (the arena's own, with a stop signal as its context)
+            signalled = next((e for e in (stop, stop.__context__) if isinstance(e, Stopped)), None)
+            print(f"\n{f'stopped by {signalled}' if signalled else 'interrupted'} in the final arena: the policy is "
+                  f"ppo:{agent}, the history {self.run_dir / 'history.json'}; play the arena again with manni train "
+                  f"--resume {self.run_dir}", file=sys.stderr)
+            if signalled is None:
+                raise
+            signalled.said = True
+            raise signalled from None
         self.progress.phase = "done"
         save_phase(self.run_dir, self.progress)
         return TrainResult(self.run_dir, agent, final, self.history, self.progress.wall_time_s, self.progress.steps)
@@ -295,8 +299,9 @@ class Run:
                 where = f"after {self.progress.steps:,} learner decisions ({self.progress.phase}): {self.keep()}"
                 if isinstance(stop, RolloutProcessError):
                     raise RunFailed(f"{stop}; {where}") from None
-                cause = f"stopped by {stop}" if isinstance(stop, Stopped) else "interrupted"
-                print(f"\n{cause} {where}", file=sys.stderr)
+                if isinstance(stop, Stopped):
+                    stop.said = True
+                print(f"\n{f'stopped by {stop}' if isinstance(stop, Stopped) else 'interrupted'} {where}", file=sys.stderr)
             raise
 
 
@@ -366,5 +371,7 @@ def command(train: Callable[[A], TrainResult], args: A, prog: str, refused: tupl
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 1
     except Stopped as stop:
+        if not stop.said:  # (before training or after it: nothing to keep)
+            print(f"{prog}: stopped by {stop}", file=sys.stderr)
         return 128 + stop.signum
     return 0
