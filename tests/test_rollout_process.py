@@ -216,8 +216,8 @@ def signal_during_ppo(run: Path, signum: int, to_child: bool) -> tuple[int, str,
     proc = subprocess.Popen(manni(*ENDLESS, "--runs-dir", str(run.parent), "--run-name", run.name),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
-        while not ((run / "history.json").exists() and (run / "history.json").stat().st_size) and time.monotonic() < deadline:
+        deadline, history = time.monotonic() + 90, run / "history.json"
+        while not (history.exists() and history.stat().st_size) and time.monotonic() < deadline:
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.05)
         child = rollout_child(proc.pid)
@@ -246,7 +246,8 @@ def test_a_run_is_kept_whatever_stops_it(tmp_path, signum, to_child):
                                                  f"during its rollout (exit code -{int(signum)}); after ")
     else:
         assert code == 128 + signum and lines[0].startswith(f"stopped by {signal.Signals(signum).name} after ")
-    assert f"policy saved as ppo:{run / 'agent'}" in lines[0] and f"continue with manni train --resume {run}" in lines[0]
+    assert f"policy saved as ppo:{run / 'agent'}" in lines[0]
+    assert f"continue with manni train --resume {run}" in lines[0]
     state = json.loads((run / "resume.json").read_text())
     assert state["phase"] == "ppo" and state["steps"] >= 300 and (run / "resume.safetensors").is_file()
     assert json.loads((run / "history.json").read_text())

@@ -112,8 +112,8 @@ class Args(SelfPlayArgs):
     play: str = "auto"
     """how the exported agent plays its network unless a spec says otherwise (the checkpoint's
     ``play``): plain, symmetric (the policy averaged over the renamings of the plain suits; slower a
-    move) or auto (symmetric in Basic Manni, where the trump is known from the first decision, plain
-    elsewhere)"""
+    move) or auto (symmetric where the variant's row says the trump is known from the first decision,
+    as in Basic Manni; plain elsewhere)"""
     reward_scale: float = 1.0
     """rewards are multiplied by this before training"""
     reward_of: str = "relative"
@@ -160,7 +160,8 @@ class Args(SelfPlayArgs):
                 raise ValueError(f"--init-from {self.init_from[:200]}: {err.strerror or err}") from None
 
     def exported_play(self) -> str:
-        """``--play`` with ``auto`` resolved: ``symmetric`` in Basic Manni, ``plain`` elsewhere."""
+        """``--play`` with ``auto`` resolved: ``symmetric`` where the trump is known from the first decision
+        (:attr:`~manni_env.rules.VariantSpec.trump_known_first`: Basic Manni), ``plain`` elsewhere."""
         if self.play != "auto":
             return self.play
         return "symmetric" if self.rules().spec.trump_known_first else "plain"

@@ -40,6 +40,7 @@ import safetensors.torch
 import torch
 from torch import nn
 
+from manni_env.cli import shortened
 from manni_env.files import replace_atomically, write_text
 from manni_env.interrupts import Stopped, deferred_interrupt, stop_signals
 from manni_train.args import TrainArgs
@@ -299,9 +300,10 @@ class Run:
                 where = f"after {self.progress.steps:,} learner decisions ({self.progress.phase}): {self.keep()}"
                 if isinstance(stop, RolloutProcessError):
                     raise RunFailed(f"{stop}; {where}") from None
+                cause = "interrupted"
                 if isinstance(stop, Stopped):
-                    stop.said = True
-                print(f"\n{f'stopped by {stop}' if isinstance(stop, Stopped) else 'interrupted'} {where}", file=sys.stderr)
+                    cause, stop.said = f"stopped by {stop}", True
+                print(f"\n{cause} {where}", file=sys.stderr)
             raise
 
 
@@ -310,12 +312,6 @@ def reason(err: BaseException) -> str:
     if getattr(err, "strerror", None):
         return err.strerror
     return str(err).splitlines()[0][:200] if str(err) else type(err).__name__
-
-
-def shortened(path: str | os.PathLike) -> str:
-    """A path in at most about 120 characters: a long one by its start, end and length."""
-    text = os.fsdecode(path)
-    return text if len(text) <= 120 else f"{text[:40]}...{text[-40:]} ({len(text):,} characters)"
 
 
 A = TypeVar("A", bound=TrainArgs)

@@ -101,7 +101,8 @@ class RolloutBatch:
     def first(self, rows: int) -> RolloutBatch:
         """The batch of its first ``rows`` learner decisions (in order of vector step, then game), with
         its deal scores and times."""
-        return replace(self, **{name: getattr(self, name)[:rows] for name in TENSORS if getattr(self, name) is not None})
+        tensors = {name: getattr(self, name) for name in TENSORS}
+        return replace(self, **{name: t[:rows] for name, t in tensors.items() if t is not None})
 
     def split(self, parts: int) -> list[RolloutBatch]:
         """``parts`` batches of consecutive rows, sizes differing by at most one (no deal scores)."""
