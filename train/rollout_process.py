@@ -50,6 +50,8 @@ SILENCE_S = 15.0
 START_TIMEOUT_S = 300.0
 #: how long a closing child may take to finish its rollout and exit before it is killed
 CLOSE_TIMEOUT_S = 30.0
+#: how often the trainer looks at a child it waits for
+POLL_S = 0.5
 #: where torch's shared memory lives (Linux)
 SHM_DIR = "/dev/shm"
 #: the share of room ``/dev/shm`` must have beyond the buffers' own size
@@ -194,20 +196,22 @@ class ProcessSampler:
 
     def _wait(self, what: str, timeout_s: float | None = None):
         """The child's next reply; :class:`RolloutProcessError` if it failed or died, or if it went
-        without a heartbeat for :data:`SILENCE_S` or sent nothing for ``timeout_s`` (then it is killed)."""
-        start = heard = time.monotonic()
+        without a heartbeat for :data:`SILENCE_S` or sent nothing for ``timeout_s`` (then it is killed).
+        Both count this process's waiting, so that a pause of both (Ctrl-Z, then ``fg``) is no silence."""
+        waited = quiet = 0.0
         beats = self.beats.value
         try:
-            while not self.conn.poll(0.5):
+            while not self.conn.poll(POLL_S):
                 if not self.process.is_alive():
                     raise EOFError
-                now = time.monotonic()
+                waited += POLL_S
                 if self.beats.value != beats:
-                    beats, heard = self.beats.value, now
-                silent = beats > 0 and now - heard > SILENCE_S  # (from its first beat: Python and torch load first)
-                if silent or (timeout_s is not None and now - start > timeout_s):
+                    beats, quiet = self.beats.value, 0.0
+                elif beats:  # (from its first beat: Python and torch load first)
+                    quiet += POLL_S
+                if quiet > SILENCE_S or (timeout_s is not None and waited > timeout_s):
                     self.process.kill()
-                    how = f"went silent for {now - heard:.0f} s" if silent else f"sent nothing for {timeout_s:.0f} s"
+                    how = f"went silent for {SILENCE_S:.0f} s" if quiet > SILENCE_S else f"sent nothing for {timeout_s:.0f} s"
                     raise RolloutProcessError(f"the rollout process {how} during its {what} (stopped or stuck): "
                                               "it was killed")
             kind, payload = self.conn.recv()
