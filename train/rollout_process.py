@@ -29,7 +29,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from dataclasses import dataclass
 
 import numpy as np
