@@ -324,8 +324,8 @@ def resumed(args: A) -> A:
     path = Path(args.resume)
     try:
         os.stat(path)
-    except OSError as err:  # before anything is read from the run: the path's own error
-        if err.errno == errno.ENOENT:
+    except (OSError, ValueError) as err:  # before anything is read from the run: the path's own error (a NUL)
+        if getattr(err, "errno", None) == errno.ENOENT:
             raise ResumeError(f"--resume {shortened(path)}: no run there (no such directory)") from None
         raise ResumeError(f"--resume {shortened(path)}: {reason(err)}") from None
     try:
