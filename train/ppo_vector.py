@@ -86,11 +86,11 @@ class Args(SelfPlayArgs):
     final_eval_deals: int | None = None
     """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based, seed
     --eval-seed + 1 (default: --total-steps / 4,000 between 100 and 500, so a short run has a short
-    arena; 0: none)"""
+    arena; 0: none, else at least 2, for a confidence interval)"""
     final_pimc_deals: int | None = None
     """duplicate deals (x 6 seatings) of the final arena against 2 × pimc, the search baseline, seed
-    --eval-seed + 1 (default: --total-steps / 30,000, at most 100, and none below 2 deals, so a run of
-    fewer than 60,000 steps plays none; 0: none; about 0.4 s a deal on one core, shared by --eval-workers)"""
+    --eval-seed + 1 (default: --total-steps / 30,000, at most 100: none below 60,000 steps; 0: none,
+    else at least 2; about 0.4 s a deal on one core, shared by --eval-workers)"""
     eval_workers: int = 2
     """processes for the final arena"""
     bc_samples: int | None = None
