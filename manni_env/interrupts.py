@@ -79,8 +79,9 @@ def interrupt_ignored() -> Iterator[None]:
     """Processes started inside the block never take Ctrl-C or a closed terminal's SIGHUP
     (:data:`TERMINAL_SIGNALS`): they start with those signals blocked and keep them blocked, also
     while they are still starting up (their parent stops them). One that reaches this process in
-    the block is delivered at its end (:func:`deferred_interrupt`), not lost."""
-    if not _main_thread():
+    the block is delivered at its end (:func:`deferred_interrupt`), not lost. (Nothing on Windows,
+    which has no signal masks.)"""
+    if not _main_thread() or not hasattr(signal, "pthread_sigmask"):
         yield
         return
     # multiprocessing starts its resource tracker at the first spawned process, and unblocks SIGINT
