@@ -158,6 +158,28 @@ def test_a_stopped_rollout_process_is_noticed_within_seconds(monkeypatch):
         assert not sampler.process.is_alive()
 
 
+def test_a_pause_of_the_trainer_is_no_silence(monkeypatch):
+    """Ctrl-Z stops both processes, and after ``fg`` the trainer may look before the child has beaten
+    again: only the trainer's own waiting counts towards the silence, not the time it was stopped."""
+    monkeypatch.setattr(rollout_process, "SILENCE_S", 2.0)
+    args = Args(**TINY)
+    actor, critic = networks(args, 0)
+    with ProcessSampler(args, 1, overlap=True) as sampler:
+        sampler.collect(actor, critic)
+        time.sleep(1.0)  # the next rollout is played and waits: no more beats until the next order
+        poll, paused = sampler.conn.poll, []
+
+        def poll_after_a_pause(timeout: float) -> bool:
+            if not paused:  # this process stopped for 3 s inside its wait, the child's beats unseen
+                paused.append(True)
+                time.sleep(3.0)
+                return False
+            return poll(timeout)
+
+        monkeypatch.setattr(sampler.conn, "poll", poll_after_a_pause)
+        assert sampler.collect(actor, critic).steps > 0 and paused
+
+
 def test_a_dev_shm_too_small_is_found_before_training_and_the_rollouts_stay_in_process(tmp_path, monkeypatch, capsys):
     args = Args(overlap=True, total_steps=300, runs_dir=str(tmp_path), run_name="small", **TINY)
     sampler = ProcessSampler(args, 1, overlap=True)
