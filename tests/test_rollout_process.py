@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
 import time
@@ -103,6 +104,19 @@ def test_a_dead_or_failing_rollout_process_is_one_clear_error():
     failing = Args(**{**TINY, "opponents": ["no_such_agent", "random"]})  # (unchecked: fails in the child)
     with ProcessSampler(failing, 1, overlap=False) as sampler:
         with pytest.raises(RolloutProcessError, match="^the rollout process failed: .*no_such_agent"):
+            sampler.collect(actor, critic)
+
+
+def test_a_rollout_process_dead_between_two_rollouts_is_the_same_clear_error():
+    """Dead while this process updated: the next order finds the pipe closed (not a BrokenPipeError,
+    which the manni command would take for a closed output and end quietly)."""
+    args = Args(**TINY)
+    actor, critic = networks(args, 0)
+    with ProcessSampler(args, 1, overlap=False) as sampler:
+        sampler.collect(actor, critic)
+        os.kill(sampler.process.pid, signal.SIGKILL)
+        sampler.process.join(10)
+        with pytest.raises(RolloutProcessError, match=r"^the rollout process stopped before its rollout \(exit code -9\)$"):
             sampler.collect(actor, critic)
 
 
@@ -263,9 +277,9 @@ def test_a_run_is_kept_whatever_stops_it(tmp_path, signum, to_child):
     code, err, children = signal_during_ppo(run, signum, to_child)
     lines = [line for line in err.splitlines() if line.strip()]
     assert "Traceback" not in err and len(lines) == 1, err
-    if to_child:
-        assert code == 1 and lines[0].startswith("manni train --trainer vector: error: the rollout process stopped "
-                                                 f"during its rollout (exit code -{int(signum)}); after ")
+    if to_child:  # (it died during a rollout, or between two while this process updated)
+        assert code == 1 and re.match(r"manni train --trainer vector: error: the rollout process stopped (during|before) "
+                                      rf"its rollout \(exit code -{int(signum)}\); after ", lines[0]), lines[0]
     else:
         assert code == 128 + signum and lines[0].startswith(f"stopped by {signal.Signals(signum).name} after ")
     assert f"policy saved as ppo:{run / 'agent'}" in lines[0]

@@ -181,7 +181,10 @@ class ProcessSampler:
             if self.snapshot is not None:
                 for name, tensor in self.snapshot.items():
                     shared.snapshot[name].copy_(tensor)
-        self.conn.send(("collect", self.snapshot is not None))
+        try:
+            self.conn.send(("collect", self.snapshot is not None))
+        except OSError:  # the child is gone (a closed pipe)
+            raise self._stopped("before its rollout") from None
         self.snapshot, self.pending = None, True
 
     def _receive(self) -> RolloutBatch:
@@ -215,12 +218,15 @@ class ProcessSampler:
                                               "it was killed")
             kind, payload = self.conn.recv()
         except (EOFError, OSError):  # the child is gone (its end of the pipe closed with it)
-            self.process.join(CLOSE_TIMEOUT_S)
-            raise RolloutProcessError(f"the rollout process stopped during its {what} "
-                                      f"(exit code {self.process.exitcode})") from None
+            raise self._stopped(f"during its {what}") from None
         if kind == "error":
             raise RolloutProcessError(f"the rollout process failed: {payload}")
         return payload
+
+    def _stopped(self, when: str) -> RolloutProcessError:
+        """The error of a child that is gone, with its exit code."""
+        self.process.join(CLOSE_TIMEOUT_S)
+        return RolloutProcessError(f"the rollout process stopped {when} (exit code {self.process.exitcode})")
 
 
 def _serve(conn, args, seed: int, beats) -> None:
