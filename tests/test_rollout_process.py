@@ -157,7 +157,6 @@ def test_a_stopped_rollout_process_is_noticed_within_seconds(monkeypatch):
     """A child stopped with SIGSTOP (or stuck) beats no more: it is killed and named within
     SILENCE_S, not waited for half an hour."""
     monkeypatch.setattr(rollout_process, "SILENCE_S", 2.0)
-    monkeypatch.setattr(rollout_process, "REPLY_TIMEOUT_S", 8.0, raising=False)  # (the half hour of before)
     args = Args(**TINY)
     actor, critic = networks(args, 0)
     with ProcessSampler(args, 1, overlap=False) as sampler:
