@@ -77,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except OSError as err:  # a path no file system takes, or a full disk, wherever a command meets it
         if err.errno == errno.ENAMETOOLONG:
-            print(f"manni: error: a file name is too long: {_shortened(err.filename)}", file=sys.stderr)
+            print(f"manni: error: a file name is too long: {shortened(err.filename)}", file=sys.stderr)
         elif err.errno in FULL:
-            print(f"manni: error: cannot write {_shortened(err.filename)}: {err.strerror} (every file written "
+            print(f"manni: error: cannot write {shortened(err.filename)}: {err.strerror} (every file written "
                   "before is kept whole)", file=sys.stderr)
         else:
             raise
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
-def _shortened(name) -> str:
+def shortened(name) -> str:
     """A file name in at most about 120 characters: a long one by its start, end and length."""
     text = os.fsdecode(name) if name is not None else "a file"
     return text if len(text) <= 120 else f"{text[:40]}...{text[-40:]} ({len(text):,} characters)"

@@ -187,6 +187,12 @@ class VariantSpec:
             for s in (self.scores[k] for k in self.kinds))
 
     @property
+    def trump_known_first(self) -> bool:
+        """Whether every deal's contract, trump suit included, is known from its first decision (the
+        trump rotates by deal number: Basic Manni), not cut or announced during the deal."""
+        return self.contract_source == ContractSource.ROTATION
+
+    @property
     def zero_sum(self) -> bool:
         """Whether the variant's deals are zero-sum with its default options (Basic's floor is not)."""
         return self.sums_to_zero(self.floor)

@@ -150,6 +150,42 @@ def test_bad_arguments_are_named(change, message):
         Args(**change).check()
 
 
+def test_no_final_arena_is_too_small_for_a_confidence_interval():
+    """A short run plays no pimc arena (--total-steps 50,000 once gave one of 1 deal, without an
+    interval), and an arena of 1 deal is refused."""
+    assert Args(total_steps=50_000).final_pimc_arena_deals() == 0
+    assert Args(total_steps=60_000).final_pimc_arena_deals() == 2
+    assert Args(total_steps=50_000, final_pimc_deals=3).final_pimc_arena_deals() == 3
+    for name in ("final_eval_deals", "final_pimc_deals"):
+        with pytest.raises(ValueError, match=f"--{name.replace('_', '-')} must be 0 .no arena. or at least 2"):
+            Args(**{name: 1}).check()
+
+
+def test_an_update_on_one_decision_keeps_the_networks_finite(recwarn):
+    """The last update of a run may take a single decision (--total-steps is exact): its advantage is
+    not normalised (one value has no spread), and nothing becomes NaN."""
+    import torch
+
+    from manni_train.learner import PPOLearner
+    from manni_train.networks import Actor, Critic
+    from manni_train.vector_rollout import VectorRollout
+
+    args = Args(num_envs=4, num_steps=8, hidden=[16], precision="fp32")
+    rollout = VectorRollout(args, torch.Generator().manual_seed(1), np.random.default_rng(1), 1)
+    actor, critic = Actor(rollout.obs_size, [16], "relu"), Critic(rollout.obs_size, [16], "relu")
+    batch = rollout.collect(actor, critic).first(1)
+    losses = PPOLearner(actor, critic, args, torch.Generator().manual_seed(1)).update(batch, 1e-2)
+    assert batch.steps == 1 and np.isfinite(losses["losses/policy"])
+    assert all(torch.isfinite(p).all() for p in [*actor.parameters(), *critic.parameters()])
+    assert not [w for w in recwarn if "degrees of freedom" in str(w.message)]
+
+
+def test_basic_mannis_agent_plays_symmetric_because_its_trump_is_known_from_the_first_decision():
+    assert [v for v in VARIANTS if make_rules(v).spec.trump_known_first] == ["basic"]
+    assert {v: Args(variant=v).exported_play() for v in VARIANTS} == {
+        v: "symmetric" if v == "basic" else "plain" for v in VARIANTS}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_fast_trainer_smoke_run_writes_a_playable_agent(variant, tmp_path):
@@ -159,7 +195,7 @@ def test_fast_trainer_smoke_run_writes_a_playable_agent(variant, tmp_path):
     torch = pytest.importorskip("torch")
     args = Args(runs_dir=str(tmp_path), run_name="tiny", variant=variant, total_steps=1200, num_envs=16,
                 num_steps=24, hidden=[32], snapshot_every=400, eval_every=0, eval_deals=4, bc_samples=600,
-                bc_epochs=1, opponent_mix="snapshot=0.3,rule_based=0.3,random=0.1", final_eval_deals=1, torch_threads=1,
+                bc_epochs=1, opponent_mix="snapshot=0.3,rule_based=0.3,random=0.1", final_eval_deals=2, torch_threads=1,
                 progress_bar=False)
     result = train(args)
     run = result.run_dir

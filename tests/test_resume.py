@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +60,7 @@ def test_an_interrupted_final_arena_resumes_the_arena_not_the_training(tmp_path,
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ppo_vector, "final_arena", stop)
+    monkeypatch.setattr(resume, "final_arena", stop)
     with pytest.raises(KeyboardInterrupt):
         train(Args(runs_dir=str(tmp_path), run_name="run", total_steps=200, **TINY))
     run = tmp_path / "run"
@@ -67,12 +68,38 @@ def test_an_interrupted_final_arena_resumes_the_arena_not_the_training(tmp_path,
     assert json.loads((run / resume.META).read_text())["phase"] == "arena"
     before = kept(run)
     played = []
-    monkeypatch.setattr(ppo_vector, "final_arena", lambda spec, args, run_dir, bar: played.append(spec) or {})
+    monkeypatch.setattr(resume, "final_arena", lambda spec, args, run_dir, bar: played.append(spec) or {})
     monkeypatch.setattr(ppo_vector, "collect_demonstrations", stop)  # no warm start: it is not trained again
     code, out, _ = resume_run(run, capsys)
     assert code == 0 and played == [f"ppo:{run / 'agent'}"] and "Trained in" in out
     assert kept(run) == before  # the policy and the history as they were
     assert json.loads((run / resume.META).read_text())["phase"] == "done"
+
+
+def test_a_stop_signal_in_the_final_arena_keeps_the_run_in_one_line_with_its_exit_code(tmp_path, monkeypatch, capsys):
+    """SIGTERM in the final arena (whose workers turn it into their own interruption) says so in one
+    line and exits with 143, the run ready to play its arena again; before training, the same code."""
+    from manni_agents.evaluation.arena import ArenaInterrupted
+    from manni_env.interrupts import Stopped
+
+    def stopped_arena(*args, **kwargs):
+        try:
+            raise Stopped(signal.SIGTERM)
+        except KeyboardInterrupt:
+            raise ArenaInterrupted(0, 10, None) from None
+
+    monkeypatch.setattr(resume, "final_arena", stopped_arena)
+    args = Args(runs_dir=str(tmp_path), run_name="run", total_steps=200, **TINY)
+    assert resume.command(train, args, "manni train") == 128 + signal.SIGTERM
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("stopped by SIGTERM in the final arena: the policy is ppo:") and "\n" not in err
+    assert json.loads((tmp_path / "run" / resume.META).read_text())["phase"] == "arena"
+
+    def stopped_early(args):
+        raise Stopped(signal.SIGHUP)
+
+    assert resume.command(stopped_early, args, "manni train") == 128 + signal.SIGHUP
+    assert capsys.readouterr().err == "manni train: stopped by SIGHUP\n"
 
 
 def test_a_finished_run_of_an_older_release_is_finished_too(run, capsys):
@@ -104,6 +131,14 @@ def test_resume_of_an_empty_name_is_an_error_not_a_fresh_run(tmp_path, capsys, m
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("path", ["n" * 300, "d/" * 3000])
+def test_a_path_too_long_is_named_as_such_not_blamed_on_args_json(path, capsys):
+    assert main(["--resume", path]) == 2
+    err = capsys.readouterr().err
+    assert "File name too long" in err and "args.json" not in err
+    assert len(err.splitlines()) == 1 and len(err) < 300
+
+
 def _ppo_state(run: Path, hidden: int = 32, **progress) -> None:
     """An interrupted-in-ppo resume state for ``run`` (networks of ``hidden`` units)."""
     actor, critic = Actor(OBS, [hidden], "relu"), Critic(OBS, [hidden], "relu")
@@ -115,17 +150,17 @@ def test_a_ppo_state_resumes_and_only_then_writes(run, capsys):
     """The fuzz below refuses damaged states; this one, undamaged, is taken (so the refusals are
     about the damage)."""
     _ppo_state(run)
-    args = ppo_vector.resumed(Args(resume=str(run)))
+    args = resume.resumed(Args(resume=str(run)))
     assert args.total_steps == 200 and resume.read(run)[0].steps == 100
 
 
 def test_a_run_saved_before_overlap_existed_resumes_without_it(run):
     _ppo_state(run)
     saved = json.loads((run / "args.json").read_text())
-    assert ppo_vector.resumed(Args(resume=str(run))).overlap == saved["overlap"]
+    assert resume.resumed(Args(resume=str(run))).overlap == saved["overlap"]
     del saved["overlap"]
     (run / "args.json").write_text(json.dumps(saved))
-    assert not ppo_vector.resumed(Args(resume=str(run))).overlap
+    assert not resume.resumed(Args(resume=str(run))).overlap
 
 
 def test_a_run_directory_of_the_older_name_resumes_where_it_is(finished, tmp_path, capsys):
@@ -227,7 +262,7 @@ def test_resume_directory_fuzz_within_a_fixed_budget(finished, tmp_path):
         _mutate(rng, run)
         before = kept(run)
         try:
-            args = ppo_vector.resumed(Args(resume=str(run)))
+            args = resume.resumed(Args(resume=str(run)))
             progress, _ = resume.read(run)
             if progress.phase == "ppo":
                 resume.load(run, Actor(OBS, args.hidden, args.activation), Critic(OBS, args.hidden, args.activation),

@@ -302,7 +302,7 @@ def test_manni_train_rllib_end_to_end(tmp_path, capsys):
     argv = ["train", "--trainer", "rllib", "--variant", "basic", "--target", "3", "--num-env-runners", "0",
             "--num-cpus", "1", "--num-steps", "100", "--minibatch-size", "50", "--update-epochs", "1",
             "--eval-deals", "3",
-            "--hidden", "16", "--total-steps", "150", "--stop-iters", "20", "--final-eval-deals", "1",
+            "--hidden", "16", "--total-steps", "150", "--stop-iters", "20", "--final-eval-deals", "2",
             "--runs-dir", str(tmp_path), "--run-name", "r", "--seed", "3"]
     assert main(argv) == 0
     out = capsys.readouterr().out

@@ -26,12 +26,13 @@ from manni_env.rules import make_rules  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import ppo_sb3, resume  # noqa: E402
 from manni_train.args import parse_args, parse_opponent_mix  # noqa: E402
-from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
+from manni_train.demonstrations import ObservationCodec, collect_demonstrations, warm_start  # noqa: E402
 from manni_train.init_from import load_actor  # noqa: E402
 from manni_train.networks import Actor, Critic, greedy_policy, ppo_network  # noqa: E402
-from manni_train.ppo_vector import Args, resumed, train, warm_start  # noqa: E402
+from manni_train.ppo_vector import Args, train  # noqa: E402
 from manni_train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, padded_rows, run_padded  # noqa: E402
 from manni_train.reporting import evaluate  # noqa: E402
+from manni_train.resume import resumed  # noqa: E402
 from manni_train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
 from manni_train.vector_rollout import FIXED, LEARNER, RANDOM, RULE_BASED, VectorRollout  # noqa: E402
 
@@ -503,16 +504,17 @@ def test_renamed_options_name_their_new_flag(capsys):
     assert args.learning_rate == 1e-3 and args.mix() == {"snapshot": 0.1, "rule_based": 0.5, "random": 0.2}
 
 
-def test_out_names_the_run_directory_and_the_bar_counts_what_is_trained(tmp_path, capsys):
+def test_out_names_the_run_directory_and_total_steps_are_the_steps_trained(tmp_path, capsys):
     """``--out RUN`` as in arena and league (the older --runs-dir/--run-name stay); a --total-steps
-    that ends inside a rollout trains the whole rollout and says so."""
+    that ends inside a rollout trains exactly that many decisions (the last update takes only the
+    rollout's first ones)."""
     args = parse_args(Args, ["--out", str(tmp_path / "run"), "--total-steps", "500", "--num-envs", "16",
                              "--num-steps", "24", "--hidden", "32", "--eval-every", "0", "--eval-deals", "4",
                              "--bc-samples", "0", "--final-eval-deals", "0", "--torch-threads", "1", "--no-progress-bar"])
     result = train(args)
     assert result.run_dir == tmp_path / "run" and (tmp_path / "run" / "args.json").exists()
-    assert result.steps > 500
-    assert f"PPO: {result.steps:,} learner decisions: --total-steps 500 rounded up to whole rollouts" in capsys.readouterr().err
+    assert result.steps == 500 == json.loads((tmp_path / "run" / "agent.json").read_text())["training"]["timesteps"]
+    assert "rounded up" not in capsys.readouterr().err
     with pytest.raises(SystemExit):
         parse_args(Args, ["--out", str(tmp_path / "x"), "--run-name", "y"])
     assert "not both" in capsys.readouterr().err

@@ -82,13 +82,13 @@ def test_exported_actor_matches_the_sb3_policy(tmp_path):
 
 
 def test_resume_continues_the_run(tmp_path):
-    first = train(smoke_args(tmp_path, run_name="r", total_steps=512, bc_samples=0, final_eval_deals=1,
+    first = train(smoke_args(tmp_path, run_name="r", total_steps=512, bc_samples=0, final_eval_deals=2,
                              eval_every=0, snapshot_every=0))
     latest = first.run_dir / "checkpoints" / "latest.pt"
     data = load_training_checkpoint(latest)
     assert data["num_timesteps"] == 512
     second = train(smoke_args(tmp_path, run_name="ignored", total_steps=1024, resume=str(latest),
-                              final_eval_deals=1))
+                              final_eval_deals=2))
     assert second.run_dir == first.run_dir  # the saved arguments (run name included) win
     assert load_training_checkpoint(latest)["num_timesteps"] == 1024
     assert [h["timesteps"] for h in second.history] == [512, 1024]

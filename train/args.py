@@ -45,6 +45,8 @@ ACTIVATIONS = ("relu", "tanh")
 #: who may take a seat in ``--opponent-mix`` besides the learner
 OPPONENT_KINDS = ("snapshot", "rule_based", "random")
 DEFAULT_MIX = "snapshot=0.2,rule_based=0.75,random=0.05"
+#: the fewest duplicate deals of a final arena (its confidence interval needs two)
+MIN_ARENA_DEALS = 2
 #: options of release 0.2.0 that were renamed: what to use now (the command line names it; saved
 #: arguments, ``args.json`` and checkpoints, are read with :func:`upgrade_saved`)
 RENAMED = {
@@ -131,8 +133,8 @@ class TrainArgs:
     episode: str = DEFAULT_EPISODE
     """what ends a learner's episode: deal or game"""
     total_steps: int = 1_000_000
-    """learner decisions to train for, rounded up to whole rollouts (the progress bar and the run
-    report the count trained)"""
+    """learner decisions to train for (vector, ray: exactly; sb3, rllib: rounded up to whole rollouts, and
+    the progress bar and the run report the count trained)"""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the actor and of the critic"""
     activation: str = "relu"
@@ -192,10 +194,10 @@ class TrainArgs:
     """seed of the evaluation deals"""
     final_eval_deals: int = 500
     """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based,
-    seed --eval-seed + 1 (0: none)"""
+    seed --eval-seed + 1 (0: none; at least 2 otherwise, for a confidence interval)"""
     final_pimc_deals: int = 0
     """duplicate deals (x 6 seatings) of a final arena against 2 × pimc, the search baseline, seed
-    --eval-seed + 1 (0: none; about 0.4 s a deal on one core)"""
+    --eval-seed + 1 (0: none; at least 2 otherwise, for a confidence interval; about 0.4 s a deal on one core)"""
     eval_workers: int = 1
     """processes for the final arena"""
 
@@ -241,8 +243,10 @@ class TrainArgs:
                 raise ValueError(f"--{flag(name)} must not be negative, got {getattr(self, name)}")
         self.check_at_least(1, "num_envs", "num_steps", "minibatch_size", "update_epochs", "eval_deals", "eval_workers")
         for name in ("final_eval_deals", "final_pimc_deals"):
-            if getattr(self, name) is not None and getattr(self, name) < 0:
-                raise ValueError(f"--{flag(name)} must not be negative, got {getattr(self, name)}")
+            deals = getattr(self, name)
+            if deals is not None and (deals < 0 or 0 < deals < MIN_ARENA_DEALS):
+                raise ValueError(f"--{flag(name)} must be 0 (no arena) or at least {MIN_ARENA_DEALS} (an arena of "
+                                 f"fewer deals has no confidence interval), got {deals}")
         self.mix()
         if not self.eval_against:
             raise ValueError("--eval-against needs at least one agent")

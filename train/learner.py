@@ -16,16 +16,17 @@ from manni_train.precision import autocast, compute_dtype, padded_rows
 from manni_train.vector_rollout import RolloutBatch
 
 if TYPE_CHECKING:
-    from manni_train.ppo_vector import Args
+    from manni_train.args import TrainArgs
 
 
 class PPOLearner:
     """The PPO update of ``actor`` and ``critic`` (one Adam optimizer) on a :class:`RolloutBatch`:
     ``update_epochs`` epochs of minibatches, normalised advantages, the clipped objective, the value
-    loss (clipped with ``--clip-vloss``), the entropy bonus and gradient clipping. The networks
-    live on ``device``; ``gen`` shuffles the minibatches."""
+    loss (clipped with ``--clip-vloss``), the entropy bonus and gradient clipping, with the PPO options
+    of the trainer's ``args`` (and its ``--precision``). The networks live on ``device``; ``gen``
+    shuffles the minibatches."""
 
-    def __init__(self, actor: Actor, critic: Critic, args: Args, gen: torch.Generator, device: str = "cpu"):
+    def __init__(self, actor: Actor, critic: Critic, args: TrainArgs, gen: torch.Generator, device: str = "cpu"):
         self.actor, self.critic, self.args, self.gen, self.device = actor, critic, args, gen, torch.device(device)
         self.params = parameters(actor, critic)
         # fused: one kernel for all parameters instead of a Python loop over them (docs/training.md)
@@ -61,7 +62,8 @@ class PPOLearner:
                 logp_all = torch.log_softmax(logits, 1)
                 logp = logp_all.gather(1, act[:, None]).squeeze(1)
                 ratio = (logp - old_logp).exp()
-                a = (a - a.mean()) / (a.std() + 1e-8)
+                if n > 1:  # (one row, as in the last update of a run, has no spread to normalise by)
+                    a = (a - a.mean()) / (a.std() + 1e-8)
                 pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
                 # e^-80 is 0 to float32's precision; exp of the masked actions' -1e8 (an underflow) is about 30x slower
                 probs = logp_all.clamp(min=-80.0).exp()
@@ -77,7 +79,7 @@ class PPOLearner:
         with torch.no_grad():  # CleanRL's diagnostics: the last minibatch's KL estimate, the critic's fit
             log_ratio = logp - old_logp
             approx_kl = ((log_ratio.exp() - 1) - log_ratio).mean().item()
-            variance = f_ret.var().item()
+            variance = f_ret.var().item() if size > 1 else 0.0
             explained = float("nan") if variance == 0 else 1.0 - (f_ret - f_val).var().item() / variance
         return {"losses/policy": pg_loss.item(), "losses/value": v_loss.item(), "losses/entropy": entropy.item(),
                 "losses/clipfrac": float(np.mean(clipfracs)), "losses/approx_kl": approx_kl,

@@ -44,7 +44,7 @@ from manni_train.args import parse_args
 from manni_train.critic_view import unseen_size
 from manni_train.learner import PPOLearner
 from manni_train.networks import Actor, Critic, make_networks
-from manni_train.reporting import TrainResult, report
+from manni_train.reporting import TrainResult
 from manni_train.rollout_process import runner_seeds
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
@@ -129,7 +129,7 @@ class RolloutRunner:
 
 
 class RaySampler:
-    """The :class:`~manni_train.ppo_vector.Sampler` of ``--num-runners`` :class:`RolloutRunner` actors."""
+    """The :class:`~manni_train.vector_rollout.Sampler` of ``--num-runners`` :class:`RolloutRunner` actors."""
 
     def __init__(self, args: Args):
         runner = ray.remote(num_cpus=1)(RolloutRunner)
@@ -274,18 +274,9 @@ def train(args: Args) -> TrainResult:
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
-    args = parse_args(Args, argv, prog)
-    try:
-        args = ppo_vector.resumed(args) if args.resume is not None else args
-        result = train(args)
-    except resume.Finished as done:
-        print(done)
-        return 0
-    except (ClusterError, resume.ResumeError) as err:
-        print(f"{prog or 'manni_train.ray_vector'}: error: {err}", file=sys.stderr)
-        return 2
-    print(report(result))
-    return 0
+    """``manni train --trainer ray`` (:func:`manni_train.resume.command`: its exit codes; a cluster too
+    small is exit code 2)."""
+    return resume.command(train, parse_args(Args, argv, prog), prog or "manni_train.ray_vector", (ClusterError,))
 
 
 if __name__ == "__main__":

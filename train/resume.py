@@ -9,6 +9,11 @@ generator's state, and ``resume.safetensors`` holds the tensors (the actor, the 
 moments and step counts, the torch generator's state), so loading them runs no code (no pickle).
 The evaluation history is the run's ``history.json``.
 
+A run is kept whatever stops it (:meth:`Run.kept_if_stopped`): Ctrl-C, SIGTERM or SIGHUP
+(:class:`~manni_env.interrupts.Stopped`) and a failed rollout process
+(:class:`~manni_train.rollout_process.RolloutProcessError`) write the policy, the history and the
+resume state (:meth:`Run.keep`) and end in one line that says so.
+
 Resuming never loses what a run kept (:func:`read`): a ``done`` run is finished (:class:`Finished`),
 an ``arena`` run plays its final arena again, a ``ppo`` run continues, a ``warm start`` run starts
 its warm start again. A directory that kept a policy or a history but has no readable resume
@@ -19,16 +24,32 @@ overwrite what it kept.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import safetensors.torch
 import torch
 from torch import nn
 
+from manni_env.cli import shortened
 from manni_env.files import replace_atomically, write_text
+from manni_env.interrupts import Stopped, deferred_interrupt, stop_signals
+from manni_train.args import TrainArgs
+from manni_train.networks import Actor, Critic, export, greedy_policy
+from manni_train.reporting import TrainResult, evaluate, final_arena, plot_learning_curve, report, write_history
+from manni_train.rollout_process import RolloutProcessError
+
+if TYPE_CHECKING:
+    from manni_train.ppo_vector import Args
 
 STATE, META = "resume.safetensors", "resume.json"
 #: A run's phases, in order (see the module docstring).
@@ -47,6 +68,10 @@ class ResumeError(ValueError):
 
 class Finished(ResumeError):
     """``--resume`` names a run that is finished: nothing to do."""
+
+
+class RunFailed(RuntimeError):
+    """Training failed (its rollout process did) after the run was kept; the message says both."""
 
 
 @dataclass
@@ -174,3 +199,178 @@ def _json(path: Path, kind: type):
     if not isinstance(value, kind):
         raise ResumeError(f"--resume {path.parent}: {path.name} holds no {kind.__name__}")
     return value
+
+
+class Run:
+    """A vector-trainer run in ``run_dir`` as it trains: its arguments, networks and generators, where
+    it stands (:attr:`progress`), its evaluations (:attr:`history`), its training wall time and, once
+    PPO has started, its optimizer. With ``--resume`` its saved state is read (:func:`read`;
+    :class:`ResumeError` or :class:`Finished` before anything is written) and a ``ppo`` state loaded
+    into the networks and generators; :attr:`optimizer_state` then holds the optimizer's."""
+
+    def __init__(self, run_dir: Path, args: Args, actor: Actor, critic: Critic, gen: torch.Generator,
+                 rng: np.random.Generator, algorithm: str):
+        self.run_dir, self.args, self.actor, self.critic, self.gen, self.rng = run_dir, args, actor, critic, gen, rng
+        self.algorithm = algorithm
+        self.progress = Progress(next_snapshot=args.snapshot_every, next_eval=args.eval_every)
+        self.history: list[dict] = []
+        self.optimizer: torch.optim.Optimizer | None = None
+        self.optimizer_state: dict | None = None
+        saved = read(run_dir) if args.resume else None
+        if saved is not None:
+            self.history = saved[1]
+            if saved[0].phase == "ppo":
+                self.progress, self.optimizer_state = load(run_dir, actor, critic, gen, rng)
+            elif saved[0].phase == "arena":
+                self.progress = saved[0]
+        self.started = time.time() - self.progress.wall_time_s
+        self.eval_seconds = 0.0
+
+    def wall_time(self) -> float:
+        """The training wall time: since the run started (before its interruptions too), less the
+        evaluations (the warm start counts)."""
+        return time.time() - self.started - self.eval_seconds
+
+    def evaluate(self) -> dict:
+        """Evaluate the greedy policy (:func:`~manni_train.reporting.evaluate`), add the entry to the
+        history and write ``history.json``; the entry."""
+        start = time.time()
+        entry = evaluate(greedy_policy(self.actor), self.args, self.progress.steps, self.wall_time(), self.args.backend)
+        self.history.append(entry)
+        write_history(self.run_dir, self.history)
+        self.eval_seconds += time.time() - start
+        return entry
+
+    def export(self) -> None:
+        """Write the actor as the run's ``ppo`` agent (``agent.safetensors`` + ``agent.json``)."""
+        p = self.progress
+        export(self.actor, self.run_dir / "agent", self.args, p.steps, p.wall_time_s, self.algorithm, p.init_from,
+               self.args.exported_play())
+
+    def finish(self) -> TrainResult:
+        """The run's last phase, once trained and exported: the learning curve, the final arena (on
+        Ctrl-C or a stop signal, say how to play it again) and the ``done`` state."""
+        agent, args = self.run_dir / "agent", self.args
+        plot_learning_curve(self.history, self.run_dir / "learning_curve.png", f"{args.run_name}: score while training")
+        try:
+            final = final_arena(f"ppo:{agent}", args, self.run_dir, args.progress_bar)
+        except KeyboardInterrupt as stop:  # (the arena's own, with a stop signal as its context)
+            signalled = next((e for e in (stop, stop.__context__) if isinstance(e, Stopped)), None)
+            print(f"\n{f'stopped by {signalled}' if signalled else 'interrupted'} in the final arena: the policy is "
+                  f"ppo:{agent}, the history {self.run_dir / 'history.json'}; play the arena again with manni train "
+                  f"--resume {self.run_dir}", file=sys.stderr)
+            if signalled is None:
+                raise
+            signalled.said = True
+            raise signalled from None
+        self.progress.phase = "done"
+        save_phase(self.run_dir, self.progress)
+        return TrainResult(self.run_dir, agent, final, self.history, self.progress.wall_time_s, self.progress.steps)
+
+    def keep(self) -> str:
+        """Write what a stopped run keeps (the policy, the history, the resume state; a stopped warm
+        start starts again on ``--resume``) and say what was kept: a write that fails (a full disk)
+        leaves the previous file and is named, the others still written."""
+        written, failed = [], []
+        if self.progress.phase == "ppo":
+            state = lambda: save(self.run_dir, self.progress, self.actor, self.critic, self.optimizer,  # noqa: E731
+                                 self.gen, self.rng)
+        else:
+            state = lambda: save_phase(self.run_dir, self.progress)  # noqa: E731
+        for what, write, where in (("policy", self.export, f"ppo:{self.run_dir / 'agent'}"),
+                                   ("history", lambda: write_history(self.run_dir, self.history),
+                                    str(self.run_dir / "history.json")),
+                                   ("resume state", state, None)):
+            try:
+                write()
+                written.append(f"{what} saved" + (f" as {where}" if where else ""))
+            except (OSError, safetensors.SafetensorError) as err:
+                failed.append(f"{what} not saved ({reason(err)}; the previous file is kept)")
+        hint = f"continue with manni train --resume {self.run_dir}" if not failed else "free some space before resuming"
+        return "; ".join(written + failed) + f"; {hint}"
+
+    @contextlib.contextmanager
+    def kept_if_stopped(self) -> Iterator[None]:
+        """Keep the run (:meth:`keep`) if the block is stopped: Ctrl-C or a stop signal (said in one
+        line, then raised again) or a failed rollout process (raised again as :class:`RunFailed`,
+        whose message says what was kept)."""
+        try:
+            yield
+        except (KeyboardInterrupt, RolloutProcessError) as stop:
+            with deferred_interrupt():  # a second Ctrl-C or signal waits until everything is written
+                self.progress.wall_time_s = self.wall_time()
+                where = f"after {self.progress.steps:,} learner decisions ({self.progress.phase}): {self.keep()}"
+                if isinstance(stop, RolloutProcessError):
+                    raise RunFailed(f"{stop}; {where}") from None
+                cause = "interrupted"
+                if isinstance(stop, Stopped):
+                    cause, stop.said = f"stopped by {stop}", True
+                print(f"\n{cause} {where}", file=sys.stderr)
+            raise
+
+
+def reason(err: BaseException) -> str:
+    """One line for a write error: ``[Errno 28] No space left on device``'s words."""
+    if getattr(err, "strerror", None):
+        return err.strerror
+    return str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+
+
+A = TypeVar("A", bound=TrainArgs)
+
+
+def resumed(args: A) -> A:
+    """The saved arguments of the run in ``args.resume``, checked to be resumable (:func:`read`):
+    :class:`ResumeError` if it is not (a path no file system takes, no run there, an ``args.json``
+    of another trainer), :class:`Finished` if it is finished."""
+    path = Path(args.resume)
+    try:
+        os.stat(path)
+    except (OSError, ValueError) as err:  # before anything is read from the run: the path's own error (a NUL)
+        if getattr(err, "errno", None) == errno.ENOENT:
+            raise ResumeError(f"--resume {shortened(path)}: no run there (no such directory)") from None
+        raise ResumeError(f"--resume {shortened(path)}: {reason(err)}") from None
+    try:
+        if not (path / "args.json").is_file():
+            raise ResumeError(f"--resume {shortened(path)}: no run there (no args.json)")
+        with (path / "args.json").open("rb") as f:
+            text = f.read(MAX_META_BYTES + 1)
+        if len(text) > MAX_META_BYTES:
+            raise ValueError(f"larger than {MAX_META_BYTES:,} bytes")
+        saved = json.loads(text)
+        if not isinstance(saved, dict):
+            raise ValueError("not a JSON object")
+        # a run saved before --overlap (--torso) existed played its rollouts in the trainer's process
+        # (with a critic of its own)
+        run = type(args).from_dict({"overlap": False, "torso": "separate", **saved, "resume": str(path),
+                                    "runs_dir": str(path.parent), "run_name": path.name})
+        run.check()
+    except (OSError, ValueError, TypeError, RecursionError) as err:
+        if isinstance(err, ResumeError):
+            raise
+        raise ResumeError(f"--resume {shortened(path)}: its args.json is not this trainer's ({reason(err)})") from None
+    read(path)
+    return run
+
+
+def command(train: Callable[[A], TrainResult], args: A, prog: str, refused: tuple[type[Exception], ...] = ()) -> int:
+    """A vector trainer's command: ``train(args)`` (with ``--resume``, on the run's saved arguments) and
+    its report, under :func:`~manni_env.interrupts.stop_signals`. The exit code: 0; 2 for a run that
+    cannot be resumed or an error of ``refused`` (one line); 1 when training failed (one line, the
+    run kept); 128 + the signal's number when a stop signal stopped it (the run kept, as said)."""
+    try:
+        with stop_signals():
+            print(report(train(resumed(args) if args.resume is not None else args)))
+    except Finished as done:
+        print(done)
+    except (ResumeError, *refused) as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    except RunFailed as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 1
+    except Stopped as stop:
+        if not stop.said:  # (before training or after it: nothing to keep)
+            print(f"{prog}: stopped by {stop}", file=sys.stderr)
+        return 128 + stop.signum
+    return 0

@@ -12,15 +12,23 @@ in-process rollout does (the same batches: tested).
 Nothing large goes through the pipe between the processes: the learner's rows are written to two
 sets of shared-memory buffers used in turn (the child fills one while the update reads the
 other), and the weights to the child's networks, which live in shared memory and are written only
-while the child waits for its next order. The child ignores Ctrl-C (the trainer keeps the run and
-then stops it), and a child that dies or fails is reported as one error line
-(:class:`RolloutProcessError`), not waited for.
+while the child waits for its next order. The child ignores Ctrl-C and a closed terminal's SIGHUP
+(the trainer keeps the run and then stops it) and leaves quietly when the trainer is gone. A child
+that dies or fails is reported as one error line (:class:`RolloutProcessError`), not waited for,
+and so is one that goes silent: it beats a shared counter while it starts and at every vector
+step, and one that stops beating for :data:`SILENCE_S` (stopped with SIGSTOP, stuck) is killed.
+
+The shared buffers take about 86 MB of ``/dev/shm`` on the defaults (:meth:`ProcessSampler.shared_bytes`);
+:meth:`ProcessSampler.fits` checks, before training, that ``/dev/shm`` has room for them (a Docker
+container has 64 MB unless given more: ``docker run --shm-size=256m``).
 """
 
 from __future__ import annotations
 
+import os
 import signal
-import time
+import sys
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,19 +36,38 @@ import torch
 import torch.multiprocessing as mp
 from torch import nn
 
+from manni_env.interrupts import TERMINAL_SIGNALS, interrupt_ignored
 from manni_env.observation import ObservationEncoder
 from manni_train.critic_view import unseen_size
 from manni_train.networks import Actor, Critic, make_networks
+from manni_train.precision import compute_dtype
 from manni_train.vector_rollout import LearnerRows, RolloutBatch, VectorRollout
 
-#: how long the trainer waits for the child to start or to finish a rollout before giving up
-REPLY_TIMEOUT_S = 1800.0
+#: how long the child may go without a heartbeat (starting, or playing a vector step) before it is killed
+SILENCE_S = 15.0
+#: how long the child may take to start before it is killed (it beats once it has loaded Python and torch)
+START_TIMEOUT_S = 300.0
 #: how long a closing child may take to finish its rollout and exit before it is killed
 CLOSE_TIMEOUT_S = 30.0
+#: how often the trainer looks at a child it waits for
+POLL_S = 0.5
+#: where torch's shared memory lives (Linux)
+SHM_DIR = "/dev/shm"
+#: the share of room ``/dev/shm`` must have beyond the buffers' own size
+SHM_MARGIN = 0.1
 
 
 class RolloutProcessError(RuntimeError):
     """The rollout process failed or died; the message says how."""
+
+
+def shm_free_bytes() -> int | None:
+    """The room left in :data:`SHM_DIR` (``None`` where there is none: not Linux)."""
+    try:
+        stat = os.statvfs(SHM_DIR)
+    except (OSError, AttributeError):
+        return None
+    return stat.f_bavail * stat.f_frsize
 
 
 def runner_seeds(seed: int, runners: int) -> list[int]:
@@ -59,7 +86,7 @@ class _Shared:
 
 
 class ProcessSampler:
-    """The :class:`~manni_train.ppo_vector.Sampler` of one :class:`VectorRollout` in a child process
+    """The :class:`~manni_train.vector_rollout.Sampler` of one :class:`VectorRollout` in a child process
     (seeded with ``seed``, as the Ray trainer's runner of that seed); with ``overlap`` each rollout
     plays during the previous update. The child starts at the first :meth:`collect`; call
     :meth:`close` (or use the sampler as a context manager) to stop it."""
@@ -68,6 +95,7 @@ class ProcessSampler:
         self.args, self.seed, self.overlap = args, seed, overlap
         self.obs_size = ObservationEncoder(args.rules(), args.history, args.observation).size
         self.process: mp.Process | None = None
+        self.beats = None  # the child's heartbeat counter (shared)
         self.shared: _Shared | None = None
         self.pending = False  # a rollout under way
         self.snapshot: dict[str, torch.Tensor] | None = None  # weights to add to the pool before the next rollout
@@ -88,6 +116,25 @@ class ProcessSampler:
         if self.overlap:
             self._launch(actor, critic)
         return batch
+
+    def shared_bytes(self, actor: Actor, critic: Critic) -> int:
+        """The shared memory the child takes: its two slots of rows and three networks (float32)."""
+        args = self.args
+        rows = LearnerRows.nbytes(args.num_envs * args.num_steps, self.obs_size, compute_dtype(args.precision),
+                                  args.critic == "deal")
+        weights = sum(p.numel() for net in (actor, actor, critic) for p in net.parameters()) * 4
+        return 2 * rows + weights
+
+    def fits(self, actor: Actor, critic: Critic) -> bool:
+        """Whether :data:`SHM_DIR` has room for :meth:`shared_bytes` (and :data:`SHM_MARGIN` more);
+        if not, say so in one line on stderr, with the fix."""
+        free, need = shm_free_bytes(), self.shared_bytes(actor, critic)
+        if free is None or free >= need * (1 + SHM_MARGIN):
+            return True
+        print(f"manni train: {SHM_DIR} has {free / 1e6:,.1f} MB free but the rollout process needs about "
+              f"{need / 1e6:,.1f} MB: the rollouts play in this process, as with --no-overlap (slower); give "
+              f"{SHM_DIR} more room for them, e.g. docker run --shm-size=256m (docs/training.md)", file=sys.stderr)
+        return False
 
     def add_snapshot(self, actor: Actor) -> None:
         """Add a frozen copy of ``actor`` to the child's pool before its next rollout."""
@@ -114,11 +161,13 @@ class ProcessSampler:
     def _start(self) -> None:
         context = mp.get_context("spawn")  # not fork: a forked child may hang in the parent's thread pools
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, self.args, self.seed), daemon=True,
+        self.beats = context.RawValue("Q", 0)
+        self.process = context.Process(target=_serve, args=(child, self.args, self.seed, self.beats), daemon=True,
                                        name="manni-rollouts")
-        self.process.start()
+        with interrupt_ignored():  # Ctrl-C and SIGHUP are the trainer's, also while the child starts
+            self.process.start()
         child.close()
-        self.shared = self._wait("start")
+        self.shared = self._wait("start", START_TIMEOUT_S)
 
     def _launch(self, actor: nn.Module, critic: nn.Module) -> None:
         """Write the weights (and a pending snapshot) to the waiting child and start its next rollout."""
@@ -132,7 +181,10 @@ class ProcessSampler:
             if self.snapshot is not None:
                 for name, tensor in self.snapshot.items():
                     shared.snapshot[name].copy_(tensor)
-        self.conn.send(("collect", self.snapshot is not None))
+        try:
+            self.conn.send(("collect", self.snapshot is not None))
+        except OSError:  # the child is gone (a closed pipe)
+            raise self._stopped("before its rollout") from None
         self.snapshot, self.pending = None, True
 
     def _receive(self) -> RolloutBatch:
@@ -144,33 +196,58 @@ class ProcessSampler:
                             advantages=torch.from_numpy(advantages), returns=torch.from_numpy(returns),
                             deal_scores=deal_scores, seconds=seconds, cpu_seconds=cpu_seconds)
 
-    def _wait(self, what: str, timeout_s: float = REPLY_TIMEOUT_S):
-        """The child's next reply; :class:`RolloutProcessError` if it failed, died or sent nothing
-        for ``timeout_s``."""
-        deadline = time.monotonic() + timeout_s
+    def _wait(self, what: str, timeout_s: float | None = None):
+        """The child's next reply; :class:`RolloutProcessError` if it failed or died, or if it went
+        without a heartbeat for :data:`SILENCE_S` or sent nothing for ``timeout_s`` (then it is killed).
+        Both count this process's waiting, so that a pause of both (Ctrl-Z, then ``fg``) is no silence."""
+        waited = quiet = 0.0
+        beats = self.beats.value
         try:
-            while not self.conn.poll(0.5):
+            while not self.conn.poll(POLL_S):
                 if not self.process.is_alive():
                     raise EOFError
-                if time.monotonic() > deadline:
-                    raise RolloutProcessError(f"the rollout process sent nothing for {timeout_s:.0f} s "
-                                              f"during its {what}")
+                waited += POLL_S
+                if self.beats.value != beats:
+                    beats, quiet = self.beats.value, 0.0
+                elif beats:  # (from its first beat: Python and torch load first)
+                    quiet += POLL_S
+                if quiet > SILENCE_S or (timeout_s is not None and waited > timeout_s):
+                    self.process.kill()
+                    how = f"went silent for {SILENCE_S:.0f} s" if quiet > SILENCE_S else f"sent nothing for {timeout_s:.0f} s"
+                    raise RolloutProcessError(f"the rollout process {how} during its {what} (stopped or stuck): "
+                                              "it was killed")
             kind, payload = self.conn.recv()
         except (EOFError, OSError):  # the child is gone (its end of the pipe closed with it)
-            self.process.join(CLOSE_TIMEOUT_S)
-            raise RolloutProcessError(f"the rollout process stopped during its {what} "
-                                      f"(exit code {self.process.exitcode})") from None
+            raise self._stopped(f"during its {what}") from None
         if kind == "error":
             raise RolloutProcessError(f"the rollout process failed: {payload}")
         return payload
 
+    def _stopped(self, when: str) -> RolloutProcessError:
+        """The error of a child that is gone, with its exit code."""
+        self.process.join(CLOSE_TIMEOUT_S)
+        return RolloutProcessError(f"the rollout process stopped {when} (exit code {self.process.exitcode})")
 
-def _serve(conn, args, seed: int) -> None:
-    """The child: build the rollout and its shared networks, then play a rollout per order."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's: it keeps the run, then stops this
+
+def _serve(conn, args, seed: int, beats) -> None:
+    """The child: build the rollout and its shared networks, then play a rollout per order, beating
+    ``beats`` while it starts and at every vector step; it leaves quietly when the trainer is gone."""
+    for signum in TERMINAL_SIGNALS:  # (blocked already where the trainer started it from its main thread)
+        signal.signal(signum, signal.SIG_IGN)
     torch.set_num_threads(1)
+    started = threading.Event()
+
+    def beat() -> None:
+        beats.value += 1
+
+    def beat_while_starting() -> None:
+        while not started.wait(0.5):
+            beat()
+
+    threading.Thread(target=beat_while_starting, daemon=True, name="heartbeat").start()
     try:
-        rollout = VectorRollout(args, torch.Generator().manual_seed(seed), np.random.default_rng(seed), seed, slots=2)
+        rollout = VectorRollout(args, torch.Generator().manual_seed(seed), np.random.default_rng(seed), seed, slots=2,
+                                on_step=beat)
         for slot in rollout.slots:
             slot.share_memory_()
         actor, critic = make_networks(rollout.obs_size, args.hidden, args.activation, unseen_size(args.critic),
@@ -178,6 +255,7 @@ def _serve(conn, args, seed: int) -> None:
         actor.share_memory(), critic.share_memory()
         snapshot = Actor(rollout.obs_size, args.hidden, args.activation).share_memory()
         conn.send(("ready", _Shared(rollout.slots, actor.state_dict(), critic.state_dict(), snapshot.state_dict())))
+        started.set()
         while True:
             order = conn.recv()
             if order[0] == "close":
@@ -188,7 +266,10 @@ def _serve(conn, args, seed: int) -> None:
             batch = rollout.collect(actor, critic)
             conn.send(("rollout", (turn, batch.steps, batch.values.numpy(), batch.advantages.numpy(),
                                    batch.returns.numpy(), batch.deal_scores, batch.seconds, batch.cpu_seconds)))
-    except (EOFError, BrokenPipeError):  # the trainer is gone
+    except (EOFError, ConnectionError):  # the trainer is gone (a closed or reset pipe)
         return
     except Exception as err:  # noqa: BLE001 - reported to the trainer as one line
-        conn.send(("error", f"{type(err).__name__}: {err}"))
+        try:
+            conn.send(("error", f"{type(err).__name__}: {err}"))
+        except OSError:  # the trainer is gone too
+            pass

@@ -17,7 +17,9 @@ The fast trainer (:mod:`manni_train.ppo_vector`) runs one in its own process; th
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -54,6 +56,11 @@ class LearnerRows:
                    mask=torch.zeros((size, NUM_ACTIONS), dtype=torch.bool),
                    actions=torch.zeros(size, dtype=torch.long), logp=torch.zeros(size),
                    unseen=torch.zeros((size, UNSEEN_SIZE)) if unseen else None)
+
+    @staticmethod
+    def nbytes(size: int, obs_size: int, dtype: torch.dtype, unseen: bool) -> int:
+        """The bytes that :meth:`allocate` takes for these buffers."""
+        return size * (obs_size * dtype.itemsize + NUM_ACTIONS + 8 + 4 + (UNSEEN_SIZE * 4 if unseen else 0))
 
     def buffers(self) -> dict[str, torch.Tensor | None]:
         """The buffers by name (:class:`RolloutBatch`'s names)."""
@@ -92,6 +99,12 @@ class RolloutBatch:
         """Learner decisions in the batch."""
         return int(self.actions.shape[0])
 
+    def first(self, rows: int) -> RolloutBatch:
+        """The batch of its first ``rows`` learner decisions (in order of vector step, then game), with
+        its deal scores and times."""
+        tensors = {name: getattr(self, name) for name in TENSORS}
+        return replace(self, **{name: t[:rows] for name, t in tensors.items() if t is not None})
+
     def split(self, parts: int) -> list[RolloutBatch]:
         """``parts`` batches of consecutive rows, sizes differing by at most one (no deal scores)."""
         names = [name for name in TENSORS if getattr(self, name) is not None]
@@ -109,17 +122,30 @@ class RolloutBatch:
                    seconds=max(b.seconds for b in batches), cpu_seconds=sum(b.cpu_seconds for b in batches))
 
 
+class Sampler(Protocol):
+    """Where the fast trainer's rollouts come from: a :class:`VectorRollout` in its process, its
+    rollout process (:class:`~manni_train.rollout_process.ProcessSampler`) or the Ray trainer's runner
+    actors (:mod:`manni_train.ray_vector`)."""
+
+    obs_size: int
+
+    def collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch: ...
+
+    def add_snapshot(self, actor: nn.Module) -> None: ...
+
+
 class VectorRollout:
     """``args.num_envs`` games with their seat controllers and snapshot pool (see the module docstring).
 
     ``args`` is a :class:`manni_train.ppo_vector.Args`; ``gen`` draws the networks' actions, ``rng`` the
     seat assignments and the ``random`` seats' moves, ``seed`` the deals. The learner's rows go to
     ``slots`` :class:`LearnerRows` used in turn (two: a rollout can fill one while the update reads
-    the other).
+    the other). ``on_step`` is called before every vector step (the rollout process's heartbeat).
     """
 
-    def __init__(self, args, gen: torch.Generator, rng: np.random.Generator, seed: int, slots: int = 1):
-        self.args, self.gen, self.rng = args, gen, rng
+    def __init__(self, args, gen: torch.Generator, rng: np.random.Generator, seed: int, slots: int = 1,
+                 on_step: Callable[[], object] | None = None):
+        self.args, self.gen, self.rng, self.on_step = args, gen, rng, on_step
         n, T = args.num_envs, args.num_steps
         self.venv = VectorManni(args.rules(), n, history=args.history, backend=args.backend, layout=args.observation)
         self.obs_size = self.venv.obs_size
@@ -219,6 +245,8 @@ class VectorRollout:
         others = self.others()
         filled = 0  # learner decisions so far: the next free row of the f_ buffers
         for t in range(T):
+            if self.on_step is not None:
+                self.on_step()
             ctrl = controller[np.arange(n), to_move]
             learner = ctrl == LEARNER
             obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
