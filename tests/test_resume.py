@@ -17,7 +17,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from manni_train import ppo_vector, resume  # noqa: E402
-from manni_train.ppo_vector import Actor, Args, Critic, main, train  # noqa: E402
+from manni_train.networks import Actor, Critic  # noqa: E402
+from manni_train.ppo_vector import Args, main, train  # noqa: E402
 
 TINY = dict(num_envs=16, num_steps=24, hidden=[32], eval_every=0, eval_deals=4, bc_samples=400, bc_epochs=1,
             final_eval_deals=0, torch_threads=1, progress_bar=False)

@@ -107,9 +107,8 @@ class Args(SelfPlayArgs):
     backend: str = "auto"
     """vector env backend: numba, python (the same kernels, slow) or auto (numba when installed)"""
     torso: str = "separate"
-    """the critic's hidden layers: separate (its own, as wide as the actor's) or shared (the actor's,
-    with a value head of its own: one pass through the hidden layers serves both networks, about half
-    the arithmetic of a decision; needs --critic seat); the exported agent is the same network either way"""
+    """the critic's hidden layers: separate (its own) or shared (the actor's, under a value head of its own:
+    about half the arithmetic of a decision; needs --critic seat); the exported agent is the same either way"""
     critic: str = "seat"
     """what the critic reads in training: seat (the seat's observation, as the actor) or deal (that and
     the cards hidden from the seat: the others' hands and the rest of the pack; the actor, and so the
@@ -157,8 +156,7 @@ class Args(SelfPlayArgs):
                             "critic": CRITIC_VIEWS, "play": PLAY_CHOICES, "torso": TORSOS})
         isa_cap()  # a ONEDNN_MAX_CPU_ISA oneDNN does not know, as one error line
         if self.torso == "shared" and self.critic != "seat":
-            raise ValueError(f"--torso shared needs --critic seat (a shared torso reads the seat's observation "
-                             f"only), got --critic {self.critic}")
+            raise ValueError("--torso shared needs --critic seat (the actor's layers read its observation only)")
         self.check_at_least(1, "bc_batch_size")
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
