@@ -3,12 +3,13 @@
 =========  ==============================  =================================================
 method     path                            what
 =========  ==============================  =================================================
-POST       ``/api/tables``                 new table ``{variant, seats: [3 x "person" or
-                                           agent], hints?, grace_seconds?, seed?, target?,
+POST       ``/api/tables``                 new table ``{variant, seats: [3 x "person", "bot"
+                                           or agent], hints?, grace_seconds?, seed?, target?,
                                            negative?}`` → ``{id, invite}`` (``seed``
                                            only with one seat for a person)
 GET        ``/api/tables/{id}``            the public table (seats, who is connected)
-POST       ``/api/tables/{id}/seats``      join ``{name}`` → ``{seat, token}`` (409: full)
+POST       ``/api/tables/{id}/seats``      join ``{name, bot?}`` → ``{seat, token}`` (409: full;
+                                           ``bot``: a seat for a remote bot, :mod:`.remote_bots`)
 GET        ``/api/tables/{id}/replay``     a finished table's replay
 WebSocket  ``/ws/tables/{id}``             first message ``{"type": "hello", "token": T}``
                                            (a seat) or ``{"type": "watch"}``; then
@@ -20,7 +21,8 @@ The server pushes ``{"type": "state", ...}`` (:meth:`Table.message`, built for e
 seat) to every connection of a table after each change, and ``{"type": "error", "message"}`` to a
 connection whose message it refused (nothing changed): a message that is not a JSON object of at
 most :data:`MAX_MESSAGE` characters (a binary frame, deeply nested JSON, garbage) is refused like
-any other. A refused first message also closes the socket (code 4400).
+any other. A refused first message also closes the socket (code 4400). A remote bot's seat speaks
+``manni-bot/1`` instead (:mod:`.remote_bots`).
 
 Bounds (docs/reliability.md): at most :data:`MAX_SOCKETS` table connections at once, counted from
 the moment they open (beyond: an error and code 1013); the first message within
@@ -41,11 +43,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Valida
 from starlette.exceptions import HTTPException
 from starlette.websockets import WebSocketDisconnected, WebSocketState
 
+from manni_agents.bots import protocol as P
 from manni_agents.play.web.game import MAX_ACTIONS
 from manni_agents.play.web.limits import ReplayGuard, finished_record
 from manni_agents.play.web.lineup import SHIPPED, Lineup
+from manni_agents.play.web.remote_bots import BotLink, serve_bot
 from manni_agents.play.web.store import StoreFull
-from manni_agents.play.web.tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
+from manni_agents.play.web.tables import BOT, NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
 from manni_env.actions import NUM_ACTIONS
 from manni_env.rules import VARIANTS, make_rules
 
@@ -78,6 +82,7 @@ class NewTable(BaseModel):
 class Join(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field("", max_length=200)
+    bot: StrictBool = False
 
 
 class Hello(BaseModel):
@@ -117,6 +122,7 @@ class Hub:
         self.sent: dict[WebSocket, int] = {}  # the version each connection was sent last
         self.locks: dict[str, asyncio.Lock] = {}
         self.timers: set[asyncio.Task] = set()
+        self.bots: dict[str, dict[int, BotLink]] = {}  # each table's remote bots by seat
 
     def add(self, table_id: str, ws: WebSocket, seat: int | None) -> None:
         self.sockets.setdefault(table_id, {})[ws] = seat
@@ -157,6 +163,8 @@ class Hub:
                 except Exception:  # a closed or stuck connection: closed; its own loop cleans up
                     self.remove(table_id, ws)
                     self._keep(asyncio.ensure_future(_close(ws, "too slow to receive the table's messages", 1008)))
+        for link in self.bots.get(table_id, {}).values():
+            link.changed.set()
 
     def schedule(self, table_id: str, table: Table) -> None:
         """Run :meth:`Table.tick` when the table's grace period may next end."""
@@ -180,6 +188,8 @@ class Hub:
             await run_in_threadpool(self.tables.finish, table_id)
             for ws in list(self.sockets.pop(table_id, {})):
                 await _close(ws, "this table is over: everybody left it")
+            for link in self.bots.pop(table_id, {}).values():
+                link.changed.set()
             self.locks.pop(table_id, None)
             return
         if changed:
@@ -203,7 +213,7 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
         options = {k: v for k, v in (("target", body.target), ("negative", body.negative)) if v is not None}
         try:
             rules = make_rules(body.variant, **options)
-            seats = [s if s == PERSON else lineup.check(s, body.variant) for s in body.seats]
+            seats = [s if s in (PERSON, BOT) else lineup.check(s, body.variant) for s in body.seats]
             advisor = SHIPPED if lineup.defaults[body.variant] == SHIPPED else None
             table = await run_in_threadpool(lambda: Table(
                 rules, seats, stand_in=lineup.defaults[body.variant], advisor=advisor, hints=body.hints,
@@ -225,7 +235,7 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
     async def join(table_id: str, body: Join) -> dict:
         table = table_of(table_id)
         try:
-            seat, token = await run_in_threadpool(table.join, body.name[: NAME_MAX * 4])
+            seat, token = await run_in_threadpool(table.join, body.name[: NAME_MAX * 4], body.bot)
         except TableFull as err:
             raise HTTPException(409, str(err)) from None
         except TableError as err:
@@ -259,6 +269,10 @@ async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> 
         table, seat = await _greet(ws, table_id, tables, hub)
     except Refused as err:
         await _refuse(ws, err)
+        return
+    if seat is not None and table.seats[seat].bot:
+        await ws.send_json({"type": "welcome", "seat": seat, "protocol": P.PROTOCOL})
+        await serve_bot(ws, table_id, table, seat, hub)
         return
     if seat is not None:
         await run_in_threadpool(table.connect, seat)
@@ -343,6 +357,8 @@ async def _greet(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> 
         seat = tables.seat_of(table_id, hello.token)
     except TableError as err:
         raise Refused(str(err)) from None
+    if table.seats[seat].bot and seat in hub.bots.get(table_id, {}):
+        raise Refused("this bot seat is connected already: one connection per bot")
     if hub.connections(table_id, seat) >= MAX_SEAT_SOCKETS:
         raise Refused(f"this seat has {MAX_SEAT_SOCKETS} connections open, the most it takes: close a tab")
     return table, seat

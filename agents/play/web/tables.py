@@ -52,8 +52,9 @@ from manni_env.engine import GameState, Phase
 from manni_env.records import game_record
 from manni_env.rules import Rules
 
-#: A seat open for a person (the other seats hold registry agent specs).
-PERSON = "person"
+#: A seat open for a person, and one open for a remote bot program (the other seats hold registry
+#: agent specs); a remote bot's seat is a person's seat with ``bot`` set (:mod:`.remote_bots`).
+PERSON, BOT = "person", "bot"
 NAME_MAX = 24
 #: Finished tables remembered, to tell an expired link from a wrong one.
 ENDED_KEPT = 1000
@@ -82,6 +83,8 @@ class Seat:
     sockets: int = 0
     left_at: float | None = None  # when the person's last connection closed
     stand_in: bool = False  # the stand-in agent plays this person's seat
+    bot: bool = False  # open for a remote bot program, not a person
+    strikes: int = 0  # a remote bot's faults (each move played by the stand-in)
 
     @property
     def person(self) -> bool:
@@ -126,16 +129,16 @@ class Table:
     def __init__(self, rules: Rules, specs: Sequence[str], *, stand_in: str, advisor: str | None = None,
                  hints: bool = False, grace_seconds: float = 120.0, seed: int | None = None,
                  clock: Callable[[], float] = time.monotonic):
-        if len(specs) != 3 or PERSON not in specs:
-            raise ValueError("a table has three seats, at least one of them open for a person")
+        if len(specs) != 3 or not {PERSON, BOT} & set(specs):
+            raise ValueError("a table has three seats, at least one of them open for a person or a remote bot")
         if grace_seconds <= 0:
             raise ValueError("grace_seconds must be positive")
         if hints and advisor is None:
             raise ValueError(f"hints need a shipped agent with action probabilities for {rules.variant}; there is none")
-        if seed is not None and list(specs).count(PERSON) > 1:
+        if seed is not None and sum(spec in (PERSON, BOT) for spec in specs) > 1:
             raise ValueError("a table with seats for other people deals from a fresh seed: a chosen one would let "
                              "its creator know every hand (a seed is for a table of one person and agents)")
-        self.seats = [Seat(spec) for spec in specs]
+        self.seats = [Seat(PERSON, bot=True) if spec == BOT else Seat(spec) for spec in specs]
         self.chosen_seed = seed
         self.seed = fresh_seed() if seed is None else seed
         self.state = GameState(rules, seed=self.seed)
@@ -159,32 +162,35 @@ class Table:
     # ------------------------------------------------------------------ seats and people
     @property
     def players(self) -> list[str]:
-        """The record's players: ``human`` for a person's seat, else the agent's spec."""
-        return [HUMAN if seat.person else seat.spec for seat in self.seats]
+        """The record's players: ``human`` for a person's seat, ``remote-bot:NAME`` for a remote
+        bot's, else the agent's spec."""
+        return [f"remote-bot:{seat.name}" if seat.bot else HUMAN if seat.person else seat.spec for seat in self.seats]
 
     def _names(self) -> list[str]:
-        return [seat.name or ("open seat" if seat.person else f"seat {s} ({seat.spec})")
+        return [seat.name or (("open seat for a bot" if seat.bot else "open seat") if seat.person else f"seat {s} ({seat.spec})")
                 for s, seat in enumerate(self.seats)]
 
     def _changed(self) -> None:
         self.names[:] = self._names()
         self.version += 1
 
-    def join(self, name: str) -> tuple[int, str]:
-        """Seat a person in the first open seat: ``(seat, token)``; :class:`TableFull` if none.
-        The game starts when the last open seat is taken."""
+    def join(self, name: str, bot: bool = False) -> tuple[int, str]:
+        """Seat a person (``bot``: a remote bot) in the first seat open for one: ``(seat, token)``;
+        :class:`TableFull` if none. The game starts when the last open seat is taken."""
         with self.lock:
             if self.closed:
                 raise TableError("this table is over")
-            free = [s for s, seat in enumerate(self.seats) if seat.person and seat.token is None]
+            empty = [s for s, seat in enumerate(self.seats) if seat.person and seat.token is None]
+            free = [s for s in empty if self.seats[s].bot == bot]
             if not free or self.started:
-                people = sum(seat.person for seat in self.seats)
-                raise TableFull(f"the table is full: its {people} seat{'s' if people > 1 else ''} for people "
-                                "are taken (open the table's link to watch)")
+                kind = "remote bots" if bot else "people"
+                seats = sum(seat.person and seat.bot == bot for seat in self.seats)
+                raise TableFull(f"the table is full: its {seats} seat{'s' if seats != 1 else ''} for {kind} "
+                                f"{'are' if seats != 1 else 'is'} taken (open the table's link to watch)")
             seat = self.seats[free[0]]
             seat.name, seat.token, seat.left_at = clean_name(name, free[0]), secrets.token_urlsafe(18), self.clock()
             self._changed()
-            if len(free) == 1:
+            if len(empty) == 1:
                 self._start()
             return free[0], seat.token
 
@@ -212,19 +218,36 @@ class Table:
                 person.left_at = self.clock()
             self._changed()
 
+    def name_bot(self, seat: int, name: str) -> None:
+        """The remote bot in ``seat`` said hello as ``name``: the table shows that name."""
+        with self.lock:
+            self.seats[seat].name = clean_name(name, seat)
+            self._changed()
+
+    def bot_fault(self, seat: int) -> None:
+        """The remote bot in ``seat`` failed a request (its connection is being closed): a strike,
+        and the stand-in agent plays the seat, this move included, until the bot connects again."""
+        with self.lock:
+            bot = self.seats[seat]
+            bot.strikes += 1
+            bot.stand_in = True
+            self._changed()
+            if self.started and not self.closed:
+                self._advance()
+
     def start(self, seat: int) -> None:
         """A seated person starts the game now: the stand-in agent takes the empty open seats."""
         with self.lock:
             if self.started:
                 raise TableError("the game has already started")
-            if self.seats[seat].token is None:
+            if self.seats[seat].token is None or self.seats[seat].bot:
                 raise TableError("only a seated person can start the game")
             self._start()
 
     def _start(self) -> None:
         for s, seat in enumerate(self.seats):
             if seat.person and seat.token is None:
-                seat.spec = self.stand_in
+                seat.spec, seat.bot = self.stand_in, False
                 self.policies[s] = make_agent(seat.spec)
         self._changed()
         self.narrator = _PublicNarrator(self.names, 0, lambda line: self.log.append(line.strip()))
@@ -355,9 +378,11 @@ class Table:
                 "started": self.started,
                 "closed": self.closed,
                 "finished": self.state.finished,
-                "open_seats": 0 if self.started else sum(s.person and s.token is None for s in self.seats),
-                "seats": [{"seat": s, "name": self.names[s], "person": seat.person, "agent": None if seat.person else seat.spec,
-                           "joined": seat.token is not None, "connected": seat.sockets > 0, "stand_in": seat.stand_in}
+                "open_seats": 0 if self.started else sum(s.person and not s.bot and s.token is None for s in self.seats),
+                "open_bot_seats": 0 if self.started else sum(s.bot and s.token is None for s in self.seats),
+                "seats": [{"seat": s, "name": self.names[s], "person": seat.person and not seat.bot, "bot": seat.bot,
+                           "agent": None if seat.person else seat.spec, "joined": seat.token is not None,
+                           "connected": seat.sockets > 0, "stand_in": seat.stand_in, "strikes": seat.strikes}
                           for s, seat in enumerate(self.seats)],
             }
 
