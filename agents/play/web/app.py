@@ -35,7 +35,7 @@ import socket
 from collections.abc import Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastapi import FastAPI, Query, Request
 from fastapi import Path as PathParam
@@ -61,6 +61,9 @@ from manni_agents.play.web.tables import TABLES_PER_CLIENT, TableStore
 from manni_env.actions import NUM_ACTIONS
 from manni_env.records import RecordError
 from manni_env.rules import VARIANTS, make_rules
+
+if TYPE_CHECKING:
+    from manni_agents.play.web.database import Database
 
 STATIC = Path(__file__).parent / "static"
 MAX_TARGET = 100
@@ -93,24 +96,32 @@ class Move(BaseModel):
 def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
                max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0,
                replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES,
-               tables_per_client: int = TABLES_PER_CLIENT, hosts: Iterable[str] | None = None) -> FastAPI:
+               tables_per_client: int = TABLES_PER_CLIENT, hosts: Iterable[str] | None = None,
+               db: Database | None = None) -> FastAPI:
     """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
     (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown.
     Request bodies, replays and replays at once are bounded (:mod:`manni_agents.play.web.limits`), and
     so are the tables one client creates (``tables_per_client``). ``hosts``: the ``Host`` and
-    ``Origin`` names answered (:mod:`manni_agents.play.web.origin`; ``None``: no check)."""
+    ``Origin`` names answered (:mod:`manni_agents.play.web.origin`; ``None``: no check). ``db``: the
+    database the tables last in (:mod:`manni_agents.play.web.database`; ``None``: memory only)."""
     replays = replays or ReplayGuard()
-    tables = TableStore(store, store.max_games, tables_per_client)
+    if db is not None:
+        from manni_agents.play.web.table_db import TableKeeper
+    tables = TableStore(store, store.max_games, tables_per_client, TableKeeper(db) if db is not None else None)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         sweeper = asyncio.create_task(_sweep(store, sweep_seconds))
+        for table_id, table in tables.items():  # tables read back from the database
+            hub.schedule(table_id, table)
         try:
             yield
         finally:
             sweeper.cancel()
             await run_in_threadpool(tables.close)
             await run_in_threadpool(store.close)
+            if db is not None:
+                db.close()
 
     app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(GZipMiddleware, minimum_size=4096)
@@ -139,7 +150,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         return {"variants": variant_rows()}
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    add_table_routes(app, tables, lineup, replays)
+    hub = add_table_routes(app, tables, lineup, replays)
 
     @app.get("/api/options")
     def options() -> dict:

@@ -197,9 +197,9 @@ class Hub:
         self.schedule(table_id, table)
 
 
-def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: ReplayGuard) -> None:
+def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: ReplayGuard) -> Hub:
     """Add the tables' routes and WebSocket (see the module docstring) to ``app``; ``replays``
-    bounds the replays built."""
+    bounds the replays built. Returns the hub of the tables' connections."""
     hub = Hub(tables, MAX_SOCKETS)
 
     def table_of(table_id: str) -> Table:
@@ -261,6 +261,8 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
             pass
         finally:
             hub.release()
+
+    return hub
 
 
 async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> None:

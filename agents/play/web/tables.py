@@ -30,6 +30,7 @@ person's decisions, in the replay.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import threading
 import time
@@ -109,6 +110,11 @@ class _SeatWindow(WebGame):
         self.par = table.par
 
 
+def digest(token: str) -> str:
+    """What the server keeps of a seat token: its SHA-256 in hex (a leaked database seats nobody)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
 def fresh_seed() -> int:
     """A deal seed nobody chose: 63 random bits (too many to find from one's own hand)."""
     return secrets.randbits(63)
@@ -140,15 +146,13 @@ class Table:
                              "its creator know every hand (a seed is for a table of one person and agents)")
         self.seats = [Seat(PERSON, bot=True) if spec == BOT else Seat(spec) for spec in specs]
         self.chosen_seed = seed
-        self.seed = fresh_seed() if seed is None else seed
-        self.state = GameState(rules, seed=self.seed)
+        self._deal(rules, fresh_seed() if seed is None else seed)
         self.stand_in, self.hints, self.grace_seconds, self.clock = stand_in, hints, grace_seconds, clock
+        self.advisor_spec = advisor
         self.advisor = make_agent(advisor) if advisor is not None else None
         self.search = make_agent("search") if advisor is not None else None  # what a card is worth
         self._worth: tuple[tuple[int, int, int], CardValues | None] | None = None  # the last decision's
-        self.par = par.tracker_for(self.state)
         self.policies = {s: make_agent(seat.spec) for s, seat in enumerate(self.seats) if not seat.person}
-        self.rngs = [np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(s,))) for s in range(3)]
         self.probabilities: list[list[dict | None]] = [[]]  # per deal, per decision (see manni_agents.play.web.game)
         self.reviews: list[list[dict]] = [[]]  # per deal: the people's decisions beside the advisor's
         self.log: deque[str] = deque(maxlen=LOG_KEPT)
@@ -158,6 +162,14 @@ class Table:
         self.started = self.closed = self.saved = False
         self.version = 0  # counts the changes every connection is told about
         self.lock = threading.RLock()
+        self.journal = None  # where the table's changes and moves are written (table_db.Journal), if anywhere
+
+    def _deal(self, rules: Rules, seed: int) -> None:
+        """The game dealt from ``seed``, its par tracker and the agents' random streams."""
+        self.seed = seed
+        self.state = GameState(rules, seed=seed)
+        self.par = par.tracker_for(self.state)
+        self.rngs = [np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(s,))) for s in range(3)]
 
     # ------------------------------------------------------------------ seats and people
     @property
@@ -173,6 +185,8 @@ class Table:
     def _changed(self) -> None:
         self.names[:] = self._names()
         self.version += 1
+        if self.journal is not None:
+            self.journal.changed(self)
 
     def join(self, name: str, bot: bool = False) -> tuple[int, str]:
         """Seat a person (``bot``: a remote bot) in the first seat open for one: ``(seat, token)``;
@@ -188,16 +202,17 @@ class Table:
                 raise TableFull(f"the table is full: its {seats} seat{'s' if seats != 1 else ''} for {kind} "
                                 f"{'are' if seats != 1 else 'is'} taken (open the table's link to watch)")
             seat = self.seats[free[0]]
-            seat.name, seat.token, seat.left_at = clean_name(name, free[0]), secrets.token_urlsafe(18), self.clock()
+            token = secrets.token_urlsafe(18)
+            seat.name, seat.token, seat.left_at = clean_name(name, free[0]), digest(token), self.clock()
             self._changed()
             if len(empty) == 1:
                 self._start()
-            return free[0], seat.token
+            return free[0], token
 
     def seat_of(self, token: str) -> int:
         """The seat whose token is ``token``; :class:`TableError` if none of this table's."""
         for s, seat in enumerate(self.seats):
-            if seat.token is not None and secrets.compare_digest(seat.token, token):
+            if seat.token is not None and secrets.compare_digest(seat.token, digest(token)):
                 return s
         raise TableError("this seat token is not one of this table's seats")
 
@@ -334,13 +349,25 @@ class Table:
         seat, phase, deal = state.to_move, state.phase, len(state.rounds)
         view = state.view(seat)
         probabilities = probabilities_of(self.advisor if person else self._policy(seat), view)
+        review = None
         if person and probabilities:
             chosen, best = A.action_to_str(action), next(iter(probabilities))
-            self.reviews[-1].append({
+            review = {
                 "deal": deal + 1, "seat": seat, "phase": phase.name.lower(), "action": chosen, "agent": best,
                 "p_action": probabilities.get(chosen, 0.0), "p_agent": probabilities[best], "differs": chosen != best,
                 **_worth_of(self._card_values(seat), action),
-            })
+            }
+        self.record_move(action, probabilities, review)
+        if self.journal is not None:
+            self.journal.moved(self, seat, action, probabilities, review)
+
+    def record_move(self, action: int, probabilities: dict | None, review: dict | None) -> None:
+        """Play ``action`` of the seat on turn, keeping its probabilities and review (a person's
+        decision beside the advisor's): a move being made, or one read back after a restart."""
+        state = self.state
+        seat, phase, deal = state.to_move, state.phase, len(state.rounds)
+        if review is not None:
+            self.reviews[-1].append(review)
         state.apply(action)
         self.probabilities[-1].append(probabilities)
         if len(state.rounds) > deal:
@@ -452,17 +479,28 @@ def _worth_of(values: CardValues | None, action: int) -> dict:
 class TableStore:
     """The tables in progress (at most ``max_tables``, at most ``per_client`` of them created by
     one client), keyed by random ids; a finished table's record is saved by ``games`` (the single
-    games' store, so into the same records file)."""
+    games' store, so into the same records file). With a ``keeper`` (:class:`.table_db.TableKeeper`,
+    over a database) every table and move is written as it happens, the tables in progress are
+    read back now, and stopping the server leaves them in progress."""
 
-    def __init__(self, games: GameStore, max_tables: int = 32, per_client: int = TABLES_PER_CLIENT):
-        self.games, self.max_tables, self.per_client = games, max_tables, per_client
+    def __init__(self, games: GameStore, max_tables: int = 32, per_client: int = TABLES_PER_CLIENT, keeper=None):
+        self.games, self.max_tables, self.per_client, self.keeper = games, max_tables, per_client, keeper
         self._tables: dict[str, Table] = {}
         self._creators: dict[str, str | None] = {}  # table id -> the address of the client that created it
         self._ended: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
+        if keeper is not None:
+            for table_id, table in keeper.restore():
+                self._tables[table_id] = table
+                self._creators[table_id] = None
 
     def __len__(self) -> int:
         return len(self._tables)
+
+    def items(self) -> list[tuple[str, Table]]:
+        """The tables in progress and their ids."""
+        with self._lock:
+            return list(self._tables.items())
 
     def add(self, table: Table, client: str | None = None) -> str:
         """Keep ``table`` under a new id; :class:`StoreFull` when ``max_tables`` are in progress,
@@ -476,6 +514,8 @@ class TableStore:
             table_id = secrets.token_urlsafe(9)
             self._tables[table_id] = table
             self._creators[table_id] = client
+        if self.keeper is not None:
+            self.keeper.attach(table_id, table)
         return table_id
 
     def get(self, table_id: str) -> Table:
@@ -517,11 +557,18 @@ class TableStore:
         with table.lock:
             table.closed = True
             close_policies(table.policies.values())
+            if table.journal is not None:
+                table.journal.closed(table)
         return self.games.save(table)  # duck-typed: lock, saved, state, record()
 
     def close(self) -> None:
-        """Save and drop every table (the server is stopping)."""
+        """The server is stopping: save and drop every table, or, with a database, stop their
+        agents and leave them in progress there for the next start."""
         with self._lock:
             keys = list(self._tables)
         for key in keys:
-            self.finish(key)
+            if self.keeper is None:
+                self.finish(key)
+            else:
+                with self._tables[key].lock:
+                    close_policies(self._tables[key].policies.values())

@@ -1,0 +1,164 @@
+"""The store that lasts: ``manni serve``'s tables, every move of every table game, the finished
+games' records, players and ratings in one database (SQLite by default, ``manni serve --db PATH``).
+
+The schema is SQLAlchemy Core (:data:`METADATA`); it is created and changed only by the Alembic
+migrations in ``migrations/versions`` (:meth:`Database.open` upgrades a database to the newest one,
+so a database written by an older server is brought up to date, and a table made by hand never).
+
+**What lasts.** A table's header (rules, seed, seats with their names, the SHA-256 of their tokens,
+whether it started or closed) is written when it is created and whenever it changes; each move is
+written, with the probabilities and review kept beside it, inside the table's lock before anything
+is answered. SQLite runs in WAL mode with ``synchronous=NORMAL``: a committed move survives the
+server process's death (``kill -9``), though not the machine's power failing. On a restart,
+:meth:`Database.load_tables` rebuilds every table in progress from its seed and its moves, the deal
+in progress at the move it stopped; people rejoin with their seat tokens (the grace period starts
+again at the restart).
+
+**Beyond one machine.** Several server processes on several machines would share one PostgreSQL
+database instead (``--db postgresql+psycopg://...``: the same SQLAlchemy schema and migrations), and
+what changes is the state in memory: each table's game and its sockets live in the process that
+serves it, so a proxy must send every request and socket of one table to the same process (sticky
+by table id), and a process that takes over a table rebuilds it from the database as a restart does.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from sqlalchemy import (JSON, Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, create_engine,
+                        event, insert, select, update)
+from sqlalchemy.engine import Engine
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+METADATA = MetaData()
+
+TABLES = Table(
+    "tables", METADATA,
+    Column("id", String(32), primary_key=True),
+    Column("created", Float, nullable=False),
+    Column("variant", String(32), nullable=False),
+    Column("options", JSON, nullable=False),  # the rules' options (make_rules(variant, **options))
+    Column("seed", String(24), nullable=False),  # 63 bits: as text, which every database keeps exactly
+    Column("chosen_seed", Boolean, nullable=False),
+    Column("stand_in", String(200), nullable=False),
+    Column("advisor", String(200)),
+    Column("hints", Boolean, nullable=False),
+    Column("grace_seconds", Float, nullable=False),
+    Column("seats", JSON, nullable=False),  # [{spec, bot, name, token (SHA-256), strikes, stand_in}]
+    Column("started", Boolean, nullable=False),
+    Column("closed", Boolean, nullable=False),
+)
+MOVES = Table(
+    "moves", METADATA,
+    Column("table_id", String(32), ForeignKey("tables.id", ondelete="CASCADE"), primary_key=True),
+    Column("n", Integer, primary_key=True),  # 0, 1, ... in the order played
+    Column("seat", Integer, nullable=False),
+    Column("action", Integer, nullable=False),
+    Column("probabilities", JSON),  # the agent's (or the advisor's, for a person) probabilities
+    Column("review", JSON),  # a person's decision beside the advisor's
+)
+GAMES = Table(
+    "games", METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("table_id", String(32), unique=True),
+    Column("finished", Float, nullable=False),
+    Column("record", Text, nullable=False),  # a manni-record/1 object as JSON
+)
+
+
+def database_url(path: str) -> str:
+    """The SQLAlchemy URL of ``--db``: a URL as it is, a path as SQLite's file there."""
+    return path if "://" in path else f"sqlite:///{Path(path).expanduser().resolve()}"
+
+
+class Database:
+    """The server's database (see the module docstring); writes are serialized by one lock."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.lock = threading.Lock()
+
+    @classmethod
+    def open(cls, url: str) -> Database:
+        """The database at ``url`` (a path is an SQLite file, created with its folder if missing),
+        migrated to the newest schema."""
+        if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False} if url.startswith("sqlite") else {})
+        if engine.dialect.name == "sqlite":
+            event.listen(engine, "connect", _sqlite_pragmas)
+        migrate(engine)
+        return cls(engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------ tables and moves
+    def add_table(self, table_id: str, row: dict) -> None:
+        with self.lock, self.engine.begin() as c:
+            c.execute(insert(TABLES).values(id=table_id, created=time.time(), **row))
+
+    def update_table(self, table_id: str, **values) -> None:
+        with self.lock, self.engine.begin() as c:
+            c.execute(update(TABLES).where(TABLES.c.id == table_id).values(**values))
+
+    def add_move(self, table_id: str, n: int, seat: int, action: int, probabilities: dict | None,
+                 review: dict | None) -> None:
+        with self.lock, self.engine.begin() as c:
+            c.execute(insert(MOVES).values(table_id=table_id, n=n, seat=seat, action=action,
+                                           probabilities=probabilities, review=review))
+
+    def open_tables(self) -> Iterator[tuple[dict, list[dict]]]:
+        """Each table not closed, oldest first: its row and its moves in order."""
+        with self.engine.connect() as c:
+            rows = [dict(r._mapping) for r in c.execute(select(TABLES).where(~TABLES.c.closed).order_by(TABLES.c.created))]
+            for row in rows:
+                moves = c.execute(select(MOVES).where(MOVES.c.table_id == row["id"]).order_by(MOVES.c.n))
+                yield row, [dict(m._mapping) for m in moves]
+
+    # ------------------------------------------------------------------ records
+    def save_record(self, table_id: str | None, record: dict) -> None:
+        """Keep a game's ``manni-record/1`` record (a table's replaces its earlier one)."""
+        text = json.dumps(record, separators=(",", ":"))
+        with self.lock, self.engine.begin() as c:
+            if table_id is not None and c.execute(select(GAMES.c.id).where(GAMES.c.table_id == table_id)).first():
+                c.execute(update(GAMES).where(GAMES.c.table_id == table_id).values(record=text, finished=time.time()))
+            else:
+                c.execute(insert(GAMES).values(table_id=table_id, finished=time.time(), record=text))
+
+    def records(self) -> Iterator[dict]:
+        """Every saved record, oldest first (read in pages: memory stays bounded)."""
+        last = 0
+        while True:
+            with self.engine.connect() as c:
+                rows = c.execute(select(GAMES.c.id, GAMES.c.record).where(GAMES.c.id > last)
+                                 .order_by(GAMES.c.id).limit(500)).all()
+            if not rows:
+                return
+            for row in rows:
+                yield json.loads(row.record)
+            last = rows[-1].id
+
+
+def migrate(engine: Engine, revision: str = "head") -> None:
+    """Run the Alembic migrations on ``engine`` up to ``revision``."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    """WAL (readers never wait for the writer), commits that survive the process's death, foreign keys."""
+    cursor = dbapi_connection.cursor()
+    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=10000"):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
