@@ -13,6 +13,7 @@ time limit. The server checks every answer; its fatal error ends the client with
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -26,6 +27,9 @@ from manni_agents.bots.process import BotFault, BotProcess, StderrLog
 MAX_MESSAGE_BYTES, OPEN_TIMEOUT = 1 << 20, 10.0
 #: Largest error body read from the server's HTTP answer.
 MAX_ERROR_BYTES = 65_536
+#: The environment variable with the bot's player token (a rated player; not in the command line,
+#: where other users of the machine could read it).
+PLAYER_TOKEN = "MANNI_PLAYER_TOKEN"
 #: The messages relayed to the program, and those of them it answers.
 RELAYED, ANSWERED = frozenset({"hello", "game", "act", "deal_end", "game_end"}), frozenset({"hello", "act"})
 
@@ -46,8 +50,10 @@ def parse_link(url: str) -> tuple[str, str, str | None]:
 
 
 def join(server: str, table_id: str, name: str) -> tuple[int, str]:
-    """Take the table's open seat for a remote bot: ``(seat, token)``."""
-    body = json.dumps({"name": name, "bot": True}).encode()
+    """Take the table's open seat for a remote bot: ``(seat, token)``; as the rated player whose
+    token is in :data:`PLAYER_TOKEN` if that is set."""
+    player = os.environ.get(PLAYER_TOKEN)
+    body = json.dumps({"name": name, "bot": True, **({"player": player} if player else {})}).encode()
     request = urllib.request.Request(f"{server}/api/tables/{table_id}/seats", data=body, method="POST",
                                      headers={"content-type": "application/json"})
     try:

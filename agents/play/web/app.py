@@ -19,6 +19,9 @@ GET      ``/api/library``                  the newest games this server saved (r
 GET      ``/api/library/{offset}``         replay of the saved game at that byte offset
 POST     ``/api/replay?game=n``            replay of game ``n`` of an uploaded records file
                                            (the request body; read in memory, size-limited)
+GET      ``/api/ratings``                  the players' ratings (:mod:`.ratings`; with a database)
+GET      ``/leaderboard``                  the ratings as a page
+POST     ``/api/players``                  a new rated player ``{name, kind}`` → its token
 =======  ================================  ==================================================
 
 Every error is JSON ``{"error": "..."}`` with a 4xx status (500 and a generic message for a bug,
@@ -106,6 +109,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
     database the tables last in (:mod:`manni_agents.play.web.database`; ``None``: memory only)."""
     replays = replays or ReplayGuard()
     if db is not None:
+        from manni_agents.play.web.ratings import add_rating_routes
         from manni_agents.play.web.table_db import TableKeeper
     tables = TableStore(store, store.max_games, tables_per_client, TableKeeper(db) if db is not None else None)
 
@@ -151,6 +155,8 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     hub = add_table_routes(app, tables, lineup, replays)
+    if db is not None:
+        add_rating_routes(app, db)
 
     @app.get("/api/options")
     def options() -> dict:

@@ -29,8 +29,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from sqlalchemy import (JSON, Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, create_engine,
-                        event, insert, select, update)
+from sqlalchemy import (JSON, Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, UniqueConstraint,
+                        create_engine, event, insert, select, update)
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.engine import Engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -68,6 +69,31 @@ GAMES = Table(
     Column("finished", Float, nullable=False),
     Column("record", Text, nullable=False),  # a manni-record/1 object as JSON
 )
+PLAYERS = Table(
+    "players", METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(24), nullable=False),
+    Column("kind", String(8), nullable=False),  # person, bot (a remote bot) or agent (a registry spec)
+    Column("token", String(64), unique=True),  # the SHA-256 of the player's secret token (none for an agent)
+    Column("mu", Float, nullable=False),
+    Column("sigma", Float, nullable=False),
+    Column("games", Integer, nullable=False),  # the deals the rating rests on
+    Column("created", Float, nullable=False),
+    UniqueConstraint("kind", "name", name="uq_players_kind_name"),
+)
+RESULTS = Table(
+    "results", METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("player_id", Integer, ForeignKey("players.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("source", String(8), nullable=False),  # table or daily
+    Column("ref", String(64), nullable=False),  # the table's id, or the day of the daily challenge
+    Column("deal", Integer, nullable=False),  # from 1
+    Column("seat", Integer, nullable=False),
+    Column("points", Integer, nullable=False),
+    Column("par", Integer, nullable=False),
+    Column("time", Float, nullable=False),
+)
+PLAYER_KINDS = ("person", "bot", "agent")
 
 
 def database_url(path: str) -> str:
@@ -75,7 +101,62 @@ def database_url(path: str) -> str:
     return path if "://" in path else f"sqlite:///{Path(path).expanduser().resolve()}"
 
 
-class Database:
+class NameTaken(ValueError):
+    """A player of that kind has that name already."""
+
+
+class PlayersMixin:
+    """Players and their ratings (:mod:`manni_agents.play.web.ratings` computes them)."""
+
+    engine: Engine
+    lock: threading.Lock
+
+    def add_player(self, name: str, kind: str, token: str | None, mu: float, sigma: float) -> int:
+        """A new player (``token``: the SHA-256 of its secret); :class:`NameTaken` if the name is."""
+        try:
+            with self.lock, self.engine.begin() as c:
+                return c.execute(insert(PLAYERS).values(name=name, kind=kind, token=token, mu=mu, sigma=sigma, games=0,
+                                                        created=time.time())).inserted_primary_key[0]
+        except IntegrityError:
+            raise NameTaken(f"a {kind} called {name!r} is a player already: choose another name") from None
+
+    def player(self, *, token: str | None = None, player_id: int | None = None) -> dict | None:
+        """The player with that token's SHA-256, or that id (``None`` if none)."""
+        where = PLAYERS.c.token == token if token is not None else PLAYERS.c.id == player_id
+        with self.engine.connect() as c:
+            row = c.execute(select(PLAYERS).where(where)).first()
+        return None if row is None else dict(row._mapping)
+
+    def agent_player(self, spec: str, mu: float, sigma: float) -> int:
+        """The player of the server's agent ``spec`` (made at its first rated deal)."""
+        with self.engine.connect() as c:
+            row = c.execute(select(PLAYERS.c.id).where(PLAYERS.c.kind == "agent", PLAYERS.c.name == spec[:24])).first()
+        if row is not None:
+            return row.id
+        try:
+            return self.add_player(spec[:24], "agent", None, mu, sigma)
+        except NameTaken:  # made meanwhile by another thread
+            return self.agent_player(spec, mu, sigma)
+
+    def update_ratings(self, ratings: dict[int, tuple[float, float]], results: list[dict]) -> None:
+        """Write new ``(mu, sigma)`` of players, each resting on one more deal, and the results they come from."""
+        with self.lock, self.engine.begin() as c:
+            for player_id, (mu, sigma) in ratings.items():
+                c.execute(update(PLAYERS).where(PLAYERS.c.id == player_id)
+                          .values(mu=mu, sigma=sigma, games=PLAYERS.c.games + 1))
+            if results:
+                c.execute(insert(RESULTS), [{**r, "time": time.time()} for r in results])
+
+    def ratings(self, limit: int) -> list[dict]:
+        """The ``limit`` players rated highest by ``mu - 3 sigma``, with the deals each rests on."""
+        with self.engine.connect() as c:
+            rows = c.execute(select(PLAYERS.c.id, PLAYERS.c.name, PLAYERS.c.kind, PLAYERS.c.mu, PLAYERS.c.sigma,
+                                    PLAYERS.c.games).where(PLAYERS.c.games > 0)
+                             .order_by((PLAYERS.c.mu - 3 * PLAYERS.c.sigma).desc()).limit(limit)).all()
+        return [dict(r._mapping) for r in rows]
+
+
+class Database(PlayersMixin):
     """The server's database (see the module docstring); writes are serialized by one lock."""
 
     def __init__(self, engine: Engine):

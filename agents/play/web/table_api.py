@@ -49,7 +49,7 @@ from manni_agents.play.web.limits import ReplayGuard, finished_record
 from manni_agents.play.web.lineup import SHIPPED, Lineup
 from manni_agents.play.web.remote_bots import BotLink, serve_bot
 from manni_agents.play.web.store import StoreFull
-from manni_agents.play.web.tables import BOT, NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
+from manni_agents.play.web.tables import BOT, NAME_MAX, PERSON, Table, TableError, TableFull, TableStore, digest
 from manni_env.actions import NUM_ACTIONS
 from manni_env.rules import VARIANTS, make_rules
 
@@ -83,6 +83,7 @@ class Join(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field("", max_length=200)
     bot: StrictBool = False
+    player: str | None = Field(None, max_length=100)  # a rated player's token (ratings.py)
 
 
 class Hello(BaseModel):
@@ -234,8 +235,11 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
     @app.post("/api/tables/{table_id}/seats", status_code=201)
     async def join(table_id: str, body: Join) -> dict:
         table = table_of(table_id)
+        name, player = body.name[: NAME_MAX * 4], None
+        if body.player is not None:
+            name, player = await run_in_threadpool(_player, tables, body.player, body.bot)
         try:
-            seat, token = await run_in_threadpool(table.join, body.name[: NAME_MAX * 4], body.bot)
+            seat, token = await run_in_threadpool(table.join, name, body.bot, player)
         except TableFull as err:
             raise HTTPException(409, str(err)) from None
         except TableError as err:
@@ -263,6 +267,19 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
             hub.release()
 
     return hub
+
+
+def _player(tables: TableStore, token: str, bot: bool) -> tuple[str, int]:
+    """The name and id of the player whose token is ``token``; a 4xx naming what is wrong."""
+    if tables.keeper is None:
+        raise HTTPException(400, "this server keeps no players (it runs without a database)")
+    row = tables.keeper.db.player(token=digest(token))
+    if row is None:
+        raise HTTPException(404, "unknown player token: make a player with POST /api/players first")
+    if row["kind"] != ("bot" if bot else "person"):
+        raise HTTPException(400, f"{row['name']} is a {row['kind']} player: a {'bot' if bot else 'person'}'s seat "
+                            f"takes a {'bot' if bot else 'person'} player")
+    return row["name"], row["id"]
 
 
 async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> None:

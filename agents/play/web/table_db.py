@@ -8,6 +8,7 @@ import logging
 from collections.abc import Iterator
 
 from manni_agents.play.web.database import Database
+from manni_agents.play.web.ratings import new_rating, rate_deal
 from manni_agents.play.web.tables import BOT, PERSON, Table, _PublicNarrator
 from manni_agents.registry import make_agent
 from manni_env.rules import make_rules
@@ -17,7 +18,7 @@ log = logging.getLogger("manni.serve")
 
 def _seats(table: Table) -> list[dict]:
     return [{"spec": seat.spec, "bot": seat.bot, "name": seat.name, "token": seat.token, "strikes": seat.strikes,
-             "stand_in": seat.stand_in} for seat in table.seats]
+             "stand_in": seat.stand_in, "player": seat.player} for seat in table.seats]
 
 
 class Journal:
@@ -26,6 +27,7 @@ class Journal:
 
     def __init__(self, db: Database, table_id: str, moves: int = 0):
         self.db, self.table_id, self.moves = db, table_id, moves
+        self.rated = 0  # the deals rated
         self._last: str | None = None
 
     def create(self, table: Table) -> None:
@@ -50,11 +52,20 @@ class Journal:
             self.db.update_table(self.table_id, seats=_seats(table), started=table.started, closed=table.closed)
 
     def moved(self, table: Table, seat: int, action: int, probabilities: dict | None, review: dict | None) -> None:
-        """Write the move ``seat`` just played, and the record when it ended the game."""
+        """Write the move ``seat`` just played; when it ended a deal, rate the deal, and when it
+        ended the game, keep the record."""
         self.db.add_move(self.table_id, self.moves, seat, action, probabilities, review)
         self.moves += 1
+        if table.par is not None and len(table.par.pars) > self.rated:
+            deal = table.par.pars[-1]
+            self.rated = len(table.par.pars)
+            rate_deal(self.db, self._players(table), deal.points, deal.par, "table", self.table_id, deal.deal)
         if table.state.finished:
             self.db.save_record(self.table_id, table.record())
+
+    def _players(self, table: Table) -> list[int | None]:
+        """The rated player of each seat: the person's or bot's who gave a token, the agent's."""
+        return [seat.player if seat.person else self.db.agent_player(seat.spec, *new_rating()) for seat in table.seats]
 
     def closed(self, table: Table) -> None:
         """The table is over: mark it, and keep the record of its finished deals if the game was cut short."""
@@ -93,6 +104,7 @@ def restore_tables(db: Database) -> Iterator[tuple[str, Table]]:
             continue
         journal = Journal(db, row["id"], len(moves))
         journal._last = journal._header(table)
+        journal.rated = len(table.par.pars) if table.par is not None else 0
         table.journal = journal
         if table.started:
             with table.lock:
@@ -114,7 +126,7 @@ def _restore(row: dict, moves: list[dict]) -> Table:
     now = table.clock()
     for seat, kept in zip(table.seats, seats):
         seat.spec, seat.bot, seat.name, seat.token = kept["spec"], kept["bot"], kept["name"], kept["token"]
-        seat.strikes, seat.stand_in = kept["strikes"], kept["stand_in"]
+        seat.strikes, seat.stand_in, seat.player = kept["strikes"], kept["stand_in"], kept.get("player")
         seat.left_at = now if seat.token is not None else None  # the grace period starts again
     table.policies = {s: make_agent(seat.spec) for s, seat in enumerate(table.seats) if not seat.person}
     table.started, table.closed = row["started"], row["closed"]

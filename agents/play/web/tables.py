@@ -86,6 +86,7 @@ class Seat:
     stand_in: bool = False  # the stand-in agent plays this person's seat
     bot: bool = False  # open for a remote bot program, not a person
     strikes: int = 0  # a remote bot's faults (each move played by the stand-in)
+    player: int | None = None  # the rated player (ratings.py) who took the seat, if one did
 
     @property
     def person(self) -> bool:
@@ -188,9 +189,10 @@ class Table:
         if self.journal is not None:
             self.journal.changed(self)
 
-    def join(self, name: str, bot: bool = False) -> tuple[int, str]:
+    def join(self, name: str, bot: bool = False, player: int | None = None) -> tuple[int, str]:
         """Seat a person (``bot``: a remote bot) in the first seat open for one: ``(seat, token)``;
-        :class:`TableFull` if none. The game starts when the last open seat is taken."""
+        :class:`TableFull` if none. ``player``: the rated player's id. The game starts when the last
+        open seat is taken."""
         with self.lock:
             if self.closed:
                 raise TableError("this table is over")
@@ -204,6 +206,7 @@ class Table:
             seat = self.seats[free[0]]
             token = secrets.token_urlsafe(18)
             seat.name, seat.token, seat.left_at = clean_name(name, free[0]), digest(token), self.clock()
+            seat.player = player
             self._changed()
             if len(empty) == 1:
                 self._start()
@@ -234,10 +237,12 @@ class Table:
             self._changed()
 
     def name_bot(self, seat: int, name: str) -> None:
-        """The remote bot in ``seat`` said hello as ``name``: the table shows that name."""
+        """The remote bot in ``seat`` said hello as ``name``: the table shows that name (a rated
+        bot keeps its player's name)."""
         with self.lock:
-            self.seats[seat].name = clean_name(name, seat)
-            self._changed()
+            if self.seats[seat].player is None:
+                self.seats[seat].name = clean_name(name, seat)
+                self._changed()
 
     def bot_fault(self, seat: int) -> None:
         """The remote bot in ``seat`` failed a request (its connection is being closed): a strike,
