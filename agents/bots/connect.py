@@ -35,74 +35,104 @@ RELAYED, ANSWERED = frozenset({"hello", "game", "act", "deal_end", "game_end"}),
 
 
 class ConnectError(RuntimeError):
-    """Why the client cannot go on (one line)."""
+    """Why the client cannot go on (one line); ``status``: the server's HTTP status, if it answered."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
-def parse_link(url: str) -> tuple[str, str, str | None]:
+def parse_link(url: str) -> tuple[str, str | None, str | None]:
     """``(server URL, table id, token or None)`` of an invite link ``http://HOST:PORT/#table=ID``
-    (or a rejoin link ending ``&token=T``); :class:`ConnectError` for anything else."""
+    (or a rejoin link ending ``&token=T``); the table id is ``None`` for the daily challenge's
+    link ``http://HOST:PORT/#daily``. :class:`ConnectError` for anything else."""
     parts = urlsplit(url.strip())
     fields = parse_qs(parts.fragment)
-    if parts.scheme not in ("http", "https") or not parts.netloc or "table" not in fields:
-        raise ConnectError(f"not a table's invite link: {url!r} (expected http://HOST:PORT/#table=ID)")
-    token = fields.get("token", [None])[0]
-    return urlunsplit((parts.scheme, parts.netloc, "", "", "")), fields["table"][0], token
+    daily = parts.fragment == "daily"
+    if parts.scheme not in ("http", "https") or not parts.netloc or not (daily or "table" in fields):
+        raise ConnectError(f"not a table's invite link: {url!r} (expected http://HOST:PORT/#table=ID, or "
+                           "http://HOST:PORT/#daily for the daily challenge)")
+    server = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+    if daily:
+        return server, None, None
+    return server, fields["table"][0], fields.get("token", [None])[0]
+
+
+def post(url: str, body: dict) -> dict:
+    """The server's JSON answer to ``body``; :class:`ConnectError` with its error message."""
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=OPEN_TIMEOUT) as answer:  # noqa: S310 (http(s) only)
+            return json.loads(answer.read(MAX_ERROR_BYTES))
+    except urllib.error.HTTPError as err:
+        try:
+            message = json.loads(err.read(MAX_ERROR_BYTES)).get("error", err.reason)
+        except (ValueError, AttributeError):
+            message = err.reason
+        raise ConnectError(str(message), err.code) from None
+    except (urllib.error.URLError, OSError, ValueError) as err:
+        raise ConnectError(f"cannot reach {url}: {getattr(err, 'reason', err)}") from None
 
 
 def join(server: str, table_id: str, name: str) -> tuple[int, str]:
     """Take the table's open seat for a remote bot: ``(seat, token)``; as the rated player whose
     token is in :data:`PLAYER_TOKEN` if that is set."""
     player = os.environ.get(PLAYER_TOKEN)
-    body = json.dumps({"name": name, "bot": True, **({"player": player} if player else {})}).encode()
-    request = urllib.request.Request(f"{server}/api/tables/{table_id}/seats", data=body, method="POST",
-                                     headers={"content-type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=OPEN_TIMEOUT) as answer:  # noqa: S310 (http(s) only)
-            joined = json.loads(answer.read(MAX_ERROR_BYTES))
-    except urllib.error.HTTPError as err:
-        try:
-            message = json.loads(err.read(MAX_ERROR_BYTES)).get("error", err.reason)
-        except (ValueError, AttributeError):
-            message = err.reason
-        raise ConnectError(f"cannot join the table: {message}") from None
-    except (urllib.error.URLError, OSError, ValueError) as err:
-        raise ConnectError(f"cannot reach {server}: {getattr(err, 'reason', err)}") from None
+        joined = post(f"{server}/api/tables/{table_id}/seats", {"name": name, "bot": True, **({"player": player} if player else {})})
+    except ConnectError as err:
+        raise ConnectError(f"cannot join the table: {err}", err.status) from None
     return int(joined["seat"]), str(joined["token"])
 
 
-def run(url: str, command: str, name: str = "", say: Callable[[str], None] = print) -> int:
-    """Play the table of ``url`` with the bot ``command`` until the game ends (0) or something
-    fails (1, after one line through ``say``)."""
+class _Bot:
+    """The local program, started at the first message it is to read and kept from deal to deal."""
+
+    def __init__(self, command: str):
+        self.command, self.log = command, StderrLog(command)
+        self.proc: BotProcess | None = None
+
+    def relay(self, message: dict, time_limit: float) -> bytes | None:
+        """Send ``message`` to the program; its answer line when the message asks for one."""
+        if self.proc is None:
+            self.proc = BotProcess(self.command, self.log)
+        deadline = time.monotonic() + time_limit
+        self.proc.send(message, deadline)
+        return self.proc.receive(deadline) if message["type"] in ANSWERED else None
+
+    def fault(self, fault: BotFault) -> ConnectError:
+        tail = self.proc.log_tail() if self.proc is not None else ""
+        return ConnectError(f"the bot {fault}; stderr log: {self.log.path}" + (f" (ends: {tail})" if tail else ""))
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.close()
+
+
+def play(server: str, table_id: str, token: str, bot: _Bot) -> None:
+    """Play the seat of ``token`` at the table until the server says bye; :class:`ConnectError` if not."""
     from websockets.exceptions import ConnectionClosed, WebSocketException
     from websockets.sync.client import connect
 
-    server, table_id, token = parse_link(url)
-    if token is None:
-        seat, token = join(server, table_id, name)
-        say(f"seat {seat} at table {table_id}; to rejoin it: manni bot connect '{server}/#table={table_id}&token={token}' ...")
     ws_url = server.replace("http", "ws", 1) + f"/ws/tables/{table_id}"
-    log = StderrLog(command)
-    proc: BotProcess | None = None
+    time_limit = 10.0
     try:
         with connect(ws_url, max_size=MAX_MESSAGE_BYTES, open_timeout=OPEN_TIMEOUT, close_timeout=2) as ws:
             ws.send(json.dumps({"type": "hello", "token": token}))
-            time_limit = 10.0
             while True:
                 message = json.loads(ws.recv())
                 kind = message.get("type") if isinstance(message, dict) else None
                 if kind == "error":
                     raise ConnectError(str(message.get("message")))
                 if kind == "bye":
-                    return 0
+                    return
                 if kind not in RELAYED:
                     continue  # the welcome
-                if proc is None:
-                    proc = BotProcess(command, log)
                 time_limit = float(message.get("time_limit", time_limit))
-                deadline = time.monotonic() + time_limit
-                proc.send(message, deadline)
-                if kind in ANSWERED:
-                    ws.send(proc.receive(deadline).decode(errors="replace"))
+                answer = bot.relay(message, time_limit)
+                if answer is not None:
+                    ws.send(answer.decode(errors="replace"))
     except ConnectionClosed as err:
         raise ConnectError(f"the server closed the connection: {err.rcvd.reason if err.rcvd else 'no reason given'}") from None
     except (WebSocketException, OSError, TimeoutError) as err:
@@ -110,11 +140,36 @@ def run(url: str, command: str, name: str = "", say: Callable[[str], None] = pri
     except ValueError as err:  # a message that is not JSON
         raise ConnectError(f"the server sent something that is not a message: {err}") from None
     except BotFault as fault:
-        tail = proc.log_tail() if proc is not None else ""
-        raise ConnectError(f"the bot {fault}; stderr log: {log.path}" + (f" (ends: {tail})" if tail else "")) from None
+        raise bot.fault(fault) from None
+
+
+def run(url: str, command: str, name: str = "", say: Callable[[str], None] = print) -> int:
+    """Play the table of ``url`` (or every deal left of today's daily challenge) with the bot
+    ``command`` until the game ends (0) or something fails (:class:`ConnectError`)."""
+    server, table_id, token = parse_link(url)
+    bot = _Bot(command)
+    try:
+        if table_id is None:
+            player = os.environ.get(PLAYER_TOKEN)
+            if not player:
+                raise ConnectError(f"the daily challenge is played by a rated bot: set {PLAYER_TOKEN} to its player token")
+            while True:
+                try:
+                    started = post(f"{server}/api/daily/deals", {"player": player})
+                except ConnectError as err:
+                    if err.status != 409:
+                        raise
+                    say(str(err))  # every deal of the day is played
+                    return 0
+                say(f"deal {started['deal']} of {started['of']} of {started['day']}, seat {started['seat']}")
+                play(server, started["table"], started["token"], bot)
+        if token is None:
+            seat, token = join(server, table_id, name)
+            say(f"seat {seat} at table {table_id}; to rejoin it: manni bot connect '{server}/#table={table_id}&token={token}' ...")
+        play(server, table_id, token, bot)
+        return 0
     finally:
-        if proc is not None:
-            proc.close()
+        bot.close()
 
 
 def main(url: str, command: str, name: str = "") -> int:

@@ -39,7 +39,9 @@ def register(subparsers) -> None:
         description="Join the seat for a remote bot at the table of LINK (the table's invite link, "
         "http://HOST:PORT/#table=ID; a link ending &token=T, printed when joining, rejoins that seat) and relay "
         "the manni-bot/1 messages between the table's WebSocket and COMMAND's stdin/stdout until the game "
-        "ends. The bot program needs no change: it is the same one bot:COMMAND runs. Exit code 1, with one "
+        "ends. LINK http://HOST:PORT/#daily plays every deal left of the server's daily challenge. The bot "
+        "program needs no change: it is the same one bot:COMMAND runs. A rated bot's player token goes in "
+        "the environment variable MANNI_PLAYER_TOKEN (the daily challenge needs one). Exit code 1, with one "
         "error line, when the server refuses a move or the connection or the bot fails.",
     )
     connect.add_argument("link", metavar="LINK", help="the table's invite link (or a rejoin link)")

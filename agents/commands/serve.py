@@ -48,6 +48,8 @@ def register(subparsers) -> None:
                         help=f"the database the tables, their moves, the games, players and ratings last in: an "
                         f"SQLite file (default RECORDS_DIR/{DB_FILE}) or a SQLAlchemy URL; a restart brings back "
                         "every table in progress")
+    parser.add_argument("--daily-deals", type=int, default=8, metavar="N",
+                        help="deals of the daily duplicate challenge, the same for everybody each day (default 8)")
     parser.add_argument("--agent", action="append", default=[], metavar="SPEC",
                         help="offer another opponent, e.g. ppo:runs/model or pimc:worlds=32 (repeatable); the "
                         "registry's agents that take no argument are always offered")
@@ -82,7 +84,7 @@ def _main(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         return _fail(f"--port must be in 0..65535, got {args.port}")
     for flag, value in (("--max-games", args.max_games), ("--max-replay-deals", args.max_replay_deals),
-                        ("--tables-per-client", args.tables_per_client)):
+                        ("--tables-per-client", args.tables_per_client), ("--daily-deals", args.daily_deals)):
         if value < 1:
             return _fail(f"{flag} must be at least 1, got {value}")
     if args.records and Path(args.records).exists() and not Path(args.records).is_file():
@@ -108,7 +110,8 @@ def _main(args: argparse.Namespace) -> int:
     store = GameStore(args.records_dir, args.max_games, args.idle_minutes * 60)
     app = create_app(store, lineup, records, int(args.max_upload_mb * 1_000_000),
                      sweep_seconds=min(60.0, args.idle_minutes * 15), replays=ReplayGuard(args.max_replay_deals),
-                     tables_per_client=args.tables_per_client, hosts=allowed_hosts(args.host, args.allowed_host), db=db)
+                     tables_per_client=args.tables_per_client, hosts=allowed_hosts(args.host, args.allowed_host), db=db,
+                     daily_deals=args.daily_deals)
     try:
         sock = listen(args.host, args.port)
     except OSError as err:

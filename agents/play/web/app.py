@@ -21,6 +21,7 @@ POST     ``/api/replay?game=n``            replay of game ``n`` of an uploaded r
                                            (the request body; read in memory, size-limited)
 GET      ``/api/ratings``                  the players' ratings (:mod:`.ratings`; with a database)
 GET      ``/leaderboard``                  the ratings as a page
+GET      ``/api/daily``, ``/daily``        the daily challenge (:mod:`.daily`; with a database)
 POST     ``/api/players``                  a new rated player ``{name, kind}`` → its token
 =======  ================================  ==================================================
 
@@ -100,15 +101,17 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
                max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0,
                replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES,
                tables_per_client: int = TABLES_PER_CLIENT, hosts: Iterable[str] | None = None,
-               db: Database | None = None) -> FastAPI:
+               db: Database | None = None, daily_deals: int = 8) -> FastAPI:
     """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
     (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown.
     Request bodies, replays and replays at once are bounded (:mod:`manni_agents.play.web.limits`), and
     so are the tables one client creates (``tables_per_client``). ``hosts``: the ``Host`` and
     ``Origin`` names answered (:mod:`manni_agents.play.web.origin`; ``None``: no check). ``db``: the
-    database the tables last in (:mod:`manni_agents.play.web.database`; ``None``: memory only)."""
+    database the tables last in (:mod:`manni_agents.play.web.database`; ``None``: memory only), where
+    the ratings and the daily challenge of ``daily_deals`` deals live too."""
     replays = replays or ReplayGuard()
     if db is not None:
+        from manni_agents.play.web.daily import VARIANT, Daily, add_daily_routes
         from manni_agents.play.web.ratings import add_rating_routes
         from manni_agents.play.web.table_db import TableKeeper
     tables = TableStore(store, store.max_games, tables_per_client, TableKeeper(db) if db is not None else None)
@@ -157,6 +160,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
     hub = add_table_routes(app, tables, lineup, replays)
     if db is not None:
         add_rating_routes(app, db)
+        add_daily_routes(app, Daily(db, tables, lineup.defaults[VARIANT], daily_deals), hub, replays)
 
     @app.get("/api/options")
     def options() -> dict:

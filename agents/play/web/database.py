@@ -26,11 +26,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from sqlalchemy import (JSON, Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, UniqueConstraint,
-                        create_engine, event, insert, select, update)
+from sqlalchemy import (JSON, Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
+                        UniqueConstraint, create_engine, event, insert, select, update)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.engine import Engine
 
@@ -94,6 +94,26 @@ RESULTS = Table(
     Column("time", Float, nullable=False),
 )
 PLAYER_KINDS = ("person", "bot", "agent")
+SETTINGS = Table(
+    "settings", METADATA,
+    Column("key", String(32), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+DAILY = Table(
+    "daily_entries", METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("day", String(10), nullable=False),  # YYYY-MM-DD (UTC)
+    Column("deal", Integer, nullable=False),  # from 1
+    Column("player_id", Integer, ForeignKey("players.id", ondelete="CASCADE"), nullable=False),
+    Column("table_id", String(32), nullable=False, unique=True),
+    Column("seat", Integer, nullable=False),
+    Column("points", Integer),  # when the deal is over
+    Column("par", Integer),
+    Column("started", Float, nullable=False),
+    Column("finished", Float),
+    UniqueConstraint("day", "deal", "player_id", name="uq_daily_once"),
+    Index("ix_daily_entries_day", "day", "deal"),
+)
 
 
 def database_url(path: str) -> str:
@@ -156,7 +176,54 @@ class PlayersMixin:
         return [dict(r._mapping) for r in rows]
 
 
-class Database(PlayersMixin):
+class DailyMixin:
+    """The daily challenge's entries and the server's settings (:mod:`manni_agents.play.web.daily`)."""
+
+    engine: Engine
+    lock: threading.Lock
+
+    def setting(self, key: str, make: Callable[[], str]) -> str:
+        """The setting ``key``, made by ``make()`` and kept the first time it is asked for."""
+        with self.lock, self.engine.begin() as c:
+            row = c.execute(select(SETTINGS.c.value).where(SETTINGS.c.key == key)).first()
+            if row is not None:
+                return row.value
+            value = make()
+            c.execute(insert(SETTINGS).values(key=key, value=value))
+            return value
+
+    def add_entry(self, day: str, deal: int, player_id: int, table_id: str, seat: int) -> None:
+        """A player starts a deal of a day; ``ValueError`` if they started it before."""
+        try:
+            with self.lock, self.engine.begin() as c:
+                c.execute(insert(DAILY).values(day=day, deal=deal, player_id=player_id, table_id=table_id, seat=seat,
+                                               started=time.time()))
+        except IntegrityError:
+            raise ValueError(f"you have played deal {deal} of {day} already: each deal is played once") from None
+
+    def entries(self, day: str) -> list[dict]:
+        """Every entry of ``day`` with its player's name and kind."""
+        with self.engine.connect() as c:
+            rows = c.execute(select(DAILY, PLAYERS.c.name, PLAYERS.c.kind).join(PLAYERS, PLAYERS.c.id == DAILY.c.player_id)
+                             .where(DAILY.c.day == day).order_by(DAILY.c.id)).all()
+        return [dict(r._mapping) for r in rows]
+
+    def finish_entry(self, table_id: str, points: Sequence[int], par: Sequence[int]) -> None:
+        """The deal of the daily entry played at ``table_id`` (if any) is over: keep its seat's result."""
+        with self.lock, self.engine.begin() as c:
+            row = c.execute(select(DAILY.c.seat).where(DAILY.c.table_id == table_id, DAILY.c.finished.is_(None))).first()
+            if row is not None:
+                c.execute(update(DAILY).where(DAILY.c.table_id == table_id)
+                          .values(points=int(points[row.seat]), par=int(par[row.seat]), finished=time.time()))
+
+    def game_record(self, table_id: str) -> dict | None:
+        """The record kept of the game at ``table_id``, if any."""
+        with self.engine.connect() as c:
+            row = c.execute(select(GAMES.c.record).where(GAMES.c.table_id == table_id)).first()
+        return None if row is None else json.loads(row.record)
+
+
+class Database(PlayersMixin, DailyMixin):
     """The server's database (see the module docstring); writes are serialized by one lock."""
 
     def __init__(self, engine: Engine):

@@ -127,12 +127,13 @@ def add_rating_routes(app: FastAPI, db: Database) -> None:
                                   for k, r in enumerate(rows)]))
 
 
-def page(title: str, intro: str, head: Sequence[str], rows: Sequence[Sequence]) -> str:
-    """A small page with one table (every value escaped), in the site's style."""
+def page(title: str, intro: str, head: Sequence[str], rows: Sequence[Sequence], extra: str = "") -> str:
+    """A small page with one table (every value escaped) and ``extra`` HTML (the server's own), in
+    the site's style."""
     cells = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in rows)
     heads = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     return (f"<!doctype html><html lang=en><head><meta charset=utf-8><meta name=viewport content='width=device-width'>"
             f"<title>{html.escape(title)} · Manni</title><link rel=stylesheet href=/static/style.css></head><body>"
-            f"<main><h1>{html.escape(title)}</h1><p>{html.escape(intro)}</p>"
+            f"<main><h1>{html.escape(title)}</h1><p>{html.escape(intro)}</p>{extra}"
             f"<table class=leaderboard><thead><tr>{heads}</tr></thead><tbody>{cells}</tbody></table>"
             f"<p><a href=/>Play</a></p></main></body></html>")

@@ -60,6 +60,7 @@ class Journal:
             deal = table.par.pars[-1]
             self.rated = len(table.par.pars)
             rate_deal(self.db, self._players(table), deal.points, deal.par, "table", self.table_id, deal.deal)
+            self.db.finish_entry(self.table_id, deal.points, deal.par)  # a daily challenge's deal (one deal long)
         if table.state.finished:
             self.db.save_record(self.table_id, table.record())
 
