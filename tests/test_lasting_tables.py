@@ -126,6 +126,7 @@ def _serve(tmp_path: Path) -> tuple[subprocess.Popen, str]:
     line = proc.stdout.readline()
     match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
     assert match, line + proc.stderr.read() if proc.poll() is not None else line
+    assert f"database {tmp_path / 'db.sqlite3'}" in line  # the start line names where the database is
     return proc, f"127.0.0.1:{match.group(1)}"
 
 
@@ -197,3 +198,34 @@ def test_serve_refuses_a_database_it_cannot_open_in_one_line(tmp_path, capsys):
     assert main(["serve", "--records-dir", str(tmp_path), "--db", str(tmp_path / "junk.sqlite3")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("manni serve: error: --db: cannot open the database") and "\n" not in err, err
+
+
+def test_a_remote_bot_rejoins_its_seat_after_a_restart(tmp_path, lineup):
+    from manni_agents.bots import protocol as P
+    from manni_agents.play.web.tables import BOT
+
+    db_path = tmp_path / "db.sqlite3"
+
+    def hello(ws, token):
+        ws.send_json({"type": "hello", "token": token})
+        while ws.receive_json()["type"] != "hello":
+            pass
+        ws.send_json({"type": "hello", "protocol": P.PROTOCOL, "name": "b"})
+
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        table_id = client.post("/api/tables", json={**SHORT, "seats": [BOT, "random", "random"]}).json()["id"]
+        token = client.post(f"/api/tables/{table_id}/seats", json={"bot": True}).json()["token"]
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            hello(ws, token)
+            for _ in range(3):
+                while (message := ws.receive_json())["type"] != "act":
+                    pass
+                ws.send_json({"action": message["legal"][0]})
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            hello(ws, token)
+            while (message := ws.receive_json())["type"] != "bye":
+                if message["type"] == "act":
+                    ws.send_json({"action": message["legal"][0]})
+        info = client.get(f"/api/tables/{table_id}").json()
+        assert info["finished"] and info["seats"][0]["strikes"] == 0

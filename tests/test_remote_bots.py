@@ -230,3 +230,19 @@ def test_manni_bot_connect_says_what_is_wrong_in_one_line(served):
                           capture_output=True, text=True, timeout=60)
     assert gone.returncode == 1 and gone.stderr.strip().count("\n") == 0, gone.stderr
     assert "cannot join the table: no such table" in gone.stderr
+
+
+def test_a_flood_of_frames_is_one_fault_and_the_table_plays_on(client):
+    table_id, seat, token = _bot_table(client)
+    with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+        _hello(ws, token)
+        for k in range(200):
+            ws.send_text(json.dumps({"action": k}) if k % 2 else "x" * 1000)
+        while (message := ws.receive_json())["type"] != "error":
+            pass
+        assert message["fatal"]
+        with pytest.raises(WebSocketDisconnect):
+            while True:
+                ws.receive_json()
+    info = client.get(f"/api/tables/{table_id}").json()
+    assert info["seats"][seat]["strikes"] == 1 and info["finished"]

@@ -117,9 +117,10 @@ class Daily:
             "leaderboard": leaderboard(done),
         }
 
-    def start(self, player: dict) -> dict:
+    def start(self, player: dict, client: str | None = None) -> dict:
         """Deal ``player`` its next deal of today at a new table: ``{day, deal, table, seat, token}``;
-        ``ValueError`` when it has played them all."""
+        ``ValueError`` when it has played them all. The table counts against ``client``'s tables
+        in progress (:class:`~manni_agents.play.web.store.StoreFull` beyond)."""
         day = self.today().isoformat()
         with self.lock:
             played = {e["deal"] for e in self.db.entries(day) if e["player_id"] == player["id"]}
@@ -132,7 +133,7 @@ class Daily:
             specs[seat] = BOT if player["kind"] == "bot" else PERSON
             table = Table(self.rules, specs, stand_in=self.agent, grace_seconds=GRACE_SECONDS)
             table._deal(self.rules, deal_seed(day_secret(self.secret, day), deal))  # not a chosen seed: never shown
-            table_id = self.tables.add(table)
+            table_id = self.tables.add(table, client)
             try:
                 self.db.add_entry(day, deal, player["id"], table_id, seat)
             except ValueError:  # started meanwhile by another server process
@@ -221,9 +222,9 @@ def add_daily_routes(app: FastAPI, daily: Daily, hub, replays: ReplayGuard) -> N
             raise HTTPException(404, str(err)) from None
 
     @app.post("/api/daily/deals", status_code=201)
-    async def start(body: Start) -> dict:
+    async def start(body: Start, request: Request) -> dict:
         def run() -> dict:
-            return daily.start(player_of(body.player))
+            return daily.start(player_of(body.player), request.client.host if request.client else None)
         try:
             started = await run_in_threadpool(run)
         except StoreFull as err:

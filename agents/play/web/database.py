@@ -229,6 +229,7 @@ class Database(PlayersMixin, DailyMixin):
     def __init__(self, engine: Engine):
         self.engine = engine
         self.lock = threading.Lock()
+        self.rating_lock = threading.Lock()  # held by a rating's read-rate-write (ratings.rate_deal)
 
     @classmethod
     def open(cls, url: str) -> Database:

@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import html
 import secrets
-from collections.abc import Sequence
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
-from fastapi import FastAPI, Query
+from fastapi import FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +44,33 @@ from manni_agents.play.web.tables import clean_name, digest
 
 #: Players listed at most by ``/api/ratings`` and the leaderboard page.
 MAX_LISTED = 500
+#: Players one client address may make an hour, and the addresses remembered for it.
+PLAYERS_PER_HOUR, CLIENTS_KEPT = 20, 10_000
+
+
+class HourlyBound:
+    """At most ``per_hour`` events per client address in any hour (the newest :data:`CLIENTS_KEPT`
+    addresses are remembered: memory stays bounded)."""
+
+    def __init__(self, per_hour: int, clock: Callable[[], float] = time.monotonic):
+        self.per_hour, self.clock = per_hour, clock
+        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, client: str | None) -> bool:
+        """Count one event of ``client``; ``False`` (not counted) when it had ``per_hour`` this hour."""
+        now = self.clock()
+        with self._lock:
+            times = self._seen.pop(client or "", None) or deque()
+            while times and now - times[0] >= 3600:
+                times.popleft()
+            allowed = len(times) < self.per_hour
+            if allowed:
+                times.append(now)
+            self._seen[client or ""] = times
+            while len(self._seen) > CLIENTS_KEPT:
+                self._seen.popitem(last=False)
+            return allowed
 
 
 def _model():
@@ -61,18 +91,19 @@ def rate_deal(db: Database, players: Sequence[int | None], points: Sequence[int]
     ``points`` and the seats' ``par``; whether it was rated (it needs a person's or bot's player
     and one other)."""
     seats = [s for s in range(3) if players[s] is not None]
-    rows = {p: db.player(player_id=p) for p in {players[s] for s in seats}}
-    if len(seats) < 2 or not any(rows[players[s]]["kind"] != "agent" for s in seats):
-        return False
-    model = _model()
-    teams = [[model.rating(mu=rows[players[s]]["mu"], sigma=rows[players[s]]["sigma"])] for s in seats]
-    updated = model.rate(teams, scores=[float(points[s] - par[s]) for s in seats])
-    ratings = {}
-    for player in dict.fromkeys(players[s] for s in seats):
-        new = [team[0] for team, s in zip(updated, seats) if players[s] == player]
-        ratings[player] = (float(np.mean([r.mu for r in new])), float(np.mean([r.sigma for r in new])))
-    db.update_ratings(ratings, [{"player_id": players[s], "source": source, "ref": ref, "deal": deal, "seat": s,
-                                 "points": int(points[s]), "par": int(par[s])} for s in seats])
+    with db.rating_lock:  # read, rate and write as one step: two deals ending at once both count
+        rows = {p: db.player(player_id=p) for p in {players[s] for s in seats}}
+        if len(seats) < 2 or not any(rows[players[s]]["kind"] != "agent" for s in seats):
+            return False
+        model = _model()
+        teams = [[model.rating(mu=rows[players[s]]["mu"], sigma=rows[players[s]]["sigma"])] for s in seats]
+        updated = model.rate(teams, scores=[float(points[s] - par[s]) for s in seats])
+        ratings = {}
+        for player in dict.fromkeys(players[s] for s in seats):
+            new = [team[0] for team, s in zip(updated, seats) if players[s] == player]
+            ratings[player] = (float(np.mean([r.mu for r in new])), float(np.mean([r.sigma for r in new])))
+        db.update_ratings(ratings, [{"player_id": players[s], "source": source, "ref": ref, "deal": deal, "seat": s,
+                                     "points": int(points[s]), "par": int(par[s])} for s in seats])
     return True
 
 
@@ -100,11 +131,16 @@ def listing(db: Database, limit: int) -> list[dict]:
              "ordinal": round(r["mu"] - 3 * r["sigma"], 3), "games": r["games"]} for r in db.ratings(limit)]
 
 
-def add_rating_routes(app: FastAPI, db: Database) -> None:
-    """Add the players' and ratings' routes (see the module docstring) to ``app``."""
+def add_rating_routes(app: FastAPI, db: Database, players_per_hour: int = PLAYERS_PER_HOUR) -> None:
+    """Add the players' and ratings' routes (see the module docstring) to ``app``; one client
+    address makes at most ``players_per_hour`` players an hour."""
+    bound = HourlyBound(players_per_hour)
 
     @app.post("/api/players", status_code=201)
-    async def new_player(body: NewPlayer) -> dict:
+    async def new_player(body: NewPlayer, request: Request) -> dict:
+        if not bound.take(request.client.host if request.client else None):
+            raise HTTPException(429, f"{players_per_hour} players an hour is the most one client may make: "
+                                "keep your token and play on with it")
         try:
             return await run_in_threadpool(add_player, db, body.name, body.kind)
         except NameTaken as err:

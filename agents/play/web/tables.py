@@ -508,12 +508,18 @@ class TableStore:
             return list(self._tables.items())
 
     def add(self, table: Table, client: str | None = None) -> str:
-        """Keep ``table`` under a new id; :class:`StoreFull` when ``max_tables`` are in progress,
-        or ``per_client`` of them were created by ``client`` (an address; ``None``: unknown)."""
+        """Keep ``table`` under a new id; :class:`StoreFull` when ``max_tables`` are kept and none
+        of them is finished (the oldest finished one makes room: its record is saved), or
+        ``per_client`` unfinished ones were created by ``client`` (an address; ``None``: unknown)."""
+        if len(self) >= self.max_tables:
+            done = next((key for key, kept in self.items() if kept.state.finished), None)
+            if done is not None:
+                self.finish(done)
         with self._lock:
             if len(self._tables) >= self.max_tables:
                 raise StoreFull(f"{self.max_tables} tables are in progress, the most this server keeps")
-            if client is not None and sum(c == client for c in self._creators.values()) >= self.per_client:
+            if client is not None and sum(c == client and not self._tables[key].state.finished
+                                          for key, c in self._creators.items()) >= self.per_client:
                 raise StoreFull(f"you have {self.per_client} tables in progress, the most one client may create: "
                                 "finish or leave one first")
             table_id = secrets.token_urlsafe(9)
