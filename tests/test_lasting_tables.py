@@ -229,3 +229,21 @@ def test_a_remote_bot_rejoins_its_seat_after_a_restart(tmp_path, lineup):
                     ws.send_json({"action": message["legal"][0]})
         info = client.get(f"/api/tables/{table_id}").json()
         assert info["finished"] and info["seats"][0]["strikes"] == 0
+
+
+def test_a_single_game_comes_back_at_its_move_and_its_record_is_exported(tmp_path, lineup):
+    db_path, rng = tmp_path / "db.sqlite3", np.random.default_rng(4)
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        snap = client.post("/api/games", json={**SHORT, "opponents": ["random", "random"], "seat": 1}).json()
+        for _ in range(6):
+            snap = client.post(f"/api/games/{snap['id']}/actions", json={"actions": choose(snap, rng)}).json()
+    assert not snap["finished"]
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        again = client.get(f"/api/games/{snap['id']}").json()
+        for key in ("hand", "trick", "rounds", "your_turn", "deal", "log"):
+            assert again[key] == snap[key], key
+        while not again["finished"]:
+            again = client.post(f"/api/games/{snap['id']}/actions", json={"actions": choose(again, rng)}).json()
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:  # a finished game does not come back
+        assert client.get(f"/api/games/{snap['id']}").status_code == 404
+    _export_and_validate(db_path, tmp_path / "export.jsonl", 1)

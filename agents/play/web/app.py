@@ -112,6 +112,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
     replays = replays or ReplayGuard()
     if db is not None:
         from manni_agents.play.web.daily import VARIANT, Daily, add_daily_routes
+        from manni_agents.play.web.game_db import GameKeeper
         from manni_agents.play.web.ratings import add_rating_routes
         from manni_agents.play.web.table_db import TableKeeper
     tables = TableStore(store, store.max_games, tables_per_client, TableKeeper(db) if db is not None else None)
@@ -159,6 +160,7 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     hub = add_table_routes(app, tables, lineup, replays)
     if db is not None:
+        store.keep_in(GameKeeper(db))
         add_rating_routes(app, db)
         add_daily_routes(app, Daily(db, tables, lineup.defaults[VARIANT], daily_deals), hub, replays)
 

@@ -1,5 +1,6 @@
-"""The store that lasts: ``manni serve``'s tables, every move of every table game, the finished
-games' records, players and ratings in one database (SQLite by default, ``manni serve --db PATH``).
+"""The store that lasts: ``manni serve``'s single games and tables, every move of every game, the
+finished games' records, players, ratings and the daily challenge in one database (SQLite by
+default, ``manni serve --db PATH``).
 
 The schema is SQLAlchemy Core (:data:`METADATA`); it is created and changed only by the Alembic
 migrations in ``migrations/versions`` (:meth:`Database.open` upgrades a database to the newest one,
@@ -94,6 +95,24 @@ RESULTS = Table(
     Column("time", Float, nullable=False),
 )
 PLAYER_KINDS = ("person", "bot", "agent")
+SINGLE_GAMES = Table(
+    "single_games", METADATA,
+    Column("id", String(32), primary_key=True),
+    Column("created", Float, nullable=False),
+    Column("variant", String(32), nullable=False),
+    Column("options", JSON, nullable=False),
+    Column("seed", String(24), nullable=False),
+    Column("seat", Integer, nullable=False),  # the person's
+    Column("opponents", JSON, nullable=False),  # the two agents' specs, clockwise
+    Column("closed", Boolean, nullable=False),  # expired (its record saved)
+)
+SINGLE_MOVES = Table(
+    "single_moves", METADATA,
+    Column("game_id", String(32), ForeignKey("single_games.id", ondelete="CASCADE"), primary_key=True),
+    Column("n", Integer, primary_key=True),
+    Column("action", Integer, nullable=False),
+    Column("probabilities", JSON),
+)
 SETTINGS = Table(
     "settings", METADATA,
     Column("key", String(32), primary_key=True),
@@ -260,6 +279,31 @@ class Database(PlayersMixin, DailyMixin):
         with self.lock, self.engine.begin() as c:
             c.execute(insert(MOVES).values(table_id=table_id, n=n, seat=seat, action=action,
                                            probabilities=probabilities, review=review))
+
+    def add_single_game(self, game_id: str, row: dict, moves: list[tuple[int, dict | None]]) -> None:
+        """A new single game and the moves its agents made before it was kept."""
+        with self.lock, self.engine.begin() as c:
+            c.execute(insert(SINGLE_GAMES).values(id=game_id, created=time.time(), closed=False, **row))
+            if moves:
+                c.execute(insert(SINGLE_MOVES), [{"game_id": game_id, "n": n, "action": a, "probabilities": p}
+                                                 for n, (a, p) in enumerate(moves)])
+
+    def add_single_move(self, game_id: str, n: int, action: int, probabilities: dict | None) -> None:
+        with self.lock, self.engine.begin() as c:
+            c.execute(insert(SINGLE_MOVES).values(game_id=game_id, n=n, action=action, probabilities=probabilities))
+
+    def close_single_game(self, game_id: str) -> None:
+        with self.lock, self.engine.begin() as c:
+            c.execute(update(SINGLE_GAMES).where(SINGLE_GAMES.c.id == game_id).values(closed=True))
+
+    def open_single_games(self) -> Iterator[tuple[dict, list[dict]]]:
+        """Each single game not closed, oldest first: its row and its moves in order."""
+        with self.engine.connect() as c:
+            rows = [dict(r._mapping) for r in c.execute(select(SINGLE_GAMES).where(~SINGLE_GAMES.c.closed)
+                                                        .order_by(SINGLE_GAMES.c.created))]
+            for row in rows:
+                moves = c.execute(select(SINGLE_MOVES).where(SINGLE_MOVES.c.game_id == row["id"]).order_by(SINGLE_MOVES.c.n))
+                yield row, [dict(m._mapping) for m in moves]
 
     def open_tables(self) -> Iterator[tuple[dict, list[dict]]]:
         """Each table not closed, oldest first: its row and its moves in order."""
