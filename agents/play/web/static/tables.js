@@ -37,7 +37,19 @@ async function createTable(event) {
 }
 
 async function joinTable(id, name) {
-  const joined = await api("POST", `/api/tables/${id}/seats`, { name });
+  // a rated player (made on the daily challenge's page) joins as itself; else, or if the server
+  // no longer knows the player, by name
+  const player = localStorage.getItem("manni-player");
+  let joined = null;
+  if (player) {
+    try {
+      joined = await api("POST", `/api/tables/${id}/seats`, { player });
+    } catch (err) {
+      if (!/unknown player|keeps no players/.test(err.message)) throw err;
+      localStorage.removeItem("manni-player");
+    }
+  }
+  joined = joined || await api("POST", `/api/tables/${id}/seats`, { name });
   localStorage.setItem(tokenKey(id), joined.token);
   openTable(id, joined.token);
 }
