@@ -270,8 +270,12 @@ def add_daily_routes(app: FastAPI, daily: Daily, hub, replays: ReplayGuard) -> N
 
 
 #: The daily page's form: make a player once (kept in the browser), then play the next deal at its table.
-PLAY_FORM = """<form id=daily-play><label>Your name <input id=daily-name maxlength=24 required></label>
+PLAY_FORM = """<form id=daily-play><label id=daily-name-label>Your name <input id=daily-name maxlength=24 required></label>
 <button>Play the next deal</button></form><p id=daily-error role=alert></p><script>
+if (localStorage.getItem("manni-player")) {  // a player already: no name to give
+  document.getElementById("daily-name").required = false;
+  document.getElementById("daily-name-label").hidden = true;
+}
 document.getElementById("daily-play").addEventListener("submit", async (event) => {
   event.preventDefault();
   const say = (text) => { document.getElementById("daily-error").textContent = text; };
