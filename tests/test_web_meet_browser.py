@@ -106,3 +106,88 @@ def test_a_remote_bot_is_shown_as_a_bot_and_plays_its_seat_at_a_persons_table(se
         assert lines[-1] == 0, lines
         browser.close()
     assert not errors, errors
+
+
+def _serve(tmp_path: Path, port: int):
+    import re
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-m", "manni_env.cli", "serve", "--port", str(port), "--records-dir",
+                             str(tmp_path / "records"), "--db", str(tmp_path / "db.sqlite3")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    line = proc.stdout.readline()
+    assert re.search(rf"http://127\.0\.0\.1:{port}/", line), line + (proc.stderr.read() if proc.poll() is not None else "")
+    return proc
+
+
+def test_two_people_and_a_remote_bot_play_on_across_a_server_kill_9(tmp_path):
+    import os
+    import signal
+    import socket
+
+    from manni_agents.bots import connect
+
+    with socket.socket() as probe:  # a free port, for both lives of the server
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url, errors, lines = f"http://127.0.0.1:{port}/", [], []
+    proc = _serve(tmp_path, port)
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            anna, bjarni = Person(browser, errors), Person(browser, errors)
+            page = anna.page
+            page.goto(url)
+            page.wait_for_selector("body[data-ready='1']")
+            page.click("#more-options > summary")
+            page.select_option("#variant", "basic")
+            page.fill("#target", "3")
+            page.fill("#t-name", "Anna")
+            page.select_option("#t-seat1", "person")
+            page.select_option("#t-seat2", "bot")
+            page.click("#t-create")
+            page.wait_for_selector("#seats-panel:not([hidden])")
+            invite = page.input_value("#invite")
+            bjarni.page.goto(invite)
+            bjarni.page.wait_for_selector("#join-panel:not([hidden])")
+            bjarni.page.fill("#join-name", "Bjarni")
+            bjarni.page.click("#join")
+            bridge = threading.Thread(target=lambda: lines.append(connect.run(invite, BOT, say=lines.append)))
+            bridge.start()
+            for person in (anna, bjarni):
+                person.page.wait_for_selector("#hand button.card")
+            moves = 0
+            while moves < 6:  # a few moves of the people (the bot plays between them)
+                mover = next((p for p in (anna, bjarni) if p.my_turn()), None)
+                if mover is None:
+                    time.sleep(0.05)
+                    continue
+                mover.click_a_move()
+                moves += 1
+            time.sleep(0.5)
+            hands = [p.hand() for p in (anna, bjarni)]
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            proc = _serve(tmp_path, port)
+            for person, hand in zip((anna, bjarni), hands):  # the pages connect again by themselves
+                person.page.wait_for_function("document.getElementById('error').textContent === ''", timeout=30_000)
+                person.page.wait_for_function("document.getElementById('seat-list').textContent.includes('simple-python · bot')",
+                                              timeout=30_000)
+                assert person.hand() == hand
+            for _ in range(400):
+                if all(p.page.evaluate("game && game.finished") for p in (anna, bjarni)):
+                    break
+                mover = next((p for p in (anna, bjarni) if p.my_turn()), None)
+                if mover is not None:
+                    mover.click_a_move()
+                else:
+                    time.sleep(0.05)
+            else:
+                raise AssertionError("the game did not end")
+            bridge.join(timeout=60)
+            browser.close()
+        assert lines[-1] == 0 and any("connecting again" in str(line) for line in lines), lines
+        assert not errors, errors
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)

@@ -8,6 +8,8 @@ line per message: the program is the same one ``bot:COMMAND`` runs, unchanged. I
 like ``bot:COMMAND`` does (:class:`~manni_agents.bots.process.BotProcess`: its own process group,
 a bounded stderr log, a bounded answer line) and waits for each answer as long as the server's
 time limit. The server checks every answer; its fatal error ends the client with that one line.
+A connection lost without one (the server restarting) is opened again with the same seat token
+for :data:`RECONNECT_SECONDS`; the program keeps playing, its first hello answer given again.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from manni_agents.bots.process import BotFault, BotProcess, StderrLog
 MAX_MESSAGE_BYTES, OPEN_TIMEOUT = 1 << 20, 10.0
 #: Largest error body read from the server's HTTP answer.
 MAX_ERROR_BYTES = 65_536
+#: Seconds a lost connection is tried again (every :data:`RETRY_SECONDS`) before the client gives up.
+RECONNECT_SECONDS, RETRY_SECONDS = 60.0, 1.0
 #: The environment variable with the bot's player token (a rated player; not in the command line,
 #: where other users of the machine could read it).
 PLAYER_TOKEN = "MANNI_PLAYER_TOKEN"
@@ -86,20 +90,32 @@ def join(server: str, table_id: str, name: str) -> tuple[int, str]:
     return int(joined["seat"]), str(joined["token"])
 
 
+class _Lost(Exception):
+    """The connection went away without a fatal error (it may come back)."""
+
+
 class _Bot:
     """The local program, started at the first message it is to read and kept from deal to deal."""
 
     def __init__(self, command: str):
         self.command, self.log = command, StderrLog(command)
         self.proc: BotProcess | None = None
+        self.hello: bytes | None = None  # its answer to the first hello, given again on a reconnection
 
     def relay(self, message: dict, time_limit: float) -> bytes | None:
         """Send ``message`` to the program; its answer line when the message asks for one."""
+        if message["type"] == "hello" and self.hello is not None:
+            return self.hello
         if self.proc is None:
             self.proc = BotProcess(self.command, self.log)
         deadline = time.monotonic() + time_limit
         self.proc.send(message, deadline)
-        return self.proc.receive(deadline) if message["type"] in ANSWERED else None
+        if message["type"] not in ANSWERED:
+            return None
+        answer = self.proc.receive(deadline)
+        if message["type"] == "hello":
+            self.hello = answer
+        return answer
 
     def fault(self, fault: BotFault) -> ConnectError:
         tail = self.proc.log_tail() if self.proc is not None else ""
@@ -110,9 +126,26 @@ class _Bot:
             self.proc.close()
 
 
-def play(server: str, table_id: str, token: str, bot: _Bot) -> None:
-    """Play the seat of ``token`` at the table until the server says bye; :class:`ConnectError` if not."""
-    from websockets.exceptions import ConnectionClosed, WebSocketException
+def play(server: str, table_id: str, token: str, bot: _Bot, say: Callable[[str], None] = print) -> None:
+    """Play the seat of ``token`` at the table until the server says bye, connecting again when
+    the connection is lost; :class:`ConnectError` if the server refuses or stays away."""
+    give_up = None
+    while True:
+        try:
+            return _session(server, table_id, token, bot)
+        except _Lost as lost:
+            now = time.monotonic()
+            if give_up is None:
+                give_up = now + RECONNECT_SECONDS
+                say(f"{lost}; connecting again for up to {RECONNECT_SECONDS:g} s")
+            if now >= give_up:
+                raise ConnectError(f"{lost}, and it did not come back within {RECONNECT_SECONDS:g} s") from None
+            time.sleep(RETRY_SECONDS)
+
+
+def _session(server: str, table_id: str, token: str, bot: _Bot) -> None:
+    """One connection to the table: until bye, a fatal error (:class:`ConnectError`) or its loss (:class:`_Lost`)."""
+    from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
     from websockets.sync.client import connect
 
     ws_url = server.replace("http", "ws", 1) + f"/ws/tables/{table_id}"
@@ -134,9 +167,11 @@ def play(server: str, table_id: str, token: str, bot: _Bot) -> None:
                 if answer is not None:
                     ws.send(answer.decode(errors="replace"))
     except ConnectionClosed as err:
-        raise ConnectError(f"the server closed the connection: {err.rcvd.reason if err.rcvd else 'no reason given'}") from None
+        raise _Lost(f"the connection was lost ({err.rcvd.reason if err.rcvd and err.rcvd.reason else 'no reason given'})") from None
+    except InvalidStatus as err:
+        raise ConnectError(f"the server refused the connection to {ws_url}: {err}") from None
     except (WebSocketException, OSError, TimeoutError) as err:
-        raise ConnectError(f"cannot talk to {ws_url}: {err}") from None
+        raise _Lost(f"cannot talk to {ws_url} ({err})") from None
     except ValueError as err:  # a message that is not JSON
         raise ConnectError(f"the server sent something that is not a message: {err}") from None
     except BotFault as fault:
@@ -162,11 +197,11 @@ def run(url: str, command: str, name: str = "", say: Callable[[str], None] = pri
                     say(str(err))  # every deal of the day is played
                     return 0
                 say(f"deal {started['deal']} of {started['of']} of {started['day']}, seat {started['seat']}")
-                play(server, started["table"], started["token"], bot)
+                play(server, started["table"], started["token"], bot, say)
         if token is None:
             seat, token = join(server, table_id, name)
             say(f"seat {seat} at table {table_id}; to rejoin it: manni bot connect '{server}/#table={table_id}&token={token}' ...")
-        play(server, table_id, token, bot)
+        play(server, table_id, token, bot, say)
         return 0
     finally:
         bot.close()
