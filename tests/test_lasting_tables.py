@@ -247,3 +247,11 @@ def test_a_single_game_comes_back_at_its_move_and_its_record_is_exported(tmp_pat
     with TestClient(_app(tmp_path, lineup, db_path)) as client:  # a finished game does not come back
         assert client.get(f"/api/games/{snap['id']}").status_code == 404
     _export_and_validate(db_path, tmp_path / "export.jsonl", 1)
+
+
+@pytest.mark.parametrize(("db", "says"), [("postgresql://u@127.0.0.1/manni", "driver is not installed"),
+                                          ("nosuch://x", "cannot open the database")])
+def test_a_database_url_that_cannot_be_opened_is_one_line(tmp_path, db, says):
+    done = subprocess.run([sys.executable, "-m", "manni_env.cli", "records", "export", "--db", db, str(tmp_path / "o.jsonl")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -40,7 +40,8 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"needs the web extra ({err}); pip install 'manni-env[web]'")
     from manni_env.records import RecordError, validate_record, write_records
 
-    if "://" not in args.db and not Path(args.db).is_file():
+    path = args.db.removeprefix("sqlite:///") if args.db.startswith("sqlite:///") else args.db
+    if "://" not in path and not Path(path).is_file():  # an SQLite file: read, never made
         parser.error(f"--db: no database at {args.db}")
     try:
         db = open_database(args.db)

@@ -138,6 +138,8 @@ def open_database(path: str):
     except (SQLAlchemyError, OSError) as err:
         reason = str(getattr(err, "orig", None) or err).splitlines()[0]
         raise ValueError(f"cannot open the database {path}: {reason}") from None
+    except ImportError as err:  # a URL of a database whose driver is not installed
+        raise ValueError(f"cannot open the database {path}: its driver is not installed ({err})") from None
 
 
 def _records_dir_problem(directory: str) -> str | None:
