@@ -165,3 +165,32 @@ def test_a_connected_bot_plays_every_deal_of_the_day_with_manni_bot_connect(serv
     assert len(records) == 2
     for record in records:
         validate_record(record)
+
+
+def test_garbage_to_the_new_routes_is_a_clear_4xx_never_a_500(client):
+    """Random bodies, paths, queries and tokens for the players', ratings' and daily routes."""
+    rng = np.random.default_rng(5)
+    token = _player(client, "Ann")
+    junk = [None, 0, -1, 2**70, "", "x" * 300, "\x00", [], {}, {"a": [1]}, True, 1.5, "2026-02-30", "../../etc"]
+    printables = [j for j in junk if str(j).isprintable()]  # for URLs and headers
+
+    def printable():
+        return printables[int(rng.integers(len(printables)))]
+    for _ in range(300):
+        pick = lambda: junk[int(rng.integers(len(junk)))]  # noqa: E731
+        kind = int(rng.integers(6))
+        if kind == 0:
+            answer = client.post("/api/players", json={"name": pick(), "kind": pick()})
+        elif kind == 1:
+            answer = client.post("/api/daily/deals", json={"player": pick(), **({"x": 1} if rng.random() < 0.3 else {})})
+        elif kind == 2:
+            answer = client.get(f"/api/daily/deals/{printable()}", headers={"authorization": f"Bearer {token}"})
+        elif kind == 3:
+            answer = client.get("/api/daily", params={"day": pick()})
+        elif kind == 4:
+            answer = client.get(f"/api/daily/replays/{printable()}", headers={"authorization": str(printable())})
+        else:
+            answer = client.get("/api/ratings", params={"limit": pick()})
+        assert answer.status_code < 500, (kind, answer.text)
+        if answer.status_code >= 400:
+            assert set(answer.json()) == {"error"} and "\n" not in answer.json()["error"]
