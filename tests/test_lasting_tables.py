@@ -255,3 +255,25 @@ def test_a_database_url_that_cannot_be_opened_is_one_line(tmp_path, db, says):
     done = subprocess.run([sys.executable, "-m", "manni_env.cli", "records", "export", "--db", db, str(tmp_path / "o.jsonl")],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_failed_write_is_logged_and_the_game_goes_on(tmp_path, lineup, monkeypatch, caplog):
+    from sqlalchemy.exc import OperationalError
+
+    def full_disk(*args, **kwargs):
+        raise OperationalError("INSERT", {}, Exception("database or disk is full"))
+
+    app = _app(tmp_path, lineup, tmp_path / "db.sqlite3")
+    with TestClient(app) as client:
+        table_id = client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"]}).json()["id"]
+        token = client.post(f"/api/tables/{table_id}/seats", json={"name": "Ann"}).json()["token"]
+        monkeypatch.setattr(Database, "add_move", full_disk)
+        monkeypatch.setattr(Database, "add_single_move", full_disk)
+        snap = client.post("/api/games", json={**SHORT, "opponents": ["random", "random"]}).json()
+        snap = client.post(f"/api/games/{snap['id']}/actions", json={"actions": choose(snap, np.random.default_rng(0))})
+        assert snap.status_code == 200
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            ws.send_json({"type": "hello", "token": token})
+            state = _moves(ws, _state(ws), 3, np.random.default_rng(1))
+        assert state["game"] and not state["table"]["closed"]
+    assert "not written to the database" in caplog.text and "disk is full" in caplog.text

@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from manni_agents.play.web.database import Database
 from manni_agents.play.web.game import WebGame
 from manni_env.rules import make_rules
@@ -22,10 +24,14 @@ class GameJournal:
         self.db, self.game_id, self.moves = db, game_id, moves
 
     def moved(self, game: WebGame, action: int, probabilities: dict | None) -> None:
-        self.db.add_single_move(self.game_id, self.moves, action, probabilities)
-        self.moves += 1
-        if game.state.finished:
-            self.db.save_record(f"game:{self.game_id}", game.record())
+        """Write the move just made (a write that fails is logged, and the game goes on)."""
+        try:
+            self.db.add_single_move(self.game_id, self.moves, action, probabilities)
+            self.moves += 1
+            if game.state.finished:
+                self.db.save_record(f"game:{self.game_id}", game.record())
+        except SQLAlchemyError as err:
+            log.error("game %s: move %d not written to the database: %s", self.game_id, self.moves, err)
 
 
 class GameKeeper:

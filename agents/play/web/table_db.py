@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from manni_agents.play.web.database import Database
 from manni_agents.play.web.ratings import new_rating, rate_deal
 from manni_agents.play.web.tables import BOT, PERSON, Table, _PublicNarrator
@@ -49,11 +51,21 @@ class Journal:
         header = self._header(table)
         if header != self._last:
             self._last = header
-            self.db.update_table(self.table_id, seats=_seats(table), started=table.started, closed=table.closed)
+            try:
+                self.db.update_table(self.table_id, seats=_seats(table), started=table.started, closed=table.closed)
+            except SQLAlchemyError as err:
+                log.error("table %s: its seats not written to the database: %s", self.table_id, err)
 
     def moved(self, table: Table, seat: int, action: int, probabilities: dict | None, review: dict | None) -> None:
         """Write the move ``seat`` just played; when it ended a deal, rate the deal, and when it
-        ended the game, keep the record."""
+        ended the game, keep the record. A write that fails (a full disk) is logged and the game
+        goes on: only a restart would miss what was not written."""
+        try:
+            self._moved(table, seat, action, probabilities, review)
+        except SQLAlchemyError as err:
+            log.error("table %s: move %d not written to the database: %s", self.table_id, self.moves, err)
+
+    def _moved(self, table: Table, seat: int, action: int, probabilities: dict | None, review: dict | None) -> None:
         self.db.add_move(self.table_id, self.moves, seat, action, probabilities, review)
         self.moves += 1
         if table.par is not None and len(table.par.pars) > self.rated:
