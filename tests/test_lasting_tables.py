@@ -138,9 +138,16 @@ def _http(url: str, body: dict | None = None) -> dict:
 
 
 def _ws_state(ws) -> dict:
+    """The newest state pushed to ``ws``: the first to come, then any that follow within 0.3 s."""
     while (message := json.loads(ws.recv(timeout=30)))["type"] != "state":
         pass
-    return message
+    while True:
+        try:
+            newer = json.loads(ws.recv(timeout=0.3))
+        except TimeoutError:
+            return message
+        if newer["type"] == "state":
+            message = newer
 
 
 def _seated(stack: ExitStack, host: str, table_id: str, people: list[dict]) -> list:
