@@ -45,15 +45,20 @@ def served_with_db(tmp_path):
     thread.join(timeout=15)
 
 
-def _play_until_the_summary(person: Person) -> None:
-    for _ in range(200):
-        if person.page.is_visible("#summary"):
+def _play_to_the_end(people: list[Person]) -> None:
+    """Click the people's moves until the game is over (continuing each deal's summary)."""
+    for _ in range(600):
+        if all(p.page.evaluate("Boolean(game && game.finished)") for p in people):
             return
-        if person.my_turn():
-            person.click_a_move()
+        for person in people:
+            if person.page.is_visible("#summary") and not person.page.evaluate("game.finished"):
+                person.page.click("#summary-ok")
+        mover = next((p for p in people if p.my_turn()), None)
+        if mover is not None:
+            mover.click_a_move()
         else:
             time.sleep(0.05)
-    raise AssertionError("the deal did not end")
+    raise AssertionError("the game did not end")
 
 
 def test_a_person_plays_the_daily_deal_from_its_page_and_only_once(served_with_db):
@@ -67,7 +72,7 @@ def test_a_person_plays_the_daily_deal_from_its_page_and_only_once(served_with_d
         page.fill("#daily-name", "Ann")
         page.click("#daily-play button")
         page.wait_for_selector("#hand button.card")
-        _play_until_the_summary(ann)
+        _play_to_the_end([ann])
         page.goto(url + "daily")
         assert "Ann" in page.inner_text("table.leaderboard")
         page.click("#daily-play button")  # the one deal is played: the page says so
@@ -101,7 +106,7 @@ def test_a_remote_bot_is_shown_as_a_bot_and_plays_its_seat_at_a_persons_table(se
         bridge = threading.Thread(target=lambda: lines.append(connect.run(invite, BOT, say=lines.append)))
         bridge.start()
         page.wait_for_function("document.getElementById('seat-list').textContent.includes('simple-python · bot')")
-        _play_until_the_summary(ann)
+        _play_to_the_end([ann])
         bridge.join(timeout=60)
         assert lines[-1] == 0, lines
         browser.close()
@@ -174,19 +179,7 @@ def test_two_people_and_a_remote_bot_play_on_across_a_server_kill_9(tmp_path):
                 person.page.wait_for_function("document.getElementById('seat-list').textContent.includes('simple-python · bot')",
                                               timeout=30_000)
                 assert person.hand() == hand
-            for _ in range(400):
-                if all(p.page.evaluate("game && game.finished") for p in (anna, bjarni)):
-                    break
-                for person in (anna, bjarni):  # a deal's summary (the game goes on if nobody reached the target)
-                    if person.page.is_visible("#summary") and not person.page.evaluate("game.finished"):
-                        person.page.click("#summary-ok")
-                mover = next((p for p in (anna, bjarni) if p.my_turn()), None)
-                if mover is not None:
-                    mover.click_a_move()
-                else:
-                    time.sleep(0.05)
-            else:
-                raise AssertionError("the game did not end")
+            _play_to_the_end([anna, bjarni])
             bridge.join(timeout=60)
             browser.close()
         assert lines[-1] == 0 and any("connecting again" in str(line) for line in lines), lines
