@@ -353,7 +353,8 @@ class Table:
         state = self.state
         seat, phase, deal = state.to_move, state.phase, len(state.rounds)
         view = state.view(seat)
-        probabilities = probabilities_of(self.advisor if person else self._policy(seat), view)
+        remote_bot = person and self.seats[seat].bot  # its own program decides: no advice, no review
+        probabilities = None if remote_bot else probabilities_of(self.advisor if person else self._policy(seat), view)
         review = None
         if person and probabilities:
             chosen, best = A.action_to_str(action), next(iter(probabilities))
