@@ -5,6 +5,9 @@ default, ``manni serve --db PATH``).
 The schema is SQLAlchemy Core (:data:`METADATA`); it is created and changed only by the Alembic
 migrations in ``migrations/versions`` (:meth:`Database.open` upgrades a database to the newest one,
 so a database written by an older server is brought up to date, and a table made by hand never).
+A change of the schema is a new migration there (``script.py.mako`` is the template Alembic's
+``revision`` command fills) beside the change of :data:`METADATA`; a test checks that the
+migrations build exactly :data:`METADATA`.
 
 **What lasts.** A table's header (rules, seed, seats with their names, the SHA-256 of their tokens,
 whether it started or closed) is written when it is created and whenever it changes; each move is
