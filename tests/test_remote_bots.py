@@ -246,3 +246,26 @@ def test_a_flood_of_frames_is_one_fault_and_the_table_plays_on(client):
                 ws.receive_json()
     info = client.get(f"/api/tables/{table_id}").json()
     assert info["seats"][seat]["strikes"] == 1 and info["finished"]
+
+
+def test_no_token_opens_a_seat_it_was_not_given(client):
+    """Another table's bot token, a made-up token, and a person's token answering for the bot."""
+    table_id, bot_seat, _ = _bot_table(client, (BOT, PERSON, "random"))
+    other_id, _, other_token = _bot_table(client)
+    person = client.post(f"/api/tables/{table_id}/seats", json={"name": "Ann"}).json()
+    for token, says in ((other_token, "another table"), ("x" * 24, "unknown seat token")):
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            ws.send_json({"type": "hello", "token": token})
+            refused = ws.receive_json()
+            assert refused["fatal"] and says in refused["message"]
+    with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+        ws.send_json({"type": "hello", "token": person["token"]})
+        assert ws.receive_json() == {"type": "welcome", "seat": person["seat"]}
+        ws.send_json({"action": 0})  # a bot's answer from the person's socket is no move at all
+        while (message := ws.receive_json())["type"] != "error":
+            pass
+        assert "unknown message type" in message["message"]
+        ws.send_json({"type": "move", "actions": [0], "seat": bot_seat})
+        while (message := ws.receive_json())["type"] != "error":
+            pass
+        assert f"a move for seat {bot_seat} is not yours" in message["message"]
