@@ -251,7 +251,7 @@ def test_a_flood_of_frames_is_one_fault_and_the_table_plays_on(client):
 def test_no_token_opens_a_seat_it_was_not_given(client):
     """Another table's bot token, a made-up token, and a person's token answering for the bot."""
     table_id, bot_seat, _ = _bot_table(client, (BOT, PERSON, "random"))
-    other_id, _, other_token = _bot_table(client)
+    _, _, other_token = _bot_table(client)
     person = client.post(f"/api/tables/{table_id}/seats", json={"name": "Ann"}).json()
     for token, says in ((other_token, "another table"), ("x" * 24, "unknown seat token")):
         with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
