@@ -11,7 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from manni_agents.play.web.database import Database
 from manni_agents.play.web.ratings import new_rating, rate_deal
-from manni_agents.play.web.tables import BOT, PERSON, Table, _PublicNarrator
+from manni_agents.play.web.tables import BOT, PERSON, Table
 from manni_agents.registry import make_agent
 from manni_env.rules import make_rules
 
@@ -156,7 +156,7 @@ def _restore(row: dict, moves: list[dict]) -> Table:
     table.started, table.closed = row["started"], row["closed"]
     table.names[:] = table._names()
     if table.started:
-        table.narrator = _PublicNarrator(table.names, 0, lambda line: table.log.append(line.strip()))
+        table.narrate()
     for move in moves:
         if table.state.to_move != move["seat"]:
             raise ValueError(f"move {move['n']} is seat {move['seat']}'s, but seat {table.state.to_move} is on turn")

@@ -278,9 +278,13 @@ class Table:
                 seat.spec, seat.bot = self.stand_in, False
                 self.policies[s] = make_agent(seat.spec)
         self._changed()
-        self.narrator = _PublicNarrator(self.names, 0, lambda line: self.log.append(line.strip()))
+        self.narrate()
         self.started = True
         self._advance()
+
+    def narrate(self) -> None:
+        """Start the table talk: when the game starts, or when a started table is read back."""
+        self.narrator = _PublicNarrator(self.names, 0, lambda line: self.log.append(line.strip()))
 
     def tick(self) -> bool:
         """Apply the grace period now: the stand-in agent takes the seats of people away longer,
