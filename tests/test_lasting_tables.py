@@ -284,3 +284,48 @@ def test_a_failed_write_is_logged_and_the_game_goes_on(tmp_path, lineup, monkeyp
             state = _moves(ws, _state(ws), 3, np.random.default_rng(1))
         assert state["game"] and not state["table"]["closed"]
     assert "not written to the database" in caplog.text and "disk is full" in caplog.text
+
+
+def test_what_a_restart_brings_back_counts_against_its_creators_share(tmp_path, lineup):
+    db_path = tmp_path / "db.sqlite3"
+
+    def app():
+        return create_app(GameStore(tmp_path / "records", per_client=1), lineup, tables_per_client=1,
+                          db=Database.open(database_url(str(db_path))))
+
+    with TestClient(app()) as client:
+        assert client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"]}).status_code == 201
+        assert client.post("/api/games", json={"variant": "basic", "opponents": ["random", "random"]}).status_code == 201
+    with TestClient(app()) as client:  # the same client: its table and its game came back, and count
+        table = client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"]})
+        game = client.post("/api/games", json={"variant": "basic", "opponents": ["random", "random"]})
+        assert table.status_code == game.status_code == 429, (table.text, game.text)
+        assert "1 tables in progress" in table.json()["error"] and "1 unfinished games" in game.json()["error"]
+
+
+def test_a_card_play_valued_after_its_move_is_written_into_its_kept_review(tmp_path):
+    from manni_agents.play.web.table_db import TableKeeper, restore_tables
+    from manni_agents.play.web.tables import Table
+    from manni_env import make_rules
+
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    # no hints: nothing is valued on a move's way, every card play after it
+    table = Table(make_rules("hornafjardar"), [PERSON, "ppo", "ppo"], stand_in="ppo", advisor="ppo", seed=5)
+    TableKeeper(db).attach("t", table, "198.51.100.7")
+    table.join("Ann")
+    rng = np.random.default_rng(0)
+    while not table.state.rounds:
+        table.act(0, [int(rng.choice(table.state.legal_actions()))])
+
+    def kept() -> list[dict]:
+        return [m["review"] for _, moves in db.open_tables() for m in moves if m["review"]]
+
+    def valued(reviews: list[dict]) -> list[bool]:
+        return ["points" in r for r in reviews if r["phase"] == "play" and not r["forced"]]
+
+    assert valued(kept()) and not any(valued(kept()))  # kept at once, valued after the push
+    ((table_id, again, client),) = list(restore_tables(db))  # a restart before value_reviews ran
+    assert (table_id, client) == ("t", "198.51.100.7")
+    assert all(valued(kept())) and all(valued(again.reviews[0]))  # valued as the table came back
+    assert table.value_reviews()
+    assert kept() == table.reviews[0] == again.reviews[0]
