@@ -15,7 +15,7 @@ from manni_env import cli
 from manni_env.cli import main
 from manni_env.records import read_records
 
-COMMANDS = {"validate", "layout", "simulate", "arena", "play", "serve", "train", "distill", "bot", "league"}
+COMMANDS = {"validate", "layout", "simulate", "arena", "play", "serve", "train", "distill", "bot", "league", "records"}
 
 
 def test_every_command_is_listed_and_has_help(capsys):

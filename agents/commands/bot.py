@@ -1,4 +1,5 @@
-"""``manni bot check COMMAND``: the conformance run of a ``manni-bot/1`` program (:mod:`manni_agents.bots.check`)."""
+"""``manni bot check COMMAND``: the conformance run of a ``manni-bot/1`` program (:mod:`manni_agents.bots.check`);
+``manni bot connect LINK COMMAND``: the program at a table of a remote server (:mod:`manni_agents.bots.connect`)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,22 @@ def register(subparsers) -> None:
     check.add_argument("--variant", action="append", metavar="V",
                        help="check only this variant (repeatable; default: every variant)")
     check.set_defaults(func=functools.partial(_check, parser=check))
+    connect = sub.add_parser(
+        "connect",
+        help="play a seat at a table of a manni serve on another machine",
+        description="Join the seat for a remote bot at the table of LINK (the table's invite link, "
+        "http://HOST:PORT/#table=ID; a link ending &token=T, printed when joining, rejoins that seat) and relay "
+        "the manni-bot/1 messages between the table's WebSocket and COMMAND's stdin/stdout until the game "
+        "ends. LINK http://HOST:PORT/#daily plays every deal left of the server's daily challenge. The bot "
+        "program needs no change: it is the same one bot:COMMAND runs. A rated bot's player token goes in "
+        "the environment variable MANNI_PLAYER_TOKEN (the daily challenge needs one). Exit code 1, with one "
+        "error line, when the server refuses a move or the connection or the bot fails.",
+    )
+    connect.add_argument("link", metavar="LINK", help="the table's invite link (or a rejoin link)")
+    connect.add_argument("command", nargs="+", metavar="COMMAND",
+                         help="the bot's command line, quoted as one argument or given as words")
+    connect.add_argument("--name", default="", help="the name the table shows until the bot says hello")
+    connect.set_defaults(func=functools.partial(_connect, parser=connect))
 
 
 def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -62,3 +79,21 @@ def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         failed += not check.ok
     print(f"{total - failed} of {total} checks passed" + (f"; {failed} failed" if failed else ""))
     return 1 if failed else 0
+
+
+def _connect(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from manni_agents.bots.agent import BotAgent
+    from manni_agents.bots.connect import ConnectError, main, parse_link
+
+    try:
+        import websockets  # noqa: F401
+    except ImportError as err:
+        parser.error(f"needs the web extra ({err}); pip install 'manni-env[web]'")
+    command = args.command[0] if len(args.command) == 1 else shlex.join(args.command)
+    command = command.removeprefix("bot:").strip()
+    try:
+        parse_link(args.link)
+        BotAgent(command)
+    except (ValueError, ConnectError) as err:
+        parser.error(str(err))
+    return main(args.link, command, args.name)

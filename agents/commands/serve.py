@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 DEFAULT_RECORDS_DIR = "runs/web_records"
+DB_FILE = "manni.sqlite3"  # in the records directory unless --db says otherwise
 MAX_REPLAY_DEALS = 200  # manni_agents.play.web.limits.MAX_REPLAY_DEALS (not imported: the web extra may be missing)
 TABLES_PER_CLIENT = 4  # manni_agents.play.web.tables.TABLES_PER_CLIENT
 GAMES_PER_CLIENT = 8  # manni_agents.play.web.store.GAMES_PER_CLIENT
@@ -44,6 +45,12 @@ def register(subparsers) -> None:
     parser.add_argument("--records", metavar="FILE", help="a manni-record/1 JSON Lines file to offer for replay")
     parser.add_argument("--records-dir", metavar="DIR", default=DEFAULT_RECORDS_DIR,
                         help=f"where played games are saved (default {DEFAULT_RECORDS_DIR})")
+    parser.add_argument("--db", metavar="PATH",
+                        help=f"the database the tables, their moves, the games, players and ratings last in: an "
+                        f"SQLite file (default RECORDS_DIR/{DB_FILE}) or a SQLAlchemy URL; a restart brings back "
+                        "every table in progress")
+    parser.add_argument("--daily-deals", type=int, default=8, metavar="N",
+                        help="deals of the daily duplicate challenge, the same for everybody each day (default 8)")
     parser.add_argument("--agent", action="append", default=[], metavar="SPEC",
                         help="offer another opponent, e.g. ppo:runs/model or pimc:worlds=32 (repeatable); the "
                         "registry's agents that take no argument are always offered")
@@ -81,7 +88,8 @@ def _main(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         return _fail(f"--port must be in 0..65535, got {args.port}")
     for flag, value in (("--max-games", args.max_games), ("--max-replay-deals", args.max_replay_deals),
-                        ("--tables-per-client", args.tables_per_client), ("--games-per-client", args.games_per_client)):
+                        ("--tables-per-client", args.tables_per_client), ("--games-per-client", args.games_per_client),
+                        ("--daily-deals", args.daily_deals)):
         if value < 1:
             return _fail(f"{flag} must be at least 1, got {value}")
     if args.records and Path(args.records).exists() and not Path(args.records).is_file():
@@ -99,22 +107,44 @@ def _main(args: argparse.Namespace) -> int:
         lineup = Lineup(args.agent)
     except ValueError as err:
         return _fail(str(err))
+    db_path = args.db or str(Path(args.records_dir) / DB_FILE)
+    try:
+        db = open_database(db_path)
+    except ValueError as err:
+        return _fail(f"--db: {err}")
     store = GameStore(args.records_dir, args.max_games, args.idle_minutes * 60, per_client=args.games_per_client)
     app = create_app(store, lineup, records, int(args.max_upload_mb * 1_000_000),
                      sweep_seconds=min(60.0, args.idle_minutes * 15), replays=ReplayGuard(args.max_replay_deals),
-                     tables_per_client=args.tables_per_client, hosts=allowed_hosts(args.host, args.allowed_host))
+                     tables_per_client=args.tables_per_client, hosts=allowed_hosts(args.host, args.allowed_host), db=db,
+                     daily_deals=args.daily_deals)
     try:
         sock = listen(args.host, args.port)
     except OSError as err:
         return _fail(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}")
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(f"Manni at http://{shown}:{port}/ — games are saved to {store.records_path}; Ctrl+C stops.", flush=True)
+    print(f"Manni at http://{shown}:{port}/ — database {db_path}, games also saved to {store.records_path}; "
+          "Ctrl+C stops.", flush=True)
     try:
         server(app).run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl+C after its graceful shutdown (games saved)
         pass
     return 0
+
+
+def open_database(path: str):
+    """The database of ``--db`` (a path or a SQLAlchemy URL), migrated; ``ValueError`` in one line."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from manni_agents.play.web.database import Database, database_url
+
+    try:
+        return Database.open(database_url(path))
+    except (SQLAlchemyError, OSError) as err:
+        reason = str(getattr(err, "orig", None) or err).splitlines()[0]
+        raise ValueError(f"cannot open the database {path}: {reason}") from None
+    except ImportError as err:  # a URL of a database whose driver is not installed
+        raise ValueError(f"cannot open the database {path}: its driver is not installed ({err})") from None
 
 
 def _records_dir_problem(directory: str) -> str | None:

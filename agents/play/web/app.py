@@ -20,6 +20,10 @@ GET      ``/api/library/{offset}``         replay of the saved game at that byte
 POST     ``/api/replay?game=n``            replay of game ``n`` of an uploaded records file
                                            (the request body; read in memory, size-limited),
                                            and its first 1,000 games (``more_games``: more)
+GET      ``/api/ratings``                  the players' ratings (:mod:`.ratings`; with a database)
+GET      ``/leaderboard``                  the ratings as a page
+GET      ``/api/daily``, ``/daily``        the daily challenge (:mod:`.daily`; with a database)
+POST     ``/api/players``                  a new rated player ``{name, kind}`` → its token
 =======  ================================  ==================================================
 
 Every error is JSON ``{"error": "..."}`` with a 4xx status (500 and a generic message for a bug,
@@ -36,7 +40,7 @@ import socket
 from collections.abc import Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastapi import FastAPI, Query, Request
 from fastapi import Path as PathParam
@@ -65,6 +69,9 @@ from manni_agents.play.web.tables import TABLES_PER_CLIENT, TableStore
 from manni_env.actions import NUM_ACTIONS
 from manni_env.records import RecordError
 from manni_env.rules import VARIANTS, make_rules
+
+if TYPE_CHECKING:
+    from manni_agents.play.web.database import Database
 
 STATIC = Path(__file__).parent / "static"
 MAX_TARGET = 100
@@ -97,24 +104,36 @@ class Move(BaseModel):
 def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
                max_upload_bytes: int = 5_000_000, sweep_seconds: float = 60.0,
                replays: ReplayGuard | None = None, max_json_bytes: int = MAX_JSON_BYTES,
-               tables_per_client: int = TABLES_PER_CLIENT, hosts: Iterable[str] | None = None) -> FastAPI:
+               tables_per_client: int = TABLES_PER_CLIENT, hosts: Iterable[str] | None = None,
+               db: Database | None = None, daily_deals: int = 8) -> FastAPI:
     """The application over ``store``, offering ``lineup``'s opponents and replaying ``records``
     (already validated). Idle games are swept every ``sweep_seconds``; all are saved at shutdown.
     Request bodies, replays and replays at once are bounded (:mod:`manni_agents.play.web.limits`), and
     so are the tables one client creates (``tables_per_client``). ``hosts``: the ``Host`` and
-    ``Origin`` names answered (:mod:`manni_agents.play.web.origin`; ``None``: no check)."""
+    ``Origin`` names answered (:mod:`manni_agents.play.web.origin`; ``None``: no check). ``db``: the
+    database the tables last in (:mod:`manni_agents.play.web.database`; ``None``: memory only), where
+    the ratings and the daily challenge of ``daily_deals`` deals live too."""
     replays = replays or ReplayGuard()
-    tables = TableStore(store, store.max_games, tables_per_client)
+    if db is not None:
+        from manni_agents.play.web.daily import VARIANT, Daily, add_daily_routes
+        from manni_agents.play.web.game_db import GameKeeper
+        from manni_agents.play.web.ratings import add_rating_routes
+        from manni_agents.play.web.table_db import TableKeeper
+    tables = TableStore(store, store.max_games, tables_per_client, TableKeeper(db) if db is not None else None)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         sweeper = asyncio.create_task(_sweep(store, sweep_seconds))
+        for table_id, table in tables.items():  # tables read back from the database
+            hub.schedule(table_id, table)
         try:
             yield
         finally:
             sweeper.cancel()
             await run_in_threadpool(tables.close)
             await run_in_threadpool(store.close)
+            if db is not None:
+                db.close()
 
     app = FastAPI(title="Manni", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
                   default_response_class=TextJSONResponse)
@@ -144,7 +163,11 @@ def create_app(store: GameStore, lineup: Lineup, records: Sequence[dict] = (),
         return {"variants": variant_rows()}
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    add_table_routes(app, tables, lineup, replays)
+    hub = add_table_routes(app, tables, lineup, replays)
+    if db is not None:
+        store.keep_in(GameKeeper(db))
+        add_rating_routes(app, db)
+        add_daily_routes(app, Daily(db, tables, lineup.defaults[VARIANT], daily_deals), hub, replays)
 
     @app.get("/api/options")
     def options() -> dict:

@@ -100,9 +100,11 @@ def round_summary(r: RoundResult, names: Sequence[str]) -> dict:
 
 class WebGame:
     """A game with a person in ``seat`` and the agents ``opponents`` (registry specs) in the other
-    seats, clockwise; the agents play whenever it is not the person's turn."""
+    seats, clockwise; the agents play whenever it is not the person's turn (from the start unless
+    ``start`` is false: a game read back from the database replays its moves first)."""
 
-    def __init__(self, rules: Rules, opponents: Sequence[str], seat: int = 0, seed: int | None = None):
+    def __init__(self, rules: Rules, opponents: Sequence[str], seat: int = 0, seed: int | None = None,
+                 start: bool = True):
         if seat not in (0, 1, 2) or len(opponents) != 2:
             raise ValueError("a game needs the person's seat (0, 1 or 2) and exactly two opponents")
         self.seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else seed
@@ -121,7 +123,10 @@ class WebGame:
         self.probabilities: list[list[dict | None]] = [[]]
         self.lock = threading.RLock()  # one request at a time changes or reads the game
         self.saved = False
-        self._play_agents()
+        self.actions: list[int] = []  # every move, in order (what the database keeps)
+        self.journal = None  # where each move is written (game_db.GameJournal), if anywhere
+        if start:
+            self._play_agents()
 
     # ------------------------------------------------------------------ moves
     def act(self, actions: Sequence[int]) -> None:
@@ -153,12 +158,15 @@ class WebGame:
         state = self.state
         seat, phase, deal = state.to_move, state.phase, len(state.rounds)
         state.apply(action)
+        self.actions.append(action)
         self.probabilities[-1].append(probabilities)
         if len(state.rounds) > deal:
             self.probabilities.append([])
             if self.par is not None:
                 self.par.update(state)
         self.narrator(state, seat, phase, action)
+        if self.journal is not None:
+            self.journal.moved(self, action, probabilities)
 
     # ------------------------------------------------------------------ what leaves the server
     def record(self) -> dict:

@@ -5,8 +5,10 @@ used finished game, or is refused with :class:`StoreFull`; a game nobody asked a
 ``idle_seconds`` is dropped. One client (:func:`~manni_agents.play.web.limits.client_key`) has at
 most ``per_client`` unfinished games, so a few requests kept alive cannot lock every game. A game is saved as one
 ``manni-record/1`` line in ``records_dir/games.jsonl`` when it finishes, and an unfinished one when
-it expires or the server stops (its finished deals; a game without one is not saved). A game has
-at most the rules' deal cap of deals, so its memory is bounded too.
+it expires or the server stops (its finished deals; a game without one is not saved). With a
+database (:meth:`GameStore.keep_in`, :mod:`.game_db`) every game and move is written as it is made
+and an unfinished game is left in progress when the server stops: it comes back at the next start.
+A game has at most the rules' deal cap of deals, so its memory is bounded too.
 """
 
 from __future__ import annotations
@@ -48,6 +50,16 @@ class GameStore:
         self._creators: dict[str, str | None] = {}  # game id -> the client that created it
         self._lock = threading.Lock()
         self._file_lock = threading.Lock()
+        self.keeper = None  # the database the games last in (game_db.GameKeeper), if any
+
+    def keep_in(self, keeper) -> None:
+        """Write every game and move to ``keeper``'s database from now on, and take back the games
+        in progress there (a restart): stopping the server then leaves them in progress."""
+        self.keeper = keeper
+        for game_id, game, client in keeper.restore():
+            with self._lock:
+                self._games[game_id] = (game, self.clock())
+                self._creators[game_id] = client  # it counts against its creator's share again
 
     def __len__(self) -> int:
         return len(self._games)
@@ -69,6 +81,8 @@ class GameStore:
             game_id = secrets.token_urlsafe(12)
             self._games[game_id] = (game, self.clock())
             self._creators[game_id] = client
+        if self.keeper is not None:
+            self.keeper.attach(game_id, game, client)
         return game_id
 
     def _drop_finished(self) -> None:
@@ -96,19 +110,23 @@ class GameStore:
         with self._lock:
             old = [key for key, (_, used) in self._games.items() if now - used >= self.idle_seconds]
             games = [self._pop(key) for key in old]
-        for game in games:
+        for key, game in zip(old, games):
             self.save(game)
             close_policies(game.policies.values())
+            if self.keeper is not None:
+                self.keeper.closed(key, game)
         return len(games)
 
     def close(self) -> None:
-        """Save and drop every game (the server is stopping)."""
+        """Save and drop every game (the server is stopping); with a database, stop their agents
+        and leave the unfinished ones in progress there for the next start."""
         with self._lock:
             games = [game for game, _ in self._games.values()]
             self._games.clear()
             self._creators.clear()
         for game in games:
-            self.save(game)
+            if self.keeper is None or game.state.finished:
+                self.save(game)
             close_policies(game.policies.values())
 
     def save(self, game: WebGame) -> bool:

@@ -3,12 +3,13 @@
 =========  ==============================  =================================================
 method     path                            what
 =========  ==============================  =================================================
-POST       ``/api/tables``                 new table ``{variant, seats: [3 x "person" or
-                                           agent], hints?, grace_seconds?, seed?, target?,
+POST       ``/api/tables``                 new table ``{variant, seats: [3 x "person", "bot"
+                                           or agent], hints?, grace_seconds?, seed?, target?,
                                            negative?}`` → ``{id, invite}`` (``seed``
                                            only with one seat for a person)
 GET        ``/api/tables/{id}``            the public table (seats, who is connected)
-POST       ``/api/tables/{id}/seats``      join ``{name}`` → ``{seat, token}`` (409: full)
+POST       ``/api/tables/{id}/seats``      join ``{name, bot?}`` → ``{seat, token}`` (409: full;
+                                           ``bot``: a seat for a remote bot, :mod:`.remote_bots`)
 GET        ``/api/tables/{id}/replay``     a finished table's replay
 WebSocket  ``/ws/tables/{id}``             first message ``{"type": "hello", "token": T}``
                                            (a seat) or ``{"type": "watch"}``; then
@@ -20,7 +21,8 @@ The server pushes ``{"type": "state", ...}`` (:meth:`Table.message`, built for e
 seat) to every connection of a table after each change, and ``{"type": "error", "message"}`` to a
 connection whose message it refused (nothing changed): a message that is not a JSON object of at
 most :data:`MAX_MESSAGE` characters (a binary frame, deeply nested JSON, garbage) is refused like
-any other. A refused first message also closes the socket (code 4400).
+any other. A refused first message also closes the socket (code 4400). A remote bot's seat speaks
+``manni-bot/1`` instead (:mod:`.remote_bots`).
 
 Bounds (docs/reliability.md): at most :data:`MAX_SOCKETS` table connections at once, counted from
 the moment they open (beyond: an error and code 1013); the first message within
@@ -46,8 +48,9 @@ from manni_agents.base import close_policies
 from manni_agents.play.web.game import MAX_ACTIONS
 from manni_agents.play.web.limits import ReplayGuard, client_key, finished_record
 from manni_agents.play.web.lineup import SHIPPED, Lineup
+from manni_agents.play.web.remote_bots import BotLink, serve_bot
 from manni_agents.play.web.store import StoreFull
-from manni_agents.play.web.tables import NAME_MAX, PERSON, Table, TableError, TableFull, TableStore
+from manni_agents.play.web.tables import BOT, NAME_MAX, PERSON, Table, TableError, TableFull, TableStore, digest
 from manni_env.actions import NUM_ACTIONS
 from manni_env.rules import VARIANTS, make_rules
 
@@ -81,6 +84,8 @@ class NewTable(BaseModel):
 class Join(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field("", max_length=200)
+    bot: StrictBool = False
+    player: str | None = Field(None, max_length=100)  # a rated player's token (ratings.py)
 
 
 class Hello(BaseModel):
@@ -121,6 +126,7 @@ class Hub:
         self.sent: dict[WebSocket, float] = {}  # the version each connection was sent last (inf: none yet)
         self.locks: dict[str, asyncio.Lock] = {}
         self.timers: set[asyncio.Task] = set()
+        self.bots: dict[str, dict[int, BotLink]] = {}  # each table's remote bots by seat
 
     def add(self, table_id: str, ws: WebSocket, seat: int | None) -> None:
         """Count ``ws`` as a connection of ``seat`` at once (so a burst of hellos cannot pass the
@@ -184,6 +190,8 @@ class Hub:
                 except Exception:  # a closed or stuck connection: closed; its own loop cleans up
                     self.remove(table_id, ws)
                     self._keep(asyncio.ensure_future(_close(ws, "too slow to receive the table's messages", 1008)))
+        for link in self.bots.get(table_id, {}).values():
+            link.changed.set()
 
     def schedule(self, table_id: str, table: Table) -> None:
         """Run :meth:`Table.tick` when the table's grace period may next end."""
@@ -207,6 +215,8 @@ class Hub:
             await run_in_threadpool(self.tables.finish, table_id)
             for ws in list(self.sockets.pop(table_id, {})):
                 await _close(ws, "this table is over: everybody left it")
+            for link in self.bots.pop(table_id, {}).values():
+                link.changed.set()
             self.locks.pop(table_id, None)
             return
         if changed:
@@ -223,9 +233,9 @@ def _encoded(table: Table, seats: set[int | None]) -> dict[int | None, tuple[int
     return encoded
 
 
-def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: ReplayGuard) -> None:
+def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: ReplayGuard) -> Hub:
     """Add the tables' routes and WebSocket (see the module docstring) to ``app``; ``replays``
-    bounds the replays built."""
+    bounds the replays built. Returns the hub of the tables' connections."""
     hub = Hub(tables, MAX_SOCKETS, SOCKETS_PER_CLIENT)
 
     def table_of(table_id: str) -> Table:
@@ -239,7 +249,7 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
         options = {k: v for k, v in (("target", body.target), ("negative", body.negative)) if v is not None}
         try:
             rules = make_rules(body.variant, **options)
-            seats = [s if s == PERSON else lineup.check(s, body.variant) for s in body.seats]
+            seats = [s if s in (PERSON, BOT) else lineup.check(s, body.variant) for s in body.seats]
             advisor = SHIPPED if lineup.defaults[body.variant] == SHIPPED else None
             table = await run_in_threadpool(lambda: Table(
                 rules, seats, stand_in=lineup.defaults[body.variant], advisor=advisor, hints=body.hints,
@@ -261,8 +271,11 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
     @app.post("/api/tables/{table_id}/seats", status_code=201)
     async def join(table_id: str, body: Join) -> dict:
         table = table_of(table_id)
+        name, player = body.name[: NAME_MAX * 4], None
+        if body.player is not None:
+            name, player = await run_in_threadpool(_player, tables, body.player, body.bot)
         try:
-            seat, token = await run_in_threadpool(table.join, body.name[: NAME_MAX * 4])
+            seat, token = await run_in_threadpool(table.join, name, body.bot, player)
         except TableFull as err:
             raise HTTPException(409, str(err)) from None
         except TableError as err:
@@ -290,6 +303,21 @@ def add_table_routes(app: FastAPI, tables: TableStore, lineup: Lineup, replays: 
         finally:
             hub.release(client)
 
+    return hub
+
+
+def _player(tables: TableStore, token: str, bot: bool) -> tuple[str, int]:
+    """The name and id of the player whose token is ``token``; a 4xx naming what is wrong."""
+    if tables.keeper is None:
+        raise HTTPException(400, "this server keeps no players (it runs without a database)")
+    row = tables.keeper.db.player(token=digest(token))
+    if row is None:
+        raise HTTPException(404, "unknown player token: make a player with POST /api/players first")
+    if row["kind"] != ("bot" if bot else "person"):
+        raise HTTPException(400, f"{row['name']} is a {row['kind']} player: a {'bot' if bot else 'person'}'s seat "
+                            f"takes a {'bot' if bot else 'person'} player")
+    return row["name"], row["id"]
+
 
 async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> None:
     """One table connection from its hello to its end."""
@@ -297,6 +325,9 @@ async def _serve(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> 
         table, seat = await _greet(ws, table_id, tables, hub)
     except Refused as err:
         await _refuse(ws, err)
+        return
+    if seat is not None and table.seats[seat].bot:  # counted in hub.bots before anything is awaited
+        await serve_bot(ws, table_id, table, seat, hub)
         return
     hub.add(table_id, ws, seat)
     try:
@@ -384,6 +415,8 @@ async def _greet(ws: WebSocket, table_id: str, tables: TableStore, hub: Hub) -> 
         seat = tables.seat_of(table_id, hello.token)
     except TableError as err:
         raise Refused(str(err)) from None
+    if table.seats[seat].bot and seat in hub.bots.get(table_id, {}):
+        raise Refused("this bot seat is connected already: one connection per bot")
     if hub.connections(table_id, seat) >= MAX_SEAT_SOCKETS:
         raise Refused(f"this seat has {MAX_SEAT_SOCKETS} connections open, the most it takes: close a tab")
     return table, seat

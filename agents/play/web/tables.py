@@ -32,6 +32,7 @@ milliseconds, and once made every move at a table wait for it.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import threading
 import time
@@ -56,8 +57,9 @@ from manni_env.records import game_record
 from manni_env.rules import Rules
 from manni_env.view import SeatView
 
-#: A seat open for a person (the other seats hold registry agent specs).
-PERSON = "person"
+#: A seat open for a person, and one open for a remote bot program (the other seats hold registry
+#: agent specs); a remote bot's seat is a person's seat with ``bot`` set (:mod:`.remote_bots`).
+PERSON, BOT = "person", "bot"
 NAME_MAX = 24
 #: Finished tables remembered, to tell an expired link from a wrong one.
 ENDED_KEPT = 1000
@@ -86,6 +88,9 @@ class Seat:
     sockets: int = 0
     left_at: float | None = None  # when the person's last connection closed
     stand_in: bool = False  # the stand-in agent plays this person's seat
+    bot: bool = False  # open for a remote bot program, not a person
+    strikes: int = 0  # a remote bot's faults (each move played by the stand-in)
+    player: int | None = None  # the rated player (ratings.py) who took the seat, if one did
 
     @property
     def person(self) -> bool:
@@ -110,6 +115,11 @@ class _SeatWindow(WebGame):
         self.par = table.par
 
 
+def digest(token: str) -> str:
+    """What the server keeps of a seat token: its SHA-256 in hex (a leaked database seats nobody)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
 def fresh_seed() -> int:
     """A deal seed nobody chose: 63 random bits (too many to find from one's own hand)."""
     return secrets.randbits(63)
@@ -130,29 +140,28 @@ class Table:
     def __init__(self, rules: Rules, specs: Sequence[str], *, stand_in: str, advisor: str | None = None,
                  hints: bool = False, grace_seconds: float = 120.0, seed: int | None = None,
                  clock: Callable[[], float] = time.monotonic):
-        if len(specs) != 3 or PERSON not in specs:
-            raise ValueError("a table has three seats, at least one of them open for a person")
+        if len(specs) != 3 or not {PERSON, BOT} & set(specs):
+            raise ValueError("a table has three seats, at least one of them open for a person or a remote bot")
         if grace_seconds <= 0:
             raise ValueError("grace_seconds must be positive")
         if hints and advisor is None:
             raise ValueError(f"hints need a shipped agent with action probabilities for {rules.variant}; there is none")
-        if seed is not None and list(specs).count(PERSON) > 1:
+        if seed is not None and sum(spec in (PERSON, BOT) for spec in specs) > 1:
             raise ValueError("a table with seats for other people deals from a fresh seed: a chosen one would let "
                              "its creator know every hand (a seed is for a table of one person and agents)")
-        self.seats = [Seat(spec) for spec in specs]
+        self.seats = [Seat(PERSON, bot=True) if spec == BOT else Seat(spec) for spec in specs]
         self.chosen_seed = seed
-        self.seed = fresh_seed() if seed is None else seed
-        self.state = GameState(rules, seed=self.seed)
+        self._deal(rules, fresh_seed() if seed is None else seed)
         self.stand_in, self.hints, self.grace_seconds, self.clock = stand_in, hints, grace_seconds, clock
+        self.advisor_spec = advisor
         self.advisor = make_agent(advisor) if advisor is not None else None
         self.search = make_agent("search") if advisor is not None else None  # what a card is worth
         self._worth: tuple[tuple[int, int, int], CardValues] | None = None  # the last decision's
-        # the people's card plays whose worth the review still needs (entry, view, decision, card)
-        self._unvalued: list[tuple[dict, SeatView, tuple[int, int, int], int]] = []
+        # the people's card plays whose worth the review still needs (entry, view, decision, card,
+        # the move's number in the journal)
+        self._unvalued: list[tuple[dict, SeatView, tuple[int, int, int], int, int | None]] = []
         self._search_lock = threading.Lock()  # one search at a time: hints (table locked) and value_reviews
-        self.par = par.tracker_for(self.state)
         self.policies = {s: make_agent(seat.spec) for s, seat in enumerate(self.seats) if not seat.person}
-        self.rngs = [np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(s,))) for s in range(3)]
         self.probabilities: list[list[dict | None]] = [[]]  # per deal, per decision (see manni_agents.play.web.game)
         self.reviews: list[list[dict]] = [[]]  # per deal: the people's decisions beside the advisor's
         self.log: deque[str] = deque(maxlen=LOG_KEPT)
@@ -162,43 +171,59 @@ class Table:
         self.started = self.closed = self.saved = False
         self.version = 0  # counts the changes every connection is told about
         self.lock = threading.RLock()
+        self.journal = None  # where the table's changes and moves are written (table_db.Journal), if anywhere
+
+    def _deal(self, rules: Rules, seed: int) -> None:
+        """The game dealt from ``seed``, its par tracker and the agents' random streams."""
+        self.seed = seed
+        self.state = GameState(rules, seed=seed)
+        self.par = par.tracker_for(self.state)
+        self.rngs = [np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(s,))) for s in range(3)]
 
     # ------------------------------------------------------------------ seats and people
     @property
     def players(self) -> list[str]:
-        """The record's players: ``human`` for a person's seat, else the agent's spec."""
-        return [HUMAN if seat.person else seat.spec for seat in self.seats]
+        """The record's players: ``human`` for a person's seat, ``remote-bot:NAME`` for a remote
+        bot's, else the agent's spec."""
+        return [f"remote-bot:{seat.name}" if seat.bot else HUMAN if seat.person else seat.spec for seat in self.seats]
 
     def _names(self) -> list[str]:
-        return [seat.name or ("open seat" if seat.person else f"seat {s} ({seat.spec})")
+        return [seat.name or (("open seat for a bot" if seat.bot else "open seat") if seat.person else f"seat {s} ({seat.spec})")
                 for s, seat in enumerate(self.seats)]
 
     def _changed(self) -> None:
         self.names[:] = self._names()
         self.version += 1
+        if self.journal is not None:
+            self.journal.changed(self)
 
-    def join(self, name: str) -> tuple[int, str]:
-        """Seat a person in the first open seat: ``(seat, token)``; :class:`TableFull` if none.
-        The game starts when the last open seat is taken."""
+    def join(self, name: str, bot: bool = False, player: int | None = None) -> tuple[int, str]:
+        """Seat a person (``bot``: a remote bot) in the first seat open for one: ``(seat, token)``;
+        :class:`TableFull` if none. ``player``: the rated player's id. The game starts when the last
+        open seat is taken."""
         with self.lock:
             if self.closed:
                 raise TableError("this table is over")
-            free = [s for s, seat in enumerate(self.seats) if seat.person and seat.token is None]
+            empty = [s for s, seat in enumerate(self.seats) if seat.person and seat.token is None]
+            free = [s for s in empty if self.seats[s].bot == bot]
             if not free or self.started:
-                people = sum(seat.person for seat in self.seats)
-                raise TableFull(f"the table is full: its {people} seat{'s' if people > 1 else ''} for people "
-                                "are taken (open the table's link to watch)")
+                kind = "remote bots" if bot else "people"
+                seats = sum(seat.person and seat.bot == bot for seat in self.seats)
+                raise TableFull(f"the table is full: its {seats} seat{'s' if seats != 1 else ''} for {kind} "
+                                f"{'are' if seats != 1 else 'is'} taken (open the table's link to watch)")
             seat = self.seats[free[0]]
-            seat.name, seat.token, seat.left_at = clean_name(name, free[0]), secrets.token_urlsafe(18), self.clock()
+            token = secrets.token_urlsafe(18)
+            seat.name, seat.token, seat.left_at = clean_name(name, free[0]), digest(token), self.clock()
+            seat.player = player
             self._changed()
-            if len(free) == 1:
+            if len(empty) == 1:
                 self._start()
-            return free[0], seat.token
+            return free[0], token
 
     def seat_of(self, token: str) -> int:
         """The seat whose token is ``token``; :class:`TableError` if none of this table's."""
         for s, seat in enumerate(self.seats):
-            if seat.token is not None and secrets.compare_digest(seat.token, token):
+            if seat.token is not None and secrets.compare_digest(seat.token, digest(token)):
                 return s
         raise TableError("this seat token is not one of this table's seats")
 
@@ -219,24 +244,47 @@ class Table:
                 person.left_at = self.clock()
             self._changed()
 
+    def name_bot(self, seat: int, name: str) -> None:
+        """The remote bot in ``seat`` said hello as ``name``: the table shows that name (a rated
+        bot keeps its player's name)."""
+        with self.lock:
+            if self.seats[seat].player is None:
+                self.seats[seat].name = clean_name(name, seat)
+                self._changed()
+
+    def bot_fault(self, seat: int) -> None:
+        """The remote bot in ``seat`` failed a request (its connection is being closed): a strike,
+        and the stand-in agent plays the seat, this move included, until the bot connects again."""
+        with self.lock:
+            bot = self.seats[seat]
+            bot.strikes += 1
+            bot.stand_in = True
+            self._changed()
+            if self.started and not self.closed:
+                self._advance()
+
     def start(self, seat: int) -> None:
         """A seated person starts the game now: the stand-in agent takes the empty open seats."""
         with self.lock:
             if self.started:
                 raise TableError("the game has already started")
-            if self.seats[seat].token is None:
+            if self.seats[seat].token is None or self.seats[seat].bot:
                 raise TableError("only a seated person can start the game")
             self._start()
 
     def _start(self) -> None:
         for s, seat in enumerate(self.seats):
             if seat.person and seat.token is None:
-                seat.spec = self.stand_in
+                seat.spec, seat.bot = self.stand_in, False
                 self.policies[s] = make_agent(seat.spec)
         self._changed()
-        self.narrator = _PublicNarrator(self.names, 0, lambda line: self.log.append(line.strip()))
+        self.narrate()
         self.started = True
         self._advance()
+
+    def narrate(self) -> None:
+        """Start the table talk: when the game starts, or when a started table is read back."""
+        self.narrator = _PublicNarrator(self.names, 0, lambda line: self.log.append(line.strip()))
 
     def tick(self) -> bool:
         """Apply the grace period now: the stand-in agent takes the seats of people away longer,
@@ -317,18 +365,36 @@ class Table:
         state = self.state
         seat, phase, deal = state.to_move, state.phase, len(state.rounds)
         view = state.view(seat)
-        probabilities = probabilities_of(self.advisor if person else self._policy(seat), view)
+        remote_bot = person and self.seats[seat].bot  # its own program decides: no advice, no review
+        probabilities = None if remote_bot else probabilities_of(self.advisor if person else self._policy(seat), view)
+        review = None
         if person and probabilities:
             chosen, best = A.action_to_str(action), next(iter(probabilities))
-            entry = {"deal": deal + 1, "seat": seat, "phase": phase.name.lower(), "action": chosen, "agent": best,
-                     "p_action": probabilities.get(chosen, 0.0), "p_agent": probabilities[best], "differs": chosen != best,
-                     "forced": len(view.legal_actions) == 1}
+            review = {"deal": deal + 1, "seat": seat, "phase": phase.name.lower(), "action": chosen, "agent": best,
+                      "p_action": probabilities.get(chosen, 0.0), "p_agent": probabilities[best],
+                      "differs": chosen != best, "forced": len(view.legal_actions) == 1}
             key = self._decision(view)
             if key is not None and self._worth is not None and self._worth[0] == key:  # valued for the hints
-                entry.update(_worth_of(self._worth[1], action))
-            elif key is not None:  # valued after the move is pushed (value_reviews), not on its way
-                self._unvalued.append((entry, view, key, action))
-            self.reviews[-1].append(entry)
+                review.update(_worth_of(self._worth[1], action))
+        n = None if self.journal is None else self.journal.moves
+        self.record_move(action, probabilities, review, n)
+        if self.journal is not None:
+            self.journal.moved(self, seat, action, probabilities, review)
+
+    def record_move(self, action: int, probabilities: dict | None, review: dict | None, n: int | None = None) -> None:
+        """Play ``action`` of the seat on turn, keeping its probabilities and review (a person's
+        decision beside the advisor's): a move being made, or one read back after a restart. A
+        card play of the review not valued yet is valued after the move is pushed
+        (:meth:`value_reviews`, which writes its worth to the journal's move ``n``)."""
+        state = self.state
+        seat, phase, deal = state.to_move, state.phase, len(state.rounds)
+        if review is not None:
+            if "points" not in review:
+                view = state.view(seat)
+                key = self._decision(view)
+                if key is not None:  # valued after the move is pushed (value_reviews), not on its way
+                    self._unvalued.append((review, view, key, action, n))
+            self.reviews[-1].append(review)
         state.apply(action)
         self.probabilities[-1].append(probabilities)
         if len(state.rounds) > deal:
@@ -369,11 +435,13 @@ class Table:
         already sent changed (a finished deal's), so the table is to be pushed again."""
         with self.lock:
             todo, self._unvalued = self._unvalued, []
-        valued = [(entry, _worth_of(self._values(view, key), action)) for entry, view, key, action in todo]
+        valued = [(entry, _worth_of(self._values(view, key), action), n) for entry, view, key, action, n in todo]
         with self.lock:
-            for entry, worth in valued:
+            for entry, worth, n in valued:
                 entry.update(worth)
-            shown = any(entry["deal"] <= len(self.state.rounds) for entry, _ in valued)
+                if self.journal is not None and n is not None:
+                    self.journal.reviewed(n, entry)
+            shown = any(entry["deal"] <= len(self.state.rounds) for entry, _, _ in valued)
             if shown:
                 self._changed()
             return shown
@@ -398,9 +466,11 @@ class Table:
                 "started": self.started,
                 "closed": self.closed,
                 "finished": self.state.finished,
-                "open_seats": 0 if self.started else sum(s.person and s.token is None for s in self.seats),
-                "seats": [{"seat": s, "name": self.names[s], "person": seat.person, "agent": None if seat.person else seat.spec,
-                           "joined": seat.token is not None, "connected": seat.sockets > 0, "stand_in": seat.stand_in}
+                "open_seats": 0 if self.started else sum(s.person and not s.bot and s.token is None for s in self.seats),
+                "open_bot_seats": 0 if self.started else sum(s.bot and s.token is None for s in self.seats),
+                "seats": [{"seat": s, "name": self.names[s], "person": seat.person and not seat.bot, "bot": seat.bot,
+                           "agent": None if seat.person else seat.spec, "joined": seat.token is not None,
+                           "connected": seat.sockets > 0, "stand_in": seat.stand_in, "strikes": seat.strikes}
                           for s, seat in enumerate(self.seats)],
             }
 
@@ -470,30 +540,49 @@ def _worth_of(values: CardValues | None, action: int) -> dict:
 class TableStore:
     """The tables in progress (at most ``max_tables``, at most ``per_client`` of them created by
     one client), keyed by random ids; a finished table's record is saved by ``games`` (the single
-    games' store, so into the same records file)."""
+    games' store, so into the same records file). With a ``keeper`` (:class:`.table_db.TableKeeper`,
+    over a database) every table and move is written as it happens, the tables in progress are
+    read back now, and stopping the server leaves them in progress."""
 
-    def __init__(self, games: GameStore, max_tables: int = 32, per_client: int = TABLES_PER_CLIENT):
-        self.games, self.max_tables, self.per_client = games, max_tables, per_client
+    def __init__(self, games: GameStore, max_tables: int = 32, per_client: int = TABLES_PER_CLIENT, keeper=None):
+        self.games, self.max_tables, self.per_client, self.keeper = games, max_tables, per_client, keeper
         self._tables: dict[str, Table] = {}
         self._creators: dict[str, str | None] = {}  # table id -> the address of the client that created it
         self._ended: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
+        if keeper is not None:
+            for table_id, table, client in keeper.restore():
+                self._tables[table_id] = table
+                self._creators[table_id] = client  # it counts against its creator's share again
 
     def __len__(self) -> int:
         return len(self._tables)
 
+    def items(self) -> list[tuple[str, Table]]:
+        """The tables in progress and their ids."""
+        with self._lock:
+            return list(self._tables.items())
+
     def add(self, table: Table, client: str | None = None) -> str:
-        """Keep ``table`` under a new id; :class:`StoreFull` when ``max_tables`` are in progress,
-        or ``per_client`` of them were created by ``client`` (an address; ``None``: unknown)."""
+        """Keep ``table`` under a new id; :class:`StoreFull` when ``max_tables`` are kept and none
+        of them is finished (the oldest finished one makes room: its record is saved), or
+        ``per_client`` unfinished ones were created by ``client`` (an address; ``None``: unknown)."""
+        if len(self) >= self.max_tables:
+            done = next((key for key, kept in self.items() if kept.state.finished), None)
+            if done is not None:
+                self.finish(done)
         with self._lock:
             if len(self._tables) >= self.max_tables:
                 raise StoreFull(f"{self.max_tables} tables are in progress, the most this server keeps")
-            if client is not None and sum(c == client for c in self._creators.values()) >= self.per_client:
+            if client is not None and sum(c == client and not self._tables[key].state.finished
+                                          for key, c in self._creators.items()) >= self.per_client:
                 raise StoreFull(f"you have {self.per_client} tables in progress, the most one client may create: "
                                 "finish or leave one first")
             table_id = secrets.token_urlsafe(9)
             self._tables[table_id] = table
             self._creators[table_id] = client
+        if self.keeper is not None:
+            self.keeper.attach(table_id, table, client)
         return table_id
 
     def get(self, table_id: str) -> Table:
@@ -535,11 +624,18 @@ class TableStore:
         with table.lock:
             table.closed = True
             close_policies(table.policies.values())
+            if table.journal is not None:
+                table.journal.closed(table)
         return self.games.save(table)  # duck-typed: lock, saved, state, record()
 
     def close(self) -> None:
-        """Save and drop every table (the server is stopping)."""
+        """The server is stopping: save and drop every table, or, with a database, stop their
+        agents and leave them in progress there for the next start."""
         with self._lock:
             keys = list(self._tables)
         for key in keys:
-            self.finish(key)
+            if self.keeper is None:
+                self.finish(key)
+            else:
+                with self._tables[key].lock:
+                    close_policies(self._tables[key].policies.values())

@@ -11,8 +11,10 @@ function fillTableSeats() {
   const menu = options.agents[$("variant").value];
   for (const id of ["t-seat1", "t-seat2"]) {
     const select = $(id);
-    select.replaceChildren(el("option", "", "person (invite)"), ...menu.choices.map((spec) => el("option", "", spec)));
+    select.replaceChildren(el("option", "", "person (invite)"), el("option", "", "remote bot (manni bot connect)"),
+      ...menu.choices.map((spec) => el("option", "", spec)));
     select.options[0].value = "person";
+    select.options[1].value = "bot";
     select.value = id === "t-seat1" ? "person" : menu.default;
   }
 }
@@ -27,7 +29,7 @@ async function createTable(event) {
     };
     if ($("target").value && !$("target-label").hidden) body.target = Number($("target").value);
     // a chosen seed would tell its creator every hand: only a table of one person and agents takes one
-    if ($("seed").value && !body.seats.slice(1).includes("person")) body.seed = Number($("seed").value);
+    if ($("seed").value && !body.seats.slice(1).some((s) => s === "person" || s === "bot")) body.seed = Number($("seed").value);
     if ($("t-grace").value) body.grace_seconds = Number($("t-grace").value) * 60;
     const table = await api("POST", "/api/tables", body);
     await joinTable(table.id, $("t-name").value);
@@ -35,7 +37,19 @@ async function createTable(event) {
 }
 
 async function joinTable(id, name) {
-  const joined = await api("POST", `/api/tables/${id}/seats`, { name });
+  // a rated player (made on the daily challenge's page) joins as itself; else, or if the server
+  // no longer knows the player, by name
+  const player = localStorage.getItem("manni-player");
+  let joined = null;
+  if (player) {
+    try {
+      joined = await api("POST", `/api/tables/${id}/seats`, { player });
+    } catch (err) {
+      if (!/unknown player|keeps no players/.test(err.message)) throw err;
+      localStorage.removeItem("manni-player");
+    }
+  }
+  joined = joined || await api("POST", `/api/tables/${id}/seats`, { name });
   localStorage.setItem(tokenKey(id), joined.token);
   openTable(id, joined.token);
 }
@@ -139,9 +153,12 @@ function showTableState(message) {
   const info = message.table;
   $("table-facts").replaceChildren(`${tableFacts(info)} · `, rulesLink(info));
   $("seat-list").replaceChildren(...info.seats.map((s) => {
-    const status = !s.person ? "agent" : !s.joined ? "open: send the invite link" : s.stand_in ? "away: an agent plays" :
+    const status = s.bot ? (!s.joined ? "open for a remote bot: manni bot connect INVITE-LINK COMMAND" :
+      s.stand_in ? "bot, away: an agent plays" : s.connected ? "bot" : "bot, away") :
+      !s.person ? "agent" : !s.joined ? "open: send the invite link" : s.stand_in ? "away: an agent plays" :
       s.connected ? "here" : "away";
-    const item = el("li", s.person && s.joined ? (s.connected ? "here" : "away") : "", (s.person && !s.joined ? `seat ${s.seat}` : s.name) +
+    const open = (s.person || s.bot) && !s.joined;
+    const item = el("li", (s.person || s.bot) && s.joined ? (s.connected ? "here" : "away") : "", (open ? `seat ${s.seat}` : s.name) +
       (s.seat === message.seat ? " (you)" : "") + ` · ${status}`);
     item.dataset.seat = s.seat;
     return item;

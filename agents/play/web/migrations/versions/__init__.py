@@ -1,0 +1,1 @@
+"""The migrations, oldest first (``down_revision`` links them)."""

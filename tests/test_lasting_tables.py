@@ -1,0 +1,331 @@
+"""The store that lasts: tables and every move in the database, a restart (a clean stop, or
+``kill -9`` mid-deal) that brings the tables back at the move they stopped, people rejoining by
+their tokens, and the records exported as JSON Lines that ``manni validate`` accepts."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from contextlib import ExitStack
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+TestClient = pytest.importorskip("fastapi.testclient").TestClient
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("websockets")
+
+from manni_agents.play.web.app import create_app  # noqa: E402
+from manni_agents.play.web.database import METADATA, Database, database_url  # noqa: E402
+from manni_agents.play.web.lineup import Lineup  # noqa: E402
+from manni_agents.play.web.store import GameStore  # noqa: E402
+from manni_agents.play.web.tables import PERSON  # noqa: E402
+
+from helpers.people import choose  # noqa: E402
+
+SHORT = {"variant": "basic", "target": 2}
+
+
+@pytest.fixture(scope="module")
+def lineup() -> Lineup:
+    return Lineup()
+
+
+def _app(tmp_path, lineup, db_path):
+    return create_app(GameStore(tmp_path / "records"), lineup, db=Database.open(database_url(str(db_path))))
+
+
+def _state(ws) -> dict:
+    while (message := ws.receive_json())["type"] != "state":
+        pass
+    return message
+
+
+def _moves(ws, first: dict, count: int, rng) -> dict:
+    """Make ``count`` moves of the person (each as soon as it is the person's turn); the last state."""
+    state = first
+    while count and not state["table"]["finished"]:
+        if state["game"]["your_turn"]:
+            ws.send_json({"type": "move", "actions": choose(state["game"], rng)})
+            count -= 1
+        state = _state(ws)
+    return state
+
+
+def test_the_schema_is_the_migrations_and_a_new_database_is_at_the_newest(tmp_path):
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    db = Database.open(database_url(str(tmp_path / "new" / "m.sqlite3")))
+    with db.engine.connect() as c:
+        context = MigrationContext.configure(c)
+        assert compare_metadata(context, METADATA) == []
+        assert context.get_current_revision() is not None
+    Database.open(database_url(str(tmp_path / "new" / "m.sqlite3"))).close()  # opening again migrates nothing
+
+
+def test_a_table_in_progress_comes_back_after_a_stop_at_the_move_it_stopped(tmp_path, lineup):
+    db_path, rng = tmp_path / "db.sqlite3", np.random.default_rng(1)
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        table_id = client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"], "seed": 5}).json()["id"]
+        token = client.post(f"/api/tables/{table_id}/seats", json={"name": "Ann"}).json()["token"]
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            ws.send_json({"type": "hello", "token": token})
+            before = _moves(ws, _state(ws), 5, rng)
+    assert not before["table"]["finished"]
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        info = client.get(f"/api/tables/{table_id}").json()
+        assert info["started"] and info["seats"][0]["name"] == "Ann" and not info["seats"][0]["connected"]
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            ws.send_json({"type": "hello", "token": "not-the-token"})
+            assert ws.receive_json()["fatal"]
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            ws.send_json({"type": "hello", "token": token})
+            after = _state(ws)
+            for key in ("hand", "trick", "rounds", "tallies"):
+                assert after["game"].get(key) == before["game"].get(key), key
+            end = _moves(ws, after, 10_000, rng)
+        assert end["table"]["finished"]
+        assert client.get(f"/api/tables/{table_id}/replay").status_code == 200
+    _export_and_validate(db_path, tmp_path / "export.jsonl", 1)
+
+
+def _export_and_validate(db_path: Path, out: Path, games: int) -> None:
+    cli = [sys.executable, "-m", "manni_env.cli"]
+    exported = subprocess.run([*cli, "records", "export", "--db", str(db_path), str(out)], capture_output=True, text=True,
+                              timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    assert len(out.read_text().splitlines()) == games
+    checked = subprocess.run([*cli, "validate", str(out)], capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_records_export_says_what_is_wrong_in_one_line(tmp_path):
+    cli = [sys.executable, "-m", "manni_env.cli", "records", "export"]
+    missing = subprocess.run([*cli, "--db", str(tmp_path / "none.sqlite3"), str(tmp_path / "o.jsonl")],
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "no database at" in missing.stderr and "Traceback" not in missing.stderr
+    (tmp_path / "junk.sqlite3").write_bytes(b"not a database" * 100)
+    junk = subprocess.run([*cli, "--db", str(tmp_path / "junk.sqlite3"), str(tmp_path / "o.jsonl")],
+                          capture_output=True, text=True, timeout=60)
+    assert junk.returncode == 2 and "cannot open the database" in junk.stderr and "Traceback" not in junk.stderr
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+# ---------------------------------------------------------------------------------- kill -9
+def _serve(tmp_path: Path) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "manni_env.cli", "serve", "--port", "0", "--records-dir",
+                             str(tmp_path / "records"), "--db", str(tmp_path / "db.sqlite3")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    line = proc.stdout.readline()
+    match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    assert match, line + proc.stderr.read() if proc.poll() is not None else line
+    assert f"database {tmp_path / 'db.sqlite3'}" in line  # the start line names where the database is
+    return proc, f"127.0.0.1:{match.group(1)}"
+
+
+def _http(url: str, body: dict | None = None) -> dict:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+def _ws_state(ws) -> dict:
+    """The newest state pushed to ``ws``: the first to come, then any that follow within 0.3 s."""
+    while (message := json.loads(ws.recv(timeout=30)))["type"] != "state":
+        pass
+    while True:
+        try:
+            newer = json.loads(ws.recv(timeout=0.3))
+        except TimeoutError:
+            return message
+        if newer["type"] == "state":
+            message = newer
+
+
+def _seated(stack: ExitStack, host: str, table_id: str, people: list[dict]) -> list:
+    """Each person's socket at the table, hello said."""
+    from websockets.sync.client import connect
+
+    sockets = [stack.enter_context(connect(f"ws://{host}/ws/tables/{table_id}")) for _ in people]
+    for ws, person in zip(sockets, people):
+        ws.send(json.dumps({"type": "hello", "token": person["token"]}))
+    return sockets
+
+
+def test_a_server_killed_mid_deal_resumes_the_deal_at_the_move_it_stopped(tmp_path):
+    rng = np.random.default_rng(2)
+    proc, host = _serve(tmp_path)
+    try:
+        table = _http(f"http://{host}/api/tables", {**SHORT, "seats": [PERSON, PERSON, "random"]})
+        people = [_http(f"http://{host}/api/tables/{table['id']}/seats", {"name": n}) for n in ("Ann", "Bo")]
+        with ExitStack() as stack:
+            sockets = _seated(stack, host, table["id"], people)
+            states = [_ws_state(ws) for ws in sockets]
+            moved = 0
+            while moved < 7:  # moves of both people, each answered (its state pushed) before the kill
+                k = next(k for k, state in enumerate(states) if state["game"]["your_turn"])
+                sockets[k].send(json.dumps({"type": "move", "actions": choose(states[k]["game"], rng)}))
+                moved += 1
+                states = [_ws_state(ws) for ws in sockets]
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert not states[0]["table"]["finished"]
+    proc, host = _serve(tmp_path)
+    try:
+        info = _http(f"http://{host}/api/tables/{table['id']}")
+        assert info["started"] and [s["name"] for s in info["seats"][:2]] == ["Ann", "Bo"]
+        with ExitStack() as stack:
+            after = [_ws_state(ws) for ws in _seated(stack, host, table["id"], people)]
+        for old, new in zip(states, after):
+            for key in ("hand", "trick", "rounds", "your_turn", "tallies"):
+                assert new["game"].get(key) == old["game"].get(key), key
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_serve_refuses_a_database_it_cannot_open_in_one_line(tmp_path, capsys):
+    from manni_env.cli import main
+
+    (tmp_path / "junk.sqlite3").write_bytes(b"not a database" * 100)
+    assert main(["serve", "--records-dir", str(tmp_path), "--db", str(tmp_path / "junk.sqlite3")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("manni serve: error: --db: cannot open the database") and "\n" not in err, err
+
+
+def test_a_remote_bot_rejoins_its_seat_after_a_restart(tmp_path, lineup):
+    from manni_agents.bots import protocol as P
+    from manni_agents.play.web.tables import BOT
+
+    db_path = tmp_path / "db.sqlite3"
+
+    def hello(ws, token):
+        ws.send_json({"type": "hello", "token": token})
+        while ws.receive_json()["type"] != "hello":
+            pass
+        ws.send_json({"type": "hello", "protocol": P.PROTOCOL, "name": "b"})
+
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        table_id = client.post("/api/tables", json={**SHORT, "seats": [BOT, "random", "random"]}).json()["id"]
+        token = client.post(f"/api/tables/{table_id}/seats", json={"bot": True}).json()["token"]
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            hello(ws, token)
+            for _ in range(3):
+                while (message := ws.receive_json())["type"] != "act":
+                    pass
+                ws.send_json({"action": message["legal"][0]})
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            hello(ws, token)
+            while (message := ws.receive_json())["type"] != "bye":
+                if message["type"] == "act":
+                    ws.send_json({"action": message["legal"][0]})
+        info = client.get(f"/api/tables/{table_id}").json()
+        assert info["finished"] and info["seats"][0]["strikes"] == 0
+
+
+def test_a_single_game_comes_back_at_its_move_and_its_record_is_exported(tmp_path, lineup):
+    db_path, rng = tmp_path / "db.sqlite3", np.random.default_rng(4)
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        snap = client.post("/api/games", json={**SHORT, "opponents": ["random", "random"], "seat": 1}).json()
+        for _ in range(6):
+            snap = client.post(f"/api/games/{snap['id']}/actions", json={"actions": choose(snap, rng)}).json()
+    assert not snap["finished"]
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        again = client.get(f"/api/games/{snap['id']}").json()
+        for key in ("hand", "trick", "rounds", "your_turn", "deal", "log"):
+            assert again[key] == snap[key], key
+        while not again["finished"]:
+            again = client.post(f"/api/games/{snap['id']}/actions", json={"actions": choose(again, rng)}).json()
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:  # a finished game does not come back
+        assert client.get(f"/api/games/{snap['id']}").status_code == 404
+    _export_and_validate(db_path, tmp_path / "export.jsonl", 1)
+
+
+@pytest.mark.parametrize(("db", "says"), [("postgresql://u@127.0.0.1/manni", "driver is not installed"),
+                                          ("nosuch://x", "cannot open the database")])
+def test_a_database_url_that_cannot_be_opened_is_one_line(tmp_path, db, says):
+    done = subprocess.run([sys.executable, "-m", "manni_env.cli", "records", "export", "--db", db, str(tmp_path / "o.jsonl")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_failed_write_is_logged_and_the_game_goes_on(tmp_path, lineup, monkeypatch, caplog):
+    from sqlalchemy.exc import OperationalError
+
+    def full_disk(*args, **kwargs):
+        raise OperationalError("INSERT", {}, Exception("database or disk is full"))
+
+    app = _app(tmp_path, lineup, tmp_path / "db.sqlite3")
+    with TestClient(app) as client:
+        table_id = client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"]}).json()["id"]
+        token = client.post(f"/api/tables/{table_id}/seats", json={"name": "Ann"}).json()["token"]
+        monkeypatch.setattr(Database, "add_move", full_disk)
+        monkeypatch.setattr(Database, "add_single_move", full_disk)
+        snap = client.post("/api/games", json={**SHORT, "opponents": ["random", "random"]}).json()
+        snap = client.post(f"/api/games/{snap['id']}/actions", json={"actions": choose(snap, np.random.default_rng(0))})
+        assert snap.status_code == 200
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            ws.send_json({"type": "hello", "token": token})
+            state = _moves(ws, _state(ws), 3, np.random.default_rng(1))
+        assert state["game"] and not state["table"]["closed"]
+    assert "not written to the database" in caplog.text and "disk is full" in caplog.text
+
+
+def test_what_a_restart_brings_back_counts_against_its_creators_share(tmp_path, lineup):
+    db_path = tmp_path / "db.sqlite3"
+
+    def app():
+        return create_app(GameStore(tmp_path / "records", per_client=1), lineup, tables_per_client=1,
+                          db=Database.open(database_url(str(db_path))))
+
+    with TestClient(app()) as client:
+        assert client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"]}).status_code == 201
+        assert client.post("/api/games", json={"variant": "basic", "opponents": ["random", "random"]}).status_code == 201
+    with TestClient(app()) as client:  # the same client: its table and its game came back, and count
+        table = client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"]})
+        game = client.post("/api/games", json={"variant": "basic", "opponents": ["random", "random"]})
+        assert table.status_code == game.status_code == 429, (table.text, game.text)
+        assert "1 tables in progress" in table.json()["error"] and "1 unfinished games" in game.json()["error"]
+
+
+def test_a_card_play_valued_after_its_move_is_written_into_its_kept_review(tmp_path):
+    from manni_agents.play.web.table_db import TableKeeper, restore_tables
+    from manni_agents.play.web.tables import Table
+    from manni_env import make_rules
+
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    # no hints: nothing is valued on a move's way, every card play after it
+    table = Table(make_rules("hornafjardar"), [PERSON, "ppo", "ppo"], stand_in="ppo", advisor="ppo", seed=5)
+    TableKeeper(db).attach("t", table, "198.51.100.7")
+    table.join("Ann")
+    rng = np.random.default_rng(0)
+    while not table.state.rounds:
+        table.act(0, [int(rng.choice(table.state.legal_actions()))])
+
+    def kept() -> list[dict]:
+        return [m["review"] for _, moves in db.open_tables() for m in moves if m["review"]]
+
+    def valued(reviews: list[dict]) -> list[bool]:
+        return ["points" in r for r in reviews if r["phase"] == "play" and not r["forced"]]
+
+    assert valued(kept()) and not any(valued(kept()))  # kept at once, valued after the push
+    ((table_id, again, client),) = list(restore_tables(db))  # a restart before value_reviews ran
+    assert (table_id, client) == ("t", "198.51.100.7")
+    assert all(valued(kept())) and all(valued(again.reviews[0]))  # valued as the table came back
+    assert table.value_reviews()
+    assert kept() == table.reviews[0] == again.reviews[0]
