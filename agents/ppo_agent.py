@@ -75,6 +75,10 @@ RUN_AGENT = "agent"
 MAX_META_BYTES = 1_000_000
 #: Room for the safetensors header beyond the tensors the metadata's shapes imply.
 MAX_HEADER_BYTES = 1_000_000
+#: The widest observation or hidden layer a checkpoint may declare (the shipped ones: 616 and 256).
+MAX_WIDTH = 1 << 16
+#: The most weight bytes a checkpoint may declare (a shipped one holds about 1 MB).
+MAX_WEIGHTS_BYTES = 1 << 31
 
 
 def checkpoint_paths(path: str | Path) -> tuple[Path, Path]:
@@ -210,15 +214,22 @@ def _check_metadata(meta, where: Path) -> None:
         choice("layout", LAYOUTS)
     if not _positive_int(meta["obs_size"]):
         raise bad("obs_size", "a positive integer")
+    if meta["obs_size"] > MAX_WIDTH:
+        raise bad("obs_size", f"at most {MAX_WIDTH:,}")
     if not isinstance(meta["net_arch"], list) or not all(map(_positive_int, meta["net_arch"])):
         raise bad("net_arch", "a list of positive integers (hidden layer sizes)")
+    if len(meta["net_arch"]) > 64 or max(meta["net_arch"], default=0) > MAX_WIDTH:
+        raise bad("net_arch", f"at most 64 hidden layers of at most {MAX_WIDTH:,} units")
     if not isinstance(meta["weights_sha256"], str):
         raise bad("weights_sha256", "a SHA-256 hex digest")
     for key, expected in (("layout_sha256", "a SHA-256 hex digest"), ("weights_file", "a file name")):
         if meta.get(key) is not None and not isinstance(meta[key], str):
             raise bad(key, expected)
-    if meta.get("num_actions", NUM_ACTIONS) != NUM_ACTIONS:
-        raise bad("num_actions", str(NUM_ACTIONS))
+    if "num_actions" in meta and (type(meta["num_actions"]) is not int or meta["num_actions"] != NUM_ACTIONS):
+        raise bad("num_actions", f"the integer {NUM_ACTIONS}")
+    if _weights_bytes(meta) > MAX_WEIGHTS_BYTES:
+        raise CheckpointError(f"{where}: its shapes imply {_weights_bytes(meta):,} bytes of weights, more than "
+                              f"{MAX_WEIGHTS_BYTES:,}")
     options = meta.get("rule_options", {})
     try:
         if not isinstance(options, dict):
