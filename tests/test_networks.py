@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from manni_agents.ppo_agent import PPOAgent  # noqa: E402
-from manni_train import cpu, ppo_vector, precision, resume  # noqa: E402
+from manni_train import cpu, precision, resume  # noqa: E402
 from manni_train.args import parse_args  # noqa: E402
 from manni_train.networks import (Critic, make_networks, parameters, policy_and_value,  # noqa: E402
                                   shares_torso)
@@ -93,7 +93,7 @@ def test_a_shared_torso_run_exports_a_ppo_checkpoint_and_resumes(tmp_path):
     # interrupted in PPO: the resume state holds the shared layers once for each network, and loads back shared
     resume.save(run, resume.Progress(phase="ppo", steps=100), actor, critic, None, torch.Generator(),
                 np.random.default_rng(0))
-    args = ppo_vector.resumed(Args(resume=str(run)))
+    args = resume.resumed(Args(resume=str(run)))
     assert args.torso == "shared"
     again = make_networks(OBS, [32, 32], "relu", torso="shared")
     resume.load(run, *again, torch.Generator(), np.random.default_rng(0))
@@ -101,7 +101,7 @@ def test_a_shared_torso_run_exports_a_ppo_checkpoint_and_resumes(tmp_path):
     saved = json.loads((run / "args.json").read_text())
     del saved["torso"]  # a run saved before --torso existed had a critic of its own
     (run / "args.json").write_text(json.dumps(saved))
-    assert ppo_vector.resumed(Args(resume=str(run))).torso == "separate"
+    assert resume.resumed(Args(resume=str(run))).torso == "separate"
 
 
 AMX = frozenset({"avx512f", "avx512_bf16", "amx_bf16", "amx_tile"})

@@ -113,8 +113,9 @@ def make_networks(obs_size: int, hidden: list[int], activation: str, unseen: int
 
 
 def shares_torso(actor: Actor, critic: Critic) -> bool:
-    """Whether ``critic`` is a value head on ``actor``'s hidden layers."""
-    return critic.vf is actor.pi
+    """Whether ``critic`` is a value head on ``actor``'s hidden layers (any other pair of networks: no)."""
+    torso = getattr(critic, "vf", None)
+    return torso is not None and torso is getattr(actor, "pi", None)
 
 
 def policy_and_value(actor: Actor, critic: Critic, obs: torch.Tensor, mask: torch.Tensor,
