@@ -244,7 +244,7 @@ AGENTS_SCRIPT = PRELUDE + COMMON + textwrap.dedent('''
             report["unnamed"].append([encoder.size, bool(obs[:, segment.offset : segment.offset + segment.size].any()),
                                       bool(one[segment.offset : segment.offset + segment.size].any()),
                                       describe(one, rules, layout=layout).splitlines()[0]])
-    args = ppo_vector.resumed(ppo_vector.Args(resume=str(run)))  # the saved run goes on, its tensors loaded
+    args = resume.resumed(ppo_vector.Args(resume=str(run)))  # the saved run goes on, its tensors loaded
     steps = resume.read(run)[0].steps
     args.total_steps = steps + 1
     report["resumed"] = [steps, ppo_vector.train(args).steps]

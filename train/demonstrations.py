@@ -24,10 +24,10 @@ from manni_env.rules import Rules
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni
 from manni_train.critic_view import UNSEEN_SIZE, pack_flags, unseen_cards
-from manni_train.networks import Actor, Critic, parameters, policy_and_value
 from manni_train.precision import autocast, compute_dtype
 
 if TYPE_CHECKING:
+    from manni_train.networks import Actor, Critic
     from manni_train.ppo_vector import Args
 
 #: teachers that act for a whole batch of vector games
@@ -230,6 +230,8 @@ def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, g
     ``--precision``, the critic's targets scaled by ``reward_scale`` and its loss weighed by ``vf_coef``
     (as in PPO); with ``--init-from`` only the critic learns (the actor keeps the checkpoint's
     weights; with ``--torso shared`` the value head)."""
+
+    from manni_train.networks import parameters, policy_and_value  # not at the top: networks → args → this module
 
     def evaluate(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         logits, values = policy_and_value(actor, critic, batch["obs"], batch["masks"], batch.get("unseen"))

@@ -61,7 +61,7 @@ PLAY_CHOICES = ("auto", *PLAY_MODES)
 class Args(SelfPlayArgs):
     """Self-play PPO on the vector env (plain torch): the fast trainer, manni train's default."""
 
-    TRAINER = "ppovec"
+    TRAINER = "vector"
     FIXED_OPPONENTS = True
 
     # the defaults: what reached the most strength in about ten minutes of 2 cores
