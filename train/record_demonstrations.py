@@ -19,11 +19,11 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from manni_env.engine import GameState
 from manni_env.episodes import engine_rewards, relative_points
 from manni_env.observation import ObservationEncoder
 from manni_env.records import (RecordError, iter_record_lines, record_deals, record_rules, round_actions,
                                validate_record)
-from manni_env.engine import GameState
 from manni_env.rules import Rules
 from manni_train.critic_view import UNSEEN_SIZE, pack_flags
 from manni_train.demonstrations import Demonstrations, ObservationCodec
@@ -73,6 +73,8 @@ def load_records(paths: Sequence[str], rules: Rules, players: Sequence[str] = ()
             raise ValueError(f"--warm-start-records {path}: not a text file (UTF-8)") from None
     if not records:
         raise ValueError(f"--warm-start-records {' '.join(paths)}: no game records")
+    if players and not any(plays(p, players) for record in records for p in record["players"]):
+        raise ValueError(f"--warm-start-players {' '.join(players)}: no seat of the game records was played by them")
     return records
 
 
