@@ -5,6 +5,7 @@ could not see in its observation, a tiny run, and the one error line of a bad fi
 from __future__ import annotations
 
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -167,3 +168,20 @@ def test_bad_record_files_are_one_error_line_and_nothing_trains(records_file, tm
                                 *other, *train_args(tmp_path)[5:], "--warm-start-records", str(records_file)])
     assert "a game of basic" in line and "but this run trains hornafjardar" in line
     assert not (tmp_path / "records").exists()
+
+
+def test_the_options_that_go_with_the_records(records_file, tmp_path, capsys):
+    from manni_train.ppo_vector import Args
+
+    with pytest.raises(ValueError, match="--warm-start-players needs --warm-start-records"):
+        Args(warm_start_players=["human"]).check()
+    with pytest.raises(ValueError, match="--warm-start-records needs --bc-samples above 0"):
+        Args(variant="basic", target=5, warm_start_records=[str(records_file)], bc_samples=0).check()
+    args = Args(variant="basic", target=5, warm_start_records=[str(records_file)])
+    args.check()
+    assert len(args.records()) == 2 and args.records() is args.records()  # read once
+    assert getattr(pickle.loads(pickle.dumps(args)), "_records", None) is None  # not sent to a rollout process
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert "empty.jsonl: no game records" in usage_error(capsys, train_args(tmp_path, "--warm-start-records",
+                                                                            str(empty)))

@@ -173,12 +173,22 @@ class Args(SelfPlayArgs):
         if self.warm_start_records and self.resume is None:  # read and checked now: nothing trains on a bad file
             if self.bc_samples == 0:
                 raise ValueError("--warm-start-records needs --bc-samples above 0 (0: no warm start)")
-            load_records(self.warm_start_records, self.rules(), self.warm_start_players)
+            self.records()
         if self.init_from and self.resume is None:  # now, as one error line, not after the run has started
             try:
                 init_network(self.init_from, self)
             except OSError as err:  # a path no file system takes
                 raise ValueError(f"--init-from {self.init_from[:200]}: {err.strerror or err}") from None
+
+    def records(self) -> list[dict]:
+        """The ``--warm-start-records``, read and checked once
+        (:func:`~manni_train.record_demonstrations.load_records`)."""
+        if getattr(self, "_records", None) is None:
+            self._records = load_records(self.warm_start_records, self.rules(), self.warm_start_players)
+        return self._records
+
+    def __getstate__(self) -> dict:  # a rollout process or actor gets the options, not the records
+        return {k: v for k, v in self.__dict__.items() if k != "_records"}
 
     def exported_play(self) -> str:
         """``--play`` with ``auto`` resolved: ``symmetric`` where the trump is known from the first decision
@@ -249,9 +259,9 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     with writer, rollouts, run.kept_if_stopped():  # the run kept first, then the rollout process stopped
         if progress.phase == "warm start":
             if args.warm_start_records:
-                records = load_records(args.warm_start_records, args.rules(), args.warm_start_players)
-                data = record_demonstrations(records, args.rules(), args.bc_samples, args.history, args.reward,
+                data = record_demonstrations(args.records(), args.rules(), args.bc_samples, args.history, args.reward,
                                              args.reward_of, args.critic, args.observation, args.warm_start_players)
+                args._records = None  # (their rows are all the warm start needs)
             elif args.warm_start_samples():
                 data = collect_demonstrations(args.rules(), args.warm_start_samples(), args.seed + 1_000_003,
                                               args.history, args.reward, args.bc_teacher, args.backend,
