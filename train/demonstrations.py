@@ -241,8 +241,9 @@ def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, g
     actor_params = set(actor.parameters()) if args.init_from else set()
     learning = [p for p in parameters(actor, critic) if p not in actor_params]
     what = "the critic, values of" if args.init_from else "imitating"
+    teacher = "the game records" if getattr(args, "warm_start_records", None) else args.bc_teacher
     return imitate(evaluate, lambda batch: actor(batch["obs"], batch["masks"]).argmax(1),
                    learning, data, epochs=args.bc_epochs, lr=args.bc_lr,
                    batch_size=args.bc_batch_size, generator=gen, value_scale=args.reward_scale,
                    value_weight=args.vf_coef, precision=autocast(compute_dtype(args.precision)),
-                   desc=f"warm start ({what} {args.bc_teacher})", progress_bar=args.progress_bar)
+                   desc=f"warm start ({what} {teacher})", progress_bar=args.progress_bar)

@@ -29,7 +29,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -45,6 +45,7 @@ from manni_train.demonstrations import collect_demonstrations, warm_start
 from manni_train.init_from import init_network, load_actor
 from manni_train.learner import PPOLearner
 from manni_train.networks import TORSOS, make_networks
+from manni_train.record_demonstrations import load_records, record_demonstrations
 from manni_train.precision import PRECISIONS
 from manni_train.reporting import TrainResult
 from manni_train.rollout_process import ProcessSampler, runner_seeds
@@ -98,6 +99,13 @@ class Args(SelfPlayArgs):
     """imitation warm start: decisions of --bc-teacher playing every seat, cloned before PPO (default:
     30% of --total-steps, at most 600,000, so a short run has a short warm start; 0: start from
     scratch; about 160 bytes each in memory)"""
+    warm_start_records: list[str] = field(default_factory=list)
+    """imitate the decisions of these game records (manni-record/1 JSON Lines, e.g. from manni records
+    export; every seat's unless --warm-start-players) instead of --bc-teacher's; validated first, and
+    played under this run's variant and rule options; --bc-samples caps how many (default: all)"""
+    warm_start_players: list[str] = field(default_factory=list)
+    """with --warm-start-records, imitate only the seats whose player in the record is one of these:
+    a whole name (human, remote-bot:NAME, ppo:runs/x/agent) or its kind (remote-bot, ppo)"""
     bc_epochs: int = 4
     bc_lr: float = 2e-3
     bc_batch_size: int = 1024
@@ -160,11 +168,27 @@ class Args(SelfPlayArgs):
         self.check_at_least(1, "bc_batch_size")
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
+        if self.warm_start_players and not self.warm_start_records:
+            raise ValueError("--warm-start-players needs --warm-start-records")
+        if self.warm_start_records and self.resume is None:  # read and checked now: nothing trains on a bad file
+            if self.bc_samples == 0:
+                raise ValueError("--warm-start-records needs --bc-samples above 0 (0: no warm start)")
+            self.records()
         if self.init_from and self.resume is None:  # now, as one error line, not after the run has started
             try:
                 init_network(self.init_from, self)
             except OSError as err:  # a path no file system takes
                 raise ValueError(f"--init-from {self.init_from[:200]}: {err.strerror or err}") from None
+
+    def records(self) -> list[dict]:
+        """The ``--warm-start-records``, read and checked once
+        (:func:`~manni_train.record_demonstrations.load_records`)."""
+        if getattr(self, "_records", None) is None:
+            self._records = load_records(self.warm_start_records, self.rules(), self.warm_start_players)
+        return self._records
+
+    def __getstate__(self) -> dict:  # a rollout process or actor gets the options, not the records
+        return {k: v for k, v in self.__dict__.items() if k != "_records"}
 
     def exported_play(self) -> str:
         """``--play`` with ``auto`` resolved: ``symmetric`` where the trump is known from the first decision
@@ -234,10 +258,17 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     rollouts = own if isinstance(own, ProcessSampler) else contextlib.nullcontext()
     with writer, rollouts, run.kept_if_stopped():  # the run kept first, then the rollout process stopped
         if progress.phase == "warm start":
-            if args.warm_start_samples():
+            if args.warm_start_records:
+                data = record_demonstrations(args.records(), args.rules(), args.bc_samples, args.history, args.reward,
+                                             args.reward_of, args.critic, args.observation, args.warm_start_players)
+                args._records = None  # (their rows are all the warm start needs)
+            elif args.warm_start_samples():
                 data = collect_demonstrations(args.rules(), args.warm_start_samples(), args.seed + 1_000_003,
                                               args.history, args.reward, args.bc_teacher, args.backend,
                                               args.reward_of, args.critic, args.observation)
+            else:
+                data = None
+            if data is not None:
                 for name, value in warm_start(actor, critic, data, args, gen).items():
                     writer.add_scalar(name, value, 0)
                 del data
