@@ -26,7 +26,8 @@ from manni_env.rules import make_rules  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import ppo_sb3, resume  # noqa: E402
 from manni_train.args import parse_args, parse_opponent_mix  # noqa: E402
-from manni_train.demonstrations import ObservationCodec, collect_demonstrations, warm_start  # noqa: E402
+from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
+from manni_train.warm_start import warm_start  # noqa: E402
 from manni_train.init_from import load_actor  # noqa: E402
 from manni_train.networks import Actor, Critic, greedy_policy, ppo_network  # noqa: E402
 from manni_train.ppo_vector import Args, train  # noqa: E402

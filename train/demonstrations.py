@@ -4,7 +4,7 @@ Both PPO trainers start by cloning a baseline (the actor learns its moves, the c
 returns) before self-play; :func:`collect_demonstrations` makes that data set on the vector env,
 where the teacher plays every seat of many games at once, and keeps it compactly
 (:class:`Demonstrations`: about 160 bytes a decision instead of 2.5 KB); :func:`imitate` is the
-cloning both trainers run on it, :func:`warm_start` the fast trainer's.
+cloning both trainers run on it (the fast trainer's: :func:`manni_train.warm_start.warm_start`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -24,11 +23,6 @@ from manni_env.rules import Rules
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni
 from manni_train.critic_view import UNSEEN_SIZE, pack_flags, unseen_cards
-from manni_train.precision import autocast, compute_dtype
-
-if TYPE_CHECKING:
-    from manni_train.networks import Actor, Critic
-    from manni_train.ppo_vector import Args
 
 #: teachers that act for a whole batch of vector games
 TEACHERS = ("rule_based", "random")
@@ -223,27 +217,3 @@ def imitate(
             _, values = evaluate(batch)
             squared += float(((values.float() - batch["returns"] * value_scale) ** 2).sum())
     return {"bc/accuracy": hits / n, "bc/value_mse": squared / n, "bc/samples": n}
-
-
-def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
-    """Behaviour cloning of the teacher (:func:`~manni_train.demonstrations.imitate`) under
-    ``--precision``, the critic's targets scaled by ``reward_scale`` and its loss weighed by ``vf_coef``
-    (as in PPO); with ``--init-from`` only the critic learns (the actor keeps the checkpoint's
-    weights; with ``--torso shared`` the value head)."""
-
-    from manni_train.networks import parameters, policy_and_value  # not at the top: networks → args → this module
-
-    def evaluate(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        logits, values = policy_and_value(actor, critic, batch["obs"], batch["masks"], batch.get("unseen"))
-        log_prob = torch.log_softmax(logits.float(), 1).gather(1, batch["actions"][:, None]).squeeze(1)
-        return log_prob, values
-
-    actor_params = set(actor.parameters()) if args.init_from else set()
-    learning = [p for p in parameters(actor, critic) if p not in actor_params]
-    what = "the critic, values of" if args.init_from else "imitating"
-    teacher = "the game records" if getattr(args, "warm_start_records", None) else args.bc_teacher
-    return imitate(evaluate, lambda batch: actor(batch["obs"], batch["masks"]).argmax(1),
-                   learning, data, epochs=args.bc_epochs, lr=args.bc_lr,
-                   batch_size=args.bc_batch_size, generator=gen, value_scale=args.reward_scale,
-                   value_weight=args.vf_coef, precision=autocast(compute_dtype(args.precision)),
-                   desc=f"warm start ({what} {teacher})", progress_bar=args.progress_bar)

@@ -41,7 +41,8 @@ from manni_train import resume
 from manni_train.args import MIN_ARENA_DEALS, SelfPlayArgs, parse_args
 from manni_train.cpu import isa_cap
 from manni_train.critic_view import CRITIC_VIEWS, unseen_size
-from manni_train.demonstrations import collect_demonstrations, warm_start
+from manni_train.demonstrations import collect_demonstrations
+from manni_train.warm_start import warm_start
 from manni_train.init_from import init_network, load_actor
 from manni_train.learner import PPOLearner
 from manni_train.networks import TORSOS, make_networks
