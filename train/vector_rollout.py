@@ -137,7 +137,7 @@ class Sampler(Protocol):
 class VectorRollout:
     """``args.num_envs`` games with their seat controllers and snapshot pool (see the module docstring).
 
-    ``args`` is a :class:`manni_train.ppo_vector.Args`; ``gen`` draws the networks' actions, ``rng`` the
+    ``args`` is a :class:`manni_train.vector_args.Args`; ``gen`` draws the networks' actions, ``rng`` the
     seat assignments and the ``random`` seats' moves, ``seed`` the deals. The learner's rows go to
     ``slots`` :class:`LearnerRows` used in turn (two: a rollout can fill one while the update reads
     the other). ``on_step`` is called before every vector step (the rollout process's heartbeat).

@@ -1,0 +1,179 @@
+"""The fast trainer's options (``manni train --trainer vector``, and the Ray trainer's on top): the
+:class:`Args` dataclass, its defaults (what reached the most strength in about ten minutes of two
+cores) and its checks; :mod:`manni_train.ppo_vector` trains with them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from manni_agents.ppo_agent import PLAY_MODES
+from manni_env.shaping import REWARD_BASES
+from manni_env.vector import BACKENDS
+from manni_train.args import MIN_ARENA_DEALS, SelfPlayArgs
+from manni_train.cpu import isa_cap
+from manni_train.critic_view import CRITIC_VIEWS
+from manni_train.init_from import init_network
+from manni_train.networks import TORSOS
+from manni_train.precision import PRECISIONS
+from manni_train.record_demonstrations import load_records
+
+#: ``--total-steps`` when not given, by variant (``None``: the others)
+DEFAULT_TOTAL_STEPS = {None: 27_000_000, "basic": 32_000_000}
+#: ``--play``: how the exported agent plays (``auto``: :meth:`Args.exported_play`)
+PLAY_CHOICES = ("auto", *PLAY_MODES)
+
+
+@dataclass
+class Args(SelfPlayArgs):
+    """Self-play PPO on the vector env (plain torch): the fast trainer, manni train's default."""
+
+    TRAINER = "vector"
+    FIXED_OPPONENTS = True
+
+    # the defaults: what reached the most strength in about ten minutes of 2 cores
+    # (benchmarks/results/time_to_strength.md)
+    total_steps: int | None = None
+    """learner decisions to train for, exactly: the last update takes only the rollout's first decisions
+    still to train (default: 27,000,000; 32,000,000 in Basic Manni, which learns more slowly)"""
+    learning_rate: float = 5e-4
+    anneal_lr: bool = True
+    # many games per vector step and large minibatches, two epochs: the per-step and per-minibatch
+    # overheads are spread over more decisions, and fresh decisions are cheaper than a third and
+    # fourth pass over old ones
+    num_envs: int = 1024
+    num_steps: int = 32
+    minibatch_size: int = 2048
+    update_epochs: int = 2
+    # a population from the start: most opponents are the learner's own snapshots, one every 250,000
+    # decisions, the 16 latest kept (they span the last 4 M decisions)
+    opponent_mix: str = "snapshot=0.6,rule_based=0.3,random=0.05"
+    snapshot_every: int = 250_000
+    pool_size: int = 16
+    eval_every: int = 1_000_000
+    final_eval_deals: int | None = None
+    """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based, seed
+    --eval-seed + 1 (default: --total-steps / 4,000 between 100 and 500, so a short run has a short
+    arena; 0: none, else at least 2, for a confidence interval)"""
+    final_pimc_deals: int | None = None
+    """duplicate deals (x 6 seatings) of the final arena against 2 × pimc, the search baseline, seed
+    --eval-seed + 1 (default: --total-steps / 30,000, at most 100: none below 60,000 steps; 0: none,
+    else at least 2; about 0.4 s a deal on one core, shared by --eval-workers)"""
+    eval_workers: int = 2
+    """processes for the final arena"""
+    bc_samples: int | None = None
+    """imitation warm start: decisions of --bc-teacher playing every seat, cloned before PPO (default:
+    30% of --total-steps, at most 600,000, so a short run has a short warm start; 0: start from
+    scratch; about 160 bytes each in memory)"""
+    warm_start_records: list[str] = field(default_factory=list)
+    """imitate the decisions of these game records (manni-record/1 JSON Lines, e.g. from manni records
+    export; every seat's unless --warm-start-players) instead of --bc-teacher's; validated first, and
+    played under this run's variant and rule options; --bc-samples caps how many (default: all)"""
+    warm_start_players: list[str] = field(default_factory=list)
+    """with --warm-start-records, imitate only the seats whose player in the record is one of these:
+    a whole name (human, remote-bot:NAME, ppo:runs/x/agent) or its kind (remote-bot, ppo)"""
+    bc_epochs: int = 4
+    bc_lr: float = 2e-3
+    bc_batch_size: int = 1024
+    """minibatch size of the imitation phase"""
+    time_limit_s: float = 0.0
+    """stop after this many seconds of wall time (0: no limit)"""
+    backend: str = "auto"
+    """vector env backend: numba, python (the same kernels, slow) or auto (numba when installed)"""
+    torso: str = "separate"
+    """the critic's hidden layers: separate (its own) or shared (the actor's, under a value head of its own:
+    about half the arithmetic of a decision; needs --critic seat); the exported agent is the same either way"""
+    critic: str = "seat"
+    """what the critic reads in training: seat (the seat's observation, as the actor) or deal (that and
+    the cards hidden from the seat: the others' hands and the rest of the pack; the actor, and so the
+    exported agent, still reads the observation only; manni_train.critic_view)"""
+    play: str = "auto"
+    """how the exported agent plays its network unless a spec says otherwise (the checkpoint's
+    ``play``): plain, symmetric (the policy averaged over the renamings of the plain suits; slower a
+    move) or auto (symmetric where the variant's row says the trump is known from the first decision,
+    as in Basic Manni; plain elsewhere)"""
+    reward_scale: float = 1.0
+    """rewards are multiplied by this before training"""
+    reward_of: str = "relative"
+    """whose points the reward counts: own, or relative (own minus the mean of the two others': what
+    pimc and search maximise and the arena's differences measure; 1.5 x own in the zero-sum
+    variants, different in Basic Manni, whose deal scores are never negative)"""
+    torch_threads: int = 0
+    """torch CPU threads of this process (0: fitted to the cores other processes leave free, measured
+    again every 30 s; the fast trainer's --overlap keeps one of them for its rollout process)"""
+    overlap: bool = True
+    """play the rollouts in a process of their own, each during the update of the previous one, with
+    the weights one update old: an iteration takes the longer of rollout and update, not their sum
+    (manni_train.rollout_process; a /dev/shm too small for it is said, and the rollouts play here);
+    --no-overlap: rollouts and updates take turns in this process"""
+    precision: str = "auto"
+    """arithmetic of the networks' hidden layers in the warm start, the rollouts and the update: fp32,
+    bf16 (autocast; weights and checkpoints stay float32) or auto (bf16 where the CPU or GPU runs it
+    natively)"""
+    init_from: str | None = None
+    """start the actor from this ppo checkpoint instead of from scratch: ppo (the variant's shipped
+    agent), ppo:VARIANT or ppo:PATH (same observations, --hidden and --activation; a summary network
+    also starts a --history full run, at zero weight on the added inputs); the warm start,
+    if any, then trains only the critic (e.g. a best response that starts as the agent it exploits)"""
+    resume: str | None = None
+    """continue the interrupted run in this directory (RUN_DIR: its args.json, networks, optimizer,
+    step count, history and random states; the other options are ignored)"""
+
+    def __post_init__(self) -> None:
+        if self.total_steps is None:
+            self.total_steps = DEFAULT_TOTAL_STEPS.get(self.variant, DEFAULT_TOTAL_STEPS[None])
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the first bad argument."""
+        super().check()
+        self.check_choices({"backend": BACKENDS, "precision": PRECISIONS, "reward_of": REWARD_BASES,
+                            "critic": CRITIC_VIEWS, "play": PLAY_CHOICES, "torso": TORSOS})
+        isa_cap()  # a ONEDNN_MAX_CPU_ISA oneDNN does not know, as one error line
+        if self.torso == "shared" and self.critic != "seat":
+            raise ValueError("--torso shared needs --critic seat (the actor's layers read its observation only)")
+        self.check_at_least(1, "bc_batch_size")
+        if self.torch_threads < 0:
+            raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
+        if self.warm_start_players and not self.warm_start_records:
+            raise ValueError("--warm-start-players needs --warm-start-records")
+        if self.warm_start_records and self.resume is None:  # read and checked now: nothing trains on a bad file
+            if self.bc_samples == 0:
+                raise ValueError("--warm-start-records needs --bc-samples above 0 (0: no warm start)")
+            self.records()
+        if self.init_from and self.resume is None:  # now, as one error line, not after the run has started
+            try:
+                init_network(self.init_from, self)
+            except OSError as err:  # a path no file system takes
+                raise ValueError(f"--init-from {self.init_from[:200]}: {err.strerror or err}") from None
+
+    def records(self) -> list[dict]:
+        """The ``--warm-start-records``, read and checked once
+        (:func:`~manni_train.record_demonstrations.load_records`)."""
+        if getattr(self, "_records", None) is None:
+            self._records = load_records(self.warm_start_records, self.rules(), self.warm_start_players)
+        return self._records
+
+    def __getstate__(self) -> dict:  # a rollout process or actor gets the options, not the records
+        return {k: v for k, v in self.__dict__.items() if k != "_records"}
+
+    def exported_play(self) -> str:
+        """``--play`` with ``auto`` resolved: ``symmetric`` where the trump is known from the first decision
+        (:attr:`~manni_env.rules.VariantSpec.trump_known_first`: Basic Manni), ``plain`` elsewhere."""
+        if self.play != "auto":
+            return self.play
+        return "symmetric" if self.rules().spec.trump_known_first else "plain"
+
+    def final_arena_deals(self) -> int:
+        """``--final-eval-deals``, by default ``--total-steps`` / 4,000 between 100 and 500."""
+        return min(500, max(100, self.total_steps // 4000)) if self.final_eval_deals is None else self.final_eval_deals
+
+    def final_pimc_arena_deals(self) -> int:
+        """``--final-pimc-deals``, by default ``--total-steps`` / 30,000, at most 100, and 0 below
+        :data:`~manni_train.args.MIN_ARENA_DEALS` (no arena too small for a confidence interval)."""
+        if self.final_pimc_deals is not None:
+            return self.final_pimc_deals
+        deals = min(100, self.total_steps // 30_000)
+        return deals if deals >= MIN_ARENA_DEALS else 0
+
+    def warm_start_samples(self) -> int:
+        """``--bc-samples``, by default 30% of ``--total-steps`` (at most 600,000)."""
+        return min(600_000, round(0.3 * self.total_steps)) if self.bc_samples is None else self.bc_samples
