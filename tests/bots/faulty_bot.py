@@ -74,9 +74,8 @@ for line in sys.stdin:
         elif mode == "crash":
             print("faulty bot: crashing on purpose", file=sys.stderr)
             sys.exit(3)
-        elif mode == "garbage":
-            say("this is not an action")
-            sys.stdout.write("}{ not json\n")
+        elif mode == "garbage":  # both lines in one write: the referee, refusing the first, closes the pipe
+            sys.stdout.write(json.dumps("this is not an action") + "\n}{ not json\n")
             sys.stdout.flush()
         elif mode == "illegal":
             say({"action": 99})
