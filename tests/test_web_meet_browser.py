@@ -16,8 +16,7 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("sqlalchemy")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from helpers.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium  # noqa: E402
-from test_web_tables_browser import Person  # noqa: E402
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, Person, needs_chromium  # noqa: E402
 
 pytestmark = needs_chromium
 BOT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'examples/bots/simple_bot.py'}"

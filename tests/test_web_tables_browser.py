@@ -16,44 +16,10 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("websockets")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from helpers.browser import CARD, CHROMIUM, CHROMIUM_ARGS, DOCS, needs_chromium, served  # noqa: E402,F401 (served: the server fixture)
+from helpers.browser import CARD, CHROMIUM, CHROMIUM_ARGS, DOCS, Person, needs_chromium, served  # noqa: E402,F401 (served: the server fixture)
 from manni_env.records import read_records  # noqa: E402
 
 pytestmark = needs_chromium
-
-
-class Person:
-    """One browser context (its own storage: its seat token) and its open page, whose received
-    WebSocket frames are kept."""
-
-    def __init__(self, browser, errors: list[str]):
-        self.context = browser.new_context(viewport={"width": 1280, "height": 860})
-        self.frames: list[str] = []
-        self.errors = errors
-        self.page = self.open()
-
-    def open(self):
-        page = self.context.new_page()
-        page.set_default_timeout(15_000)
-        page.on("pageerror", lambda err: self.errors.append(str(err)))
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: self.frames.append(str(payload))))
-        self.page = page
-        return page
-
-    def hand(self) -> list[str]:
-        return self.page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.dataset.card)")
-
-    def my_turn(self) -> bool:
-        return bool(self.page.evaluate("Boolean(game && game.your_turn && !busy) && document.getElementById('summary').hidden"))
-
-    def click_a_move(self) -> None:
-        """The first button (keep the hand, ...) or the first playable card; waits for the push."""
-        page = self.page
-        if page.locator("#buttons button.action").count():
-            page.locator("#buttons button.action").first.click()
-        else:
-            page.locator("#hand button.card:not([disabled])").first.click()
-        page.wait_for_function("!document.body.classList.contains('busy')")
 
 
 def check_hints(person: Person) -> None:

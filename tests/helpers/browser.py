@@ -20,6 +20,40 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+class Person:
+    """One browser context (its own storage: its seat token) and its open page, whose received
+    WebSocket frames are kept."""
+
+    def __init__(self, browser, errors: list[str]):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 860})
+        self.frames: list[str] = []
+        self.errors = errors
+        self.page = self.open()
+
+    def open(self):
+        page = self.context.new_page()
+        page.set_default_timeout(15_000)
+        page.on("pageerror", lambda err: self.errors.append(str(err)))
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: self.frames.append(str(payload))))
+        self.page = page
+        return page
+
+    def hand(self) -> list[str]:
+        return self.page.locator("#hand .card").evaluate_all("cards => cards.map(c => c.dataset.card)")
+
+    def my_turn(self) -> bool:
+        return bool(self.page.evaluate("Boolean(game && game.your_turn && !busy) && document.getElementById('summary').hidden"))
+
+    def click_a_move(self) -> None:
+        """The first button (keep the hand, ...) or the first playable card; waits for the push."""
+        page = self.page
+        if page.locator("#buttons button.action").count():
+            page.locator("#buttons button.action").first.click()
+        else:
+            page.locator("#hand button.card:not([disabled])").first.click()
+        page.wait_for_function("!document.body.classList.contains('busy')")
+
+
 #: skips a browser test module where the machine has no Chromium
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
 
