@@ -15,6 +15,7 @@ emulates a CPU without AMX; ``AVX2`` one without bfloat16). :func:`cpu_kind` rea
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 from pathlib import Path
@@ -29,27 +30,25 @@ BF16_LEVEL, AMX_LEVEL = ISA_LEVELS.index("AVX512_CORE_BF16"), ISA_LEVELS.index("
 ISA_VARIABLE = "ONEDNN_MAX_CPU_ISA"
 
 
-def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags from ``/proc/cpuinfo`` (empty where there is none: not Linux)."""
+@functools.cache
+def _cpuinfo(field: str) -> str | None:
+    """The value of ``field`` for the first CPU in ``/proc/cpuinfo`` (read once; ``None`` where there
+    is none: not Linux)."""
     try:
         text = Path("/proc/cpuinfo").read_text(errors="replace")[:1_000_000]
     except OSError:
-        return frozenset()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return frozenset(line.partition(":")[2].split())
-    return frozenset()
+        return None
+    return next((line.partition(":")[2].strip() for line in text.splitlines() if line.startswith(field)), None)
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from ``/proc/cpuinfo`` (empty where there is none: not Linux)."""
+    return frozenset((_cpuinfo("flags") or "").split())
 
 
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo``'s, else the platform's)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(errors="replace")[:1_000_000].splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
+    return _cpuinfo("model name") or platform.processor() or platform.machine() or "unknown"
 
 
 def isa_cap(environ: dict[str, str] | None = None) -> int | None:
