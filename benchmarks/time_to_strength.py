@@ -9,7 +9,10 @@ REFERENCE``: two copies of the batched ``rule_based`` and of the variant's froze
 ``manni arena AGENT pimc pimc`` over ``--pimc-deals`` duplicate deals × 6 seatings (seed
 ``--arena-seed`` + the training seed − 1: other deals for every seed, so the seeds' arenas pool
 into that many independent deals). ``--train-args`` adds options to every run (to
-measure a lever before it becomes a default).
+measure a lever before it becomes a default). With ``--save-every N`` among them and
+``--pimc-curve-deals D``, it also finds the learner decisions to be level with ``pimc``: the saved
+copies (``agents/N``) are played against 2 × ``pimc`` over D duplicate deals, bisecting for the first
+copy with a margin ≥ 0.
 
 It writes, under ``--out``: the runs (``runs/``), the arenas (``pimc_V_sS/``), ``V.json`` (every
 number) and ``V.md`` (the CPU's model, kind and matmul peaks, measured first; one row per seed:
@@ -65,11 +68,13 @@ def train(variant: str, seed: int, out: Path, eval_every: int, extra: list[str])
     return run
 
 
-def versus_pimc(variant: str, run: Path, out: Path, deals: int, seed: int, workers: int) -> dict:
-    """``manni arena AGENT pimc pimc`` (kept when its result exists); the agent − pimc difference."""
-    arena = out / f"pimc_{run.name}"
+def versus_pimc(variant: str, run: Path, out: Path, deals: int, seed: int, workers: int,
+                agent: str = "agent") -> dict:
+    """``manni arena AGENT pimc pimc`` for the run's ``agent`` (or a copy it saved, ``agents/N``;
+    kept when its result exists); the agent − pimc difference."""
+    arena = out / f"pimc_{run.name}" if agent == "agent" else out / f"pimc_{run.name}_at{Path(agent).name}"
     if not (arena / "result.json").is_file():
-        command = manni("arena", f"ppo:{run / 'agent'}", "pimc", "pimc", "--variant", variant, "--deals", str(deals),
+        command = manni("arena", f"ppo:{run / agent}", "pimc", "pimc", "--variant", variant, "--deals", str(deals),
                         "--seed", str(seed), "--workers", str(workers), "--out", str(arena), "--force",
                         "--no-progress")
         print("$", shlex.join(command), flush=True)
@@ -79,6 +84,26 @@ def versus_pimc(variant: str, run: Path, out: Path, deals: int, seed: int, worke
     result = json.loads((arena / "result.json").read_text())
     pair = next(h for h in result["head_to_head"] if h["b"] == "pimc")
     return {**pair["difference"], "deals": result["settings"]["units"], "seed": result["settings"]["seed"]}
+
+
+def level_with_pimc(variant: str, run: Path, out: Path, deals: int, seed: int, workers: int,
+                    final: dict) -> tuple[int | None, list[dict]]:
+    """The learner decisions of the first copy the run saved (``--save-every``) that is level with
+    ``pimc`` (margin ≥ 0 over ``deals`` duplicate deals), found by bisection over the copies, the
+    curve taken to rise (``final``: the agent's own arena, the last point); None when the final
+    agent is behind. Also the points played: ``{"decisions", **margin}``."""
+    saved = sorted((int(p.stem) for p in (run / "agents").glob("*.json")), key=int)
+    points: list[dict] = []
+    if final["mean"] < 0:
+        return None, points
+    low, high = 0, len(saved)  # saved[high] would be the final agent: level
+    while low < high:
+        middle = (low + high) // 2
+        point = versus_pimc(variant, run, out, deals, seed, workers, f"agents/{saved[middle]}")
+        points.append({"decisions": saved[middle], **point})
+        low, high = (low, middle) if point["mean"] >= 0 else (middle + 1, high)
+    steps = json.loads((run / "agent.json").read_text())["training"]["timesteps"]
+    return (saved[low] if low < len(saved) else steps), sorted(points, key=lambda p: p["decisions"])
 
 
 def margin(score: dict, rules: Rules) -> dict:
@@ -160,6 +185,17 @@ def plot(variant: str, rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def pimc_level(row: dict) -> str:
+    """The report's cell of the decisions to level with pimc: "–" never level, "n/a" not measured
+    (no ``--pimc-curve-deals``, or no saved copies), else the decisions and the points it rests on."""
+    if "pimc_curve" not in row:
+        return "n/a"
+    if row["decisions_to_level_pimc"] is None:
+        return "–"
+    points = ", ".join(f"{p['decisions'] / 1e6:g} M {p['mean']:+.2f}" for p in row["pimc_curve"])
+    return f"{row['decisions_to_level_pimc']:,}" + (f" ({points})" if points else "")
+
+
 def report(variant: str, rows: list[dict], train_args: list[str], cpu: dict) -> str:
     peaks = cpu["matmul_peak_gflops"]
     lines = [f"## {variant}", "",
@@ -170,19 +206,21 @@ def report(variant: str, rows: list[dict], train_args: list[str], cpu: dict) -> 
              f"matmul peak at {cpu['threads']} threads {peaks['bf16']:,} GFLOP/s bf16, {peaks['fp32']:,} fp32 "
              "(measured by this benchmark before the runs).", "",
              "| seed | training wall time | learner decisions | min to level with the reference | "
-             "decisions to level with the reference | AGENT − reference | AGENT − rule_based | AGENT − pimc |",
-             "|---|---|---|---|---|---|---|---|"]
+             "decisions to level with the reference | decisions to level with pimc | AGENT − reference | "
+             "AGENT − rule_based | AGENT − pimc |",
+             "|---|---|---|---|---|---|---|---|---|"]
     rules = make_rules(variant)
     for row in rows:
         last = row["history"][-1]
         level, decisions = row["minutes_to_level"], row["decisions_to_level"]
         lines.append(f"| {row['seed']} | {row['wall_time_s'] / 60:.1f} min | {row['steps']:,} | "
                      f"{'–' if level is None else f'{level:.1f}'} | {'–' if decisions is None else f'{decisions:,}'} | "
+                     f"{pimc_level(row)} | "
                      f"{text(margin(last[row['keys']['reference']], rules))} | "
                      f"{text(margin(last[row['keys']['rule_based']], rules))} | **{text(row['pimc'])}** "
                      f"({row['pimc']['deals']} deals, seed {row['pimc']['seed']}) |")
     if len(rows) > 1:
-        lines.append(f"| pooled ({len(rows)} seeds, {sum(r['pimc']['deals'] for r in rows):,} deals) | | | | | | | "
+        lines.append(f"| pooled ({len(rows)} seeds, {sum(r['pimc']['deals'] for r in rows):,} deals) | | | | | | | | "
                      f"**{text(pooled([r['pimc'] for r in rows]))}** |")
     return "\n".join(lines) + "\n"
 
@@ -196,10 +234,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-every", type=int, default=1_000_000, help="learner decisions between points of the curve")
     parser.add_argument("--workers", type=int, default=1, help="worker processes of each arena (default 1)")
     parser.add_argument("--train-args", default="", help="options added to every manni train run, quoted")
+    parser.add_argument("--pimc-curve-deals", type=int, default=0, metavar="DEALS",
+                        help="with --save-every N in --train-args: the decisions to level with pimc, bisecting "
+                             "over the saved copies with arenas of DEALS duplicate deals (default 0: not measured)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/time_to_strength"), metavar="DIR")
     args = parser.parse_args(argv)
     if args.pimc_deals < 1 or not args.seeds:
         parser.error("--pimc-deals must be at least 1 and --seeds needs a seed")
+    if args.pimc_curve_deals < 0 or (args.pimc_curve_deals and "--save-every" not in args.train_args):
+        parser.error("--pimc-curve-deals needs --save-every N in --train-args (the copies it plays) and is not negative")
     extra = shlex.split(args.train_args)
     args.out.mkdir(parents=True, exist_ok=True)
     reference = reference_spec(args.variant)
@@ -216,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
                      "decisions_to_level": decisions_to_level(history, keys["reference"], make_rules(args.variant)),
                      "pimc": versus_pimc(args.variant, run, args.out, args.pimc_deals, args.arena_seed + seed - 1,
                                          args.workers)})
+        if args.pimc_curve_deals:
+            rows[-1]["decisions_to_level_pimc"], rows[-1]["pimc_curve"] = level_with_pimc(
+                args.variant, run, args.out, args.pimc_curve_deals, args.arena_seed + seed - 1, args.workers,
+                rows[-1]["pimc"])
     summary = report(args.variant, rows, extra, cpu)
     (args.out / f"{args.variant}.md").write_text(summary)
     (args.out / f"{args.variant}.json").write_text(json.dumps({"train_args": extra, "cpu": cpu, "rows": rows}, indent=1) + "\n")

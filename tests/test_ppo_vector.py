@@ -144,6 +144,7 @@ def test_warm_start_data_depend_on_the_seed_only():
     ({"max_grad_norm": 0.0}, "--max-grad-norm must be positive for this trainer"),
     ({"bc_teacher": "pimc"}, "--bc-teacher must be one of rule_based, random"),
     ({"variant": "trjamann", "target": 5}, "option 'target' is not valid for variant 'trjamann'"),
+    ({"save_every": -1}, "--save-every must not be negative"),
 ])
 def test_bad_arguments_are_named(change, message):
     with pytest.raises(ValueError, match=message):
@@ -212,3 +213,26 @@ def test_fast_trainer_smoke_run_writes_a_playable_agent(variant, tmp_path):
         action = agent.act(view, rng)
         assert action in view.legal_actions
         state.apply(action)
+
+
+def test_save_every_keeps_the_policy_as_it_trained_as_agents_of_their_own(tmp_path):
+    """``--save-every``: a copy after the first update past each multiple of N learner decisions,
+    under ``agents/DECISIONS``, each a ``ppo``
+    agent that loads by its path and records the decisions and wall time it was saved at; the
+    copies differ as training goes on, and the last one before the end is not the final agent."""
+    torch = pytest.importorskip("torch")
+    args = Args(runs_dir=str(tmp_path), run_name="saves", total_steps=1600, num_envs=16, num_steps=25, hidden=[32],
+                save_every=400, eval_every=0, eval_deals=4, bc_samples=200, bc_epochs=1, final_eval_deals=0,
+                final_pimc_deals=0, torch_threads=1, progress_bar=False, overlap=False)
+    result = train(args)
+    saved = sorted((result.run_dir / "agents").glob("*.json"), key=lambda p: int(p.stem))
+    steps = [int(p.stem) for p in saved]
+    assert len(steps) == 4 and all(400 * k <= s < 400 * k + 16 * 25 for k, s in enumerate(steps, 1))
+    torch.set_num_threads(1)
+    agents = [make_agent(f"ppo:{p.with_suffix('')}") for p in saved]
+    assert [a.meta["training"]["timesteps"] for a in agents] == steps
+    assert all(a.meta["training"]["wall_time_s"] > 0 for a in agents)
+    first, last = (json.loads(p.with_suffix(".json").read_text()) for p in (saved[0], saved[-1]))
+    assert first != last
+    final = make_agent(f"ppo:{result.agent}")
+    assert final.meta["training"]["timesteps"] == result.steps == 1600

@@ -77,3 +77,42 @@ def test_the_reference_agents_are_loadable_specs_of_every_variant():
         spec = tts.reference_spec(variant)
         assert make_agent(spec, make_rules(variant)).meta["variant"] == variant
         assert eval_label(spec) == f"ppo:{variant}_ppo"
+
+
+def saved_run(tmp_path, copies: list[int], steps: int):
+    """A run directory with ``--save-every`` copies at ``copies`` decisions and its final agent."""
+    import json
+
+    run = tmp_path / "runs" / "trjamann_s1"
+    (run / "agents").mkdir(parents=True)
+    for decisions in copies:
+        (run / "agents" / f"{decisions}.json").write_text("{}")
+    (run / "agent.json").write_text(json.dumps({"training": {"timesteps": steps}}))
+    return run
+
+
+@pytest.mark.parametrize("curve, level", [
+    ({2: -0.4, 4: -0.2, 6: -0.05, 8: 0.02, 10: 0.1}, 8),  # level at the fourth copy
+    ({2: 0.1, 4: 0.2, 6: 0.3, 8: 0.3, 10: 0.4}, 2),  # level from the first copy
+    ({2: -0.4, 4: -0.3, 6: -0.2, 8: -0.1, 10: -0.01}, 12),  # only the final agent is level
+])
+def test_decisions_to_level_with_pimc_bisect_the_saved_copies(tmp_path, monkeypatch, curve, level):
+    run = saved_run(tmp_path, [d * 1_000_000 for d in curve], 12_000_000)
+    played = []
+
+    def arena(variant, run, out, deals, seed, workers, agent="agent"):
+        played.append(int(agent.split("/")[1]) // 1_000_000)
+        mean = curve[played[-1]]
+        return {"mean": mean, "low": mean - 0.1, "high": mean + 0.1, "deals": deals, "seed": seed}
+
+    monkeypatch.setattr(tts, "versus_pimc", arena)
+    decisions, points = tts.level_with_pimc("trjamann", run, tmp_path, 100, 1, 1, {"mean": 0.2})
+    assert decisions == level * 1_000_000
+    assert len(played) <= 3 < len(curve) and len(set(played)) == len(played)  # bisection: no copy twice
+    assert [p["decisions"] for p in points] == sorted(d * 1_000_000 for d in played)
+
+
+def test_a_run_behind_pimc_at_the_end_plays_no_copy(tmp_path, monkeypatch):
+    run = saved_run(tmp_path, [1_000_000, 2_000_000], 3_000_000)
+    monkeypatch.setattr(tts, "versus_pimc", lambda *a, **k: pytest.fail("no arena should be played"))
+    assert tts.level_with_pimc("trjamann", run, tmp_path, 100, 1, 1, {"mean": -0.01}) == (None, [])

@@ -148,6 +148,9 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
                     if not args.opponents:  # fixed opponents take every non-learner seat: no pool
                         sampler.add_snapshot(actor)
                         pool_size = min(pool_size + 1, args.pool_size)
+                if args.save_every and steps >= progress.next_save:
+                    progress.next_save = (steps // args.save_every + 1) * args.save_every
+                    run.export(f"agents/{steps}")
                 if args.eval_every and steps >= progress.next_eval:
                     progress.next_eval += args.eval_every
                     record_eval()

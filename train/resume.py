@@ -85,6 +85,7 @@ class Progress:
     wall_time_s: float = 0.0
     next_snapshot: int = 0
     next_eval: int = 0
+    next_save: int = 0
     init_from: dict | None = None  # what the run recorded of its --init-from checkpoint when it loaded it
 
 
@@ -212,7 +213,8 @@ class Run:
                  rng: np.random.Generator, algorithm: str):
         self.run_dir, self.args, self.actor, self.critic, self.gen, self.rng = run_dir, args, actor, critic, gen, rng
         self.algorithm = algorithm
-        self.progress = Progress(next_snapshot=args.snapshot_every, next_eval=args.eval_every)
+        self.progress = Progress(next_snapshot=args.snapshot_every, next_eval=args.eval_every,
+                                 next_save=args.save_every)
         self.history: list[dict] = []
         self.optimizer: torch.optim.Optimizer | None = None
         self.optimizer_state: dict | None = None
@@ -241,10 +243,13 @@ class Run:
         self.eval_seconds += time.time() - start
         return entry
 
-    def export(self) -> None:
-        """Write the actor as the run's ``ppo`` agent (``agent.safetensors`` + ``agent.json``)."""
+    def export(self, name: str = "agent") -> None:
+        """Write the actor as the run's ``ppo`` agent (``agent.safetensors`` + ``agent.json``), or as
+        ``NAME.safetensors`` + ``NAME.json`` under the run directory."""
         p = self.progress
-        export(self.actor, self.run_dir / "agent", self.args, p.steps, p.wall_time_s, self.algorithm, p.init_from,
+        (self.run_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        wall_time = self.wall_time() if p.phase == "ppo" else p.wall_time_s  # (still training: the time so far)
+        export(self.actor, self.run_dir / name, self.args, p.steps, wall_time, self.algorithm, p.init_from,
                self.args.exported_play())
 
     def finish(self) -> TrainResult:

@@ -50,6 +50,10 @@ class Args(SelfPlayArgs):
     snapshot_every: int = 250_000
     pool_size: int = 16
     eval_every: int = 1_000_000
+    save_every: int = 0
+    """learner decisions between copies of the policy kept as agents of their own,
+    RUN_DIR/agents/DECISIONS, each after the first update past a multiple of it (e.g. ``manni arena ppo:runs/RUN/agents/9000000 pimc pimc``: how strong the
+    run was after 9 M decisions; 0: none)"""
     final_eval_deals: int | None = None
     """duplicate deals (x 6 seatings) of the final arena against 2 × random and 2 × rule_based, seed
     --eval-seed + 1 (default: --total-steps / 4,000 between 100 and 500, so a short run has a short
@@ -131,6 +135,8 @@ class Args(SelfPlayArgs):
         if self.torso == "shared" and self.critic != "seat":
             raise ValueError("--torso shared needs --critic seat (the actor's layers read its observation only)")
         self.check_at_least(1, "bc_batch_size")
+        if self.save_every < 0:
+            raise ValueError(f"--save-every must not be negative (0: no copies), got {self.save_every}")
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
         if self.warm_start_players and not self.warm_start_records:
