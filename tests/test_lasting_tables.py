@@ -207,6 +207,17 @@ def test_serve_refuses_a_database_it_cannot_open_in_one_line(tmp_path, capsys):
     assert err.startswith("manni serve: error: --db: cannot open the database") and "\n" not in err, err
 
 
+def test_serve_without_the_database_libraries_names_the_extra_in_one_line(tmp_path):
+    """A venv with the web extra of a release before the database (no SQLAlchemy): one line that
+    names the extra, not a traceback."""
+    code = ("import sys; sys.modules['sqlalchemy'] = None; from manni_env.cli import main; "
+            f"sys.exit(main(['serve', '--records-dir', {str(tmp_path)!r}, '--port', '0']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("manni serve: error: the web extra is not installed") and \
+        done.stderr.strip().endswith("pip install 'manni-env[web]'") and done.stderr.count("\n") == 1, done.stderr
+
+
 def test_a_remote_bot_rejoins_its_seat_after_a_restart(tmp_path, lineup):
     from manni_agents.bots import protocol as P
     from manni_agents.play.web.tables import BOT

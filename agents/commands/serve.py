@@ -76,6 +76,7 @@ def _fail(message: str) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     try:
+        from manni_agents.play.web import database  # noqa: F401  (SQLAlchemy and Alembic: a web extra of old)
         from manni_agents.play.web.app import create_app, listen, server
     except ImportError as err:
         return _fail(f"the web extra is not installed ({err}); pip install 'manni-env[web]'")
