@@ -20,7 +20,7 @@ it includes the agents' moves and the pushes), as Markdown.
 **Remote bots** (``--remote-bots K``, 1 to 3): each table has K seats for remote bots and ``--agent``
 in the others, and each bot is an in-process WebSocket client speaking ``manni-bot/1`` (as
 ``manni bot connect`` relays it) that answers every ``act`` with a random legal action (its own
-seeded generator). Each table plays ``--games`` games one after another (a new table for each, so
+seeded generator), at once or after ``--think-ms``. Each table plays ``--games`` games one after another (a new table for each, so
 the server makes and drops tables all run long), none started after ``--seconds`` (a game under
 way plays to its end). The latency of a move is the time from a bot sending its action to the
 table's next message that follows from it reaching one of the table's bots: the next ``act`` (of
@@ -178,10 +178,30 @@ def bootstrap_p95(ms: np.ndarray, rng: np.random.Generator, n: int = 2000) -> tu
 
 
 # ---------------------------------------------------------------------------------- remote bots
-@dataclass
-class Pending:
-    """A table's move in flight: when its bot sent it (``None``: none is) and the deal it is of."""
+@dataclass(frozen=True)
+class BotTables:
+    """A remote-bot load: ``tables`` tables at once of ``seats``, each playing ``games`` games
+    one after another (none started after ``seconds``), each bot thinking ``think`` seconds before
+    each answer, its random actions drawn from ``seed``."""
 
+    tables: int
+    seats: list[str]
+    variant: str
+    target: int
+    games: int
+    seconds: float
+    seed: int = 0
+    think: float = 0.0
+
+
+@dataclass
+class Timing:
+    """What a table's bots share: where the latencies go (seconds; every table's list), how long a
+    bot thinks before it answers an ``act``, and the table's move in flight: when its bot sent it
+    (``None``: none is) and the deal it is of."""
+
+    latencies: list[float]
+    think: float = 0.0
     sent_at: float | None = None
     deal: int = 0
 
@@ -234,10 +254,8 @@ def bot_table(base: str, seats: list[str], variant: str, target: int) -> tuple[s
     return table["id"], [join["token"] for join in joins]
 
 
-async def remote_bot(uri: str, token: str, rng: np.random.Generator, pending: Pending,
-                     latencies: list[float]) -> BotSeat:
-    """One remote bot at one table, from its hello to the server's ``bye`` or an error (``pending``
-    is shared by the table's bots, ``latencies`` by every table's)."""
+async def remote_bot(uri: str, token: str, rng: np.random.Generator, timing: Timing) -> BotSeat:
+    """One remote bot at one table, from its hello to the server's ``bye`` or an error."""
     bot = BotSeat()
     try:
         async with websockets.connect(uri, max_size=BOT_MAX_BYTES, open_timeout=OPEN_TIMEOUT,
@@ -245,29 +263,30 @@ async def remote_bot(uri: str, token: str, rng: np.random.Generator, pending: Pe
             await _send(ws, {"type": "hello", "token": token})
             while not bot.finished and bot.error is None:
                 message = json.loads(await asyncio.wait_for(ws.recv(), READ_TIMEOUT))
-                await _take(ws, message, bot, rng, pending, latencies)
+                await _take(ws, message, bot, rng, timing)
     except (asyncio.TimeoutError, OSError, websockets.WebSocketException) as err:
         bot.error = f"{type(err).__name__}: {err}"
     return bot
 
 
-async def _take(ws, message: dict, bot: BotSeat, rng: np.random.Generator, pending: Pending,
-                latencies: list[float]) -> None:
+async def _take(ws, message: dict, bot: BotSeat, rng: np.random.Generator, timing: Timing) -> None:
     """One message from the server: it ends the timing of the table's move in flight if it follows
     from that move (an ``act``, or the ``deal_end`` of the move's deal); ``hello`` and ``act`` are
-    answered (a random legal action), deals counted, the end and errors kept."""
+    answered (a random legal action, after the think time), deals counted, the end and errors kept."""
     kind = message["type"]
-    if kind in ("act", "deal_end") and pending.sent_at is not None and message["deal"] >= pending.deal:
-        latencies.append(time.perf_counter() - pending.sent_at)
-        pending.sent_at = None
+    if kind in ("act", "deal_end") and timing.sent_at is not None and message["deal"] >= timing.deal:
+        timing.latencies.append(time.perf_counter() - timing.sent_at)
+        timing.sent_at = None
     if kind == "welcome":
         bot.seat = message["seat"]
     elif kind == "hello":
         await _send(ws, {"type": "hello", "protocol": PROTOCOL, "name": "load-bot"})
     elif kind == "act":
         action = int(rng.choice(message["legal"]))
+        if timing.think:
+            await asyncio.sleep(timing.think)
         bot.actions.append(action)
-        pending.sent_at, pending.deal = time.perf_counter(), message["deal"]
+        timing.sent_at, timing.deal = time.perf_counter(), message["deal"]
         await _send(ws, {"action": action})
     elif kind == "deal_end":
         bot.deals += 1
@@ -282,16 +301,17 @@ async def _send(ws, message: dict) -> None:
     await asyncio.wait_for(ws.send(json.dumps(message)), READ_TIMEOUT)
 
 
-async def _games_in_turn(base: str, seats: list[str], variant: str, target: int, games: int, deadline: float,
-                              rng: np.random.Generator, latencies: list[float], bar: tqdm) -> list[TableRun]:
-    """``games`` games one after another, each at a new table, none started after ``deadline``."""
+async def _games_in_turn(base: str, load: BotTables, deadline: float, rng: np.random.Generator,
+                         latencies: list[float], bar: tqdm) -> list[TableRun]:
+    """``load.games`` games one after another, each at a new table, none started after ``deadline``."""
     runs = []
-    for _ in range(games):
+    for _ in range(load.games):
         if time.monotonic() >= deadline:
             break
-        table_id, tokens = await asyncio.to_thread(bot_table, base, seats, variant, target)
-        uri, pending = base.replace("http://", "ws://") + f"/ws/tables/{table_id}", Pending()
-        bots = await asyncio.gather(*(remote_bot(uri, token, r, pending, latencies)
+        table_id, tokens = await asyncio.to_thread(bot_table, base, load.seats, load.variant, load.target)
+        uri = base.replace("http://", "ws://") + f"/ws/tables/{table_id}"
+        timing = Timing(latencies, load.think)
+        bots = await asyncio.gather(*(remote_bot(uri, token, r, timing)
                                       for token, r in zip(tokens, rng.spawn(len(tokens)))))
         runs.append(TableRun(table_id, list(bots)))
         bar.update()
@@ -309,20 +329,17 @@ async def sample_rss(process: psutil.Process, samples: list[tuple[float, int]], 
             continue
 
 
-async def bot_load(base: str, process: psutil.Process, tables: int, seats: list[str], variant: str, target: int,
-                   games: int, seconds: float, seed: int) -> BotLoad:
-    """``tables`` tables of ``seats`` at once, each playing ``games`` games one after another with its
-    remote bots (none started after ``seconds``), the server's RSS sampled meanwhile."""
+async def bot_load(base: str, process: psutil.Process, load: BotTables) -> BotLoad:
+    """``load`` played at the server ``base``, its process's RSS sampled meanwhile."""
     samples: list[tuple[float, int]] = []
     latencies: list[float] = []
     stop = asyncio.Event()
     sampler = asyncio.ensure_future(sample_rss(process, samples, stop))
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + load.seconds
     try:
-        with tqdm(total=tables * games, desc="games", unit="game", disable=None) as bar:
-            places = await asyncio.gather(*(_games_in_turn(base, seats, variant, target, games, deadline, rng,
-                                                                latencies, bar)
-                                            for rng in np.random.default_rng(seed).spawn(tables)))
+        with tqdm(total=load.tables * load.games, desc="games", unit="game", disable=None) as bar:
+            places = await asyncio.gather(*(_games_in_turn(base, load, deadline, rng, latencies, bar)
+                                            for rng in np.random.default_rng(load.seed).spawn(load.tables)))
     finally:
         stop.set()
         await sampler
@@ -414,34 +431,37 @@ def _latency_row(ms: np.ndarray, seed: int) -> str:
             f"| {np.percentile(ms, 99):.1f} | {ms.max():.1f} |")
 
 
-def report_bots(load: BotLoad, store: Stored, args: argparse.Namespace, wall: float, server_cpu: float) -> int:
+def report_bots(played: BotLoad, store: Stored, args: argparse.Namespace, wall: float, server_cpu: float) -> int:
     """Print the remote-bot run as Markdown; 1 if a move was lost (each way named), else 0."""
-    ms = np.asarray(load.latencies) * 1000
-    sent = sum(len(bot.actions) for run in load.runs for bot in run.bots)
-    kept = sum(len(store.moves.get(run.table_id, {}).get(bot.seat, [])) for run in load.runs for bot in run.bots)
-    every = sum(len(moves) for run in load.runs for moves in store.moves.get(run.table_id, {}).values())
-    told = sum(run.bots[0].deals for run in load.runs)
-    recorded = sum(store.deals.get(run.table_id, 0) for run in load.runs)
+    if not played.latencies:
+        raise SystemExit("no move was timed")
+    ms = np.asarray(played.latencies) * 1000
+    sent = sum(len(bot.actions) for run in played.runs for bot in run.bots)
+    kept = sum(len(store.moves.get(run.table_id, {}).get(bot.seat, [])) for run in played.runs for bot in run.bots)
+    every = sum(len(moves) for run in played.runs for moves in store.moves.get(run.table_id, {}).values())
+    told = sum(run.bots[0].deals for run in played.runs)
+    recorded = sum(store.deals.get(run.table_id, 0) for run in played.runs)
     agents = f" and {3 - args.remote_bots} x {args.agent}" if args.remote_bots < 3 else ""
-    print(f"{args.tables} tables at once of {args.remote_bots} remote bots (random legal actions){agents}, "
-          f"{args.variant} (target {args.target}), {len(load.runs)} games ({args.games} a table, one after another), "
-          f"loopback, {wall:.1f} s wall\n")
+    think = f"after {args.think_ms:g} ms" if args.think_ms else "at once"
+    print(f"{args.tables} tables at once of {args.remote_bots} remote bots (random legal actions, each answered {think})"
+          f"{agents}, {args.variant} (target {args.target}), {len(played.runs)} games ({args.games} a table, one after "
+          f"another), loopback, {wall:.1f} s wall\n")
     print("| games | deals | moves timed | median ms | p95 ms (95% CI) | p99 ms | max ms | server CPU ms per move |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    print(f"| {len(load.runs)} | {recorded} | {ms.size} {_latency_row(ms, args.seed)} "
+    print(f"| {len(played.runs)} | {recorded} | {ms.size} {_latency_row(ms, args.seed)} "
           f"{server_cpu * 1000 / max(ms.size, 1):.1f} |\n")
-    rss = [f"{b / 2**20:.0f}" for b in (*rss_quarters(load.rss), max(b for _, b in load.rss))]
+    rss = [f"{b / 2**20:.0f}" for b in (*rss_quarters(played.rss), max(b for _, b in played.rss))]
     print("| server RSS MiB | start | 25% | 50% | 75% | end | peak |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    print(f"| {len(load.rss)} samples | {' | '.join(rss)} |\n")
-    problems = lost_moves(load.runs, store)
+    print(f"| {len(played.rss)} samples | {' | '.join(rss)} |\n")
+    problems = lost_moves(played.runs, store)
     if problems:
         print(f"MOVES LOST: {len(problems)} problems; the bots sent {sent} moves, the store keeps {kept} of their seats'")
         for problem in problems[:20]:
             print(f"- {problem}")
         return 1
     print(f"No move lost: the bots sent {sent} moves and the database keeps the same {kept}, in order, in their "
-          f"tables' seats ({every} moves with the agents'); the bots were told of {told} deals and the saved records "
+          f"tables' seats ({every} moves in all, the agents' included); the bots were told of {told} deals and the saved records "
           f"hold {recorded}.")
     return 0
 
@@ -475,32 +495,36 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="seats for remote bots per table, 1 to 3, instead of two scripted people (default 0)")
     parser.add_argument("--games", type=int, default=1,
                         help="with --remote-bots: games each table plays one after another (default 1)")
+    parser.add_argument("--think-ms", type=float, default=0.0,
+                        help="with --remote-bots: milliseconds a bot waits before each answer (default 0)")
     args = parser.parse_args(argv)
     if not 1 <= args.tables <= 200 or args.seconds <= 0 or not 0 <= args.watchers <= 400:
         parser.error("--tables must be in 1..200, --watchers in 0..400 and --seconds positive")
-    if not 0 <= args.remote_bots <= 3 or args.games < 1 or (args.remote_bots and args.watchers):
-        parser.error("--remote-bots must be in 0..3, --games at least 1, and --watchers is for the people's tables")
+    if not 0 <= args.remote_bots <= 3 or args.games < 1 or not 0 <= args.think_ms <= 10_000:
+        parser.error("--remote-bots must be in 0..3, --games at least 1 and --think-ms in 0..10000")
+    if args.remote_bots and args.watchers:
+        parser.error("--watchers is for the people's tables, not --remote-bots")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
-    seats = [BOT] * args.remote_bots + [args.agent] * (3 - args.remote_bots)
+    shape = BotTables(args.tables, [BOT] * args.remote_bots + [args.agent] * (3 - args.remote_bots), args.variant,
+                      args.target, args.games, args.seconds, args.seed, args.think_ms / 1000)
     with tempfile.TemporaryDirectory() as folder:
         db = str(Path(folder) / "load.sqlite3")
         with serving(args.tables, args.watchers, folder, db) as (base, process):
             start, cpu = time.perf_counter(), _cpu_seconds(process.cpu_times())
             if args.remote_bots:
-                load = asyncio.run(bot_load(base, process, args.tables, seats, args.variant, args.target, args.games,
-                                            args.seconds, args.seed))
+                played = asyncio.run(bot_load(base, process, shape))
             else:
                 latencies, refused = asyncio.run(run(base, args.tables, args.agent, args.variant, args.target,
                                                      args.seconds, args.seed, args.watchers))
             wall, server_cpu = time.perf_counter() - start, _cpu_seconds(process.cpu_times()) - cpu
         if not args.remote_bots:
             return report_people(latencies, refused, args, wall, server_cpu)
-        store = stored(db, [run.table_id for run in load.runs])  # read after the server stopped
-    return report_bots(load, store, args, wall, server_cpu)
+        store = stored(db, [run.table_id for run in played.runs])  # read after the server stopped
+    return report_bots(played, store, args, wall, server_cpu)
 
 
 if __name__ == "__main__":

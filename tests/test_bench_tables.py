@@ -31,7 +31,7 @@ def test_a_move_missing_from_the_database_is_found(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "READ_TIMEOUT", 10.0)
     db = str(tmp_path / "load.sqlite3")
     with bench.serving(2, 0, str(tmp_path), db) as (base, process):
-        load = asyncio.run(bench.bot_load(base, process, 2, [bench.BOT] * 3, "basic", 1, 1, 60.0, 0))
+        load = asyncio.run(bench.bot_load(base, process, bench.BotTables(2, [bench.BOT] * 3, "basic", 1, 1, 60.0)))
     ids = [run.table_id for run in load.runs]
     assert len(ids) == 2 and all(len(run.bots) == 3 for run in load.runs)
     assert bench.lost_moves(load.runs, bench.stored(db, ids)) == []
