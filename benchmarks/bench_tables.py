@@ -461,8 +461,8 @@ def report_bots(played: BotLoad, store: Stored, args: argparse.Namespace, wall: 
             print(f"- {problem}")
         return 1
     print(f"No move lost: the bots sent {sent} moves and the database keeps the same {kept}, in order, in their "
-          f"tables' seats ({every} moves in all, the agents' included); the bots were told of {told} deals and the saved records "
-          f"hold {recorded}.")
+          f"tables' seats ({every} moves in all, the agents' included); the bots were told of {told} deals and the "
+          f"saved records hold {recorded}.")
     return 0
 
 
