@@ -20,9 +20,9 @@ it includes the agents' moves and the pushes), as Markdown.
 **Remote bots** (``--remote-bots K``, 1 to 3): each table has K seats for remote bots and ``--agent``
 in the others, and each bot is an in-process WebSocket client speaking ``manni-bot/1`` (as
 ``manni bot connect`` relays it) that answers every ``act`` with a random legal action (its own
-seeded generator), at once or after ``--think-ms``. Each table plays ``--games`` games one after another (a new table for each, so
-the server makes and drops tables all run long), none started after ``--seconds`` (a game under
-way plays to its end). The latency of a move is the time from a bot sending its action to the
+seeded generator), at once or after ``--think-ms``. Each table plays ``--games`` games one after
+another (a new table for each, so the server makes and drops tables all run long), none started
+after ``--seconds`` (a game under way plays to its end). The latency of a move is the time from a bot sending its action to the
 table's next message that follows from it reaching one of the table's bots: the next ``act`` (of
 whichever seat: the agents' replies come first), or the ``deal_end`` of the move's deal. The
 server's database (its ``--db``, a temporary file) is then read: every move each bot sent must be
@@ -31,7 +31,7 @@ in the table's saved record; the run fails if any is missing (no move lost). The
 memory (RSS) is sampled every :data:`RSS_EVERY` seconds and shown at a quarter, half, three
 quarters and the end of the run.
 
-    python benchmarks/bench_tables.py --remote-bots 2 --tables 50 --games 8
+    python benchmarks/bench_tables.py --remote-bots 2 --tables 50 --games 56 --seconds 600
 """
 
 from __future__ import annotations
