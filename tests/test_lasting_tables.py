@@ -106,6 +106,49 @@ def _export_and_validate(db_path: Path, out: Path, games: int) -> None:
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def test_records_exported_from_the_store_warm_start_a_training_run(tmp_path, lineup, monkeypatch):
+    """A game played at a table of the store, exported (``manni records export``) and validated,
+    warm-starts ``manni train --warm-start-records``: it imitates the person's decisions, the moves
+    the store keeps of the person's seat, in order."""
+    pytest.importorskip("torch")
+    from sqlalchemy import select
+
+    from manni_agents.play.web.database import MOVES
+    from manni_agents.registry import make_agent
+    from manni_env.cli import main
+    from manni_train import ppo_vector
+
+    from helpers.training import train_args
+
+    db_path, rng = tmp_path / "db.sqlite3", np.random.default_rng(3)
+    with TestClient(_app(tmp_path, lineup, db_path)) as client:
+        table_id = client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"], "seed": 8}).json()["id"]
+        token = client.post(f"/api/tables/{table_id}/seats", json={"name": "Ann"}).json()["token"]
+        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+            ws.send_json({"type": "hello", "token": token})
+            assert _moves(ws, _state(ws), 10_000, rng)["table"]["finished"]
+    db = Database.open(database_url(str(db_path)))
+    with db.engine.connect() as c:
+        person = list(c.execute(select(MOVES.c.action).where(MOVES.c.table_id == table_id, MOVES.c.seat == 0)
+                                .order_by(MOVES.c.n)).scalars())
+    db.close()
+    out = tmp_path / "export.jsonl"
+    _export_and_validate(db_path, out, 1)
+    imitated = []
+
+    def warm_start(actor, critic, data, args, gen):
+        imitated.append(data.actions.tolist())
+        return real(actor, critic, data, args, gen)
+
+    real = ppo_vector.warm_start
+    monkeypatch.setattr(ppo_vector, "warm_start", warm_start)
+    assert main(train_args(tmp_path, "--target", str(SHORT["target"]), "--warm-start-records", str(out),
+                           "--warm-start-players", "human", "--bc-samples", "10000")) == 0
+    assert len(person) > 10 and imitated == [person]
+    agent = make_agent(f"ppo:{tmp_path / 'records' / 'agent'}")  # the run exported its agent
+    assert agent.meta["training"]["args"]["warm_start_records"] == [str(out)]
+
+
 def test_records_export_says_what_is_wrong_in_one_line(tmp_path):
     cli = [sys.executable, "-m", "manni_env.cli", "records", "export"]
     missing = subprocess.run([*cli, "--db", str(tmp_path / "none.sqlite3"), str(tmp_path / "o.jsonl")],

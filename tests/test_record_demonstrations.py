@@ -21,6 +21,8 @@ from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import demonstrations  # noqa: E402
 from manni_train.record_demonstrations import load_records, record_demonstrations  # noqa: E402
 
+from helpers.training import train_args  # noqa: E402
+
 PLAYERS = ("rule_based", "random", "rule_based")
 
 
@@ -124,13 +126,6 @@ def _seats(record) -> list[int]:
             seats.append(state.to_move)
             state.apply(action)
     return seats
-
-
-def train_args(tmp_path, *extra: str) -> list[str]:
-    return ["train", "--variant", "basic", "--target", "5", "--total-steps", "200", "--num-envs", "8",
-            "--num-steps", "16", "--hidden", "16", "--eval-every", "0", "--eval-deals", "4",
-            "--final-eval-deals", "0", "--bc-epochs", "1", "--torch-threads", "1", "--no-overlap",
-            "--no-progress-bar", "--runs-dir", str(tmp_path), "--run-name", "records", *extra]
 
 
 def test_a_tiny_run_imitates_the_records_and_exports(records_file, tmp_path):

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -219,6 +220,37 @@ def test_manni_bot_connect_bridges_an_unchanged_bot_program(served):
     assert "to rejoin it: manni bot connect" in lines[0]
     info = _http(f"{url}api/tables/{table['id']}")
     assert info["finished"] and info["seats"][0]["name"] == "simple-python" and info["seats"][0]["strikes"] == 0
+
+
+def _first_legal_over_a_socket(url: str, table_id: str, token: str) -> list[str]:
+    """A remote bot on a real socket answering each act with its first legal action until bye,
+    each message awaited 10 s at most; the kinds of message received."""
+    from websockets.sync.client import connect as ws_connect
+
+    kinds = []
+    with ws_connect(f"{url.replace('http://', 'ws://')}ws/tables/{table_id}", open_timeout=10) as ws:
+        ws.send(json.dumps({"type": "hello", "token": token}))
+        while not kinds or kinds[-1] != "bye":
+            message = json.loads(ws.recv(timeout=10))
+            kinds.append(message["type"])
+            if message["type"] == "hello":
+                ws.send(json.dumps({"type": "hello", "protocol": P.PROTOCOL, "name": "b"}))
+            elif message["type"] == "act":
+                ws.send(json.dumps({"action": message["legal"][0]}))
+    return kinds
+
+
+def test_a_table_of_remote_bots_and_no_person_plays_to_its_end(served):
+    """Each bot's move wakes the table's other bots though no person or spectator is connected (such
+    a table stalled after its first bot move: only a push to a person's socket woke them)."""
+    url, _ = served
+    table = _http(f"{url}api/tables", {**SHORT, "seats": [BOT, BOT, "random"]})
+    tokens = [_http(f"{url}api/tables/{table['id']}/seats", {"bot": True})["token"] for _ in range(2)]
+    with ThreadPoolExecutor(2) as pool:
+        kinds = list(pool.map(lambda token: _first_legal_over_a_socket(url, table["id"], token), tokens))
+    assert all(k[-2:] == ["game_end", "bye"] and k.count("act") > 5 for k in kinds), kinds
+    info = _http(f"{url}api/tables/{table['id']}")
+    assert info["finished"] and [s["strikes"] for s in info["seats"][:2]] == [0, 0]
 
 
 def test_manni_bot_connect_says_what_is_wrong_in_one_line(served):

@@ -117,7 +117,7 @@ async def _play(link: BotLink, table_id: str, hub) -> None:
     """Tell the bot what happens and ask it for its seat's moves until the game is over."""
     table, seat = link.table, link.seat
     while True:
-        messages, request, over = await run_in_threadpool(_pending, link)
+        messages, request, over = await _pending_now(link)
         for message in messages:
             await _send(link.ws, message)
         if over:
@@ -139,6 +139,18 @@ async def _play(link: BotLink, table_id: str, hub) -> None:
         except TableError:  # the table closed meanwhile (everybody else left)
             continue
         await hub.broadcast(table_id, table)
+
+
+async def _pending_now(link: BotLink) -> tuple[list[dict], dict | None, bool]:
+    """:func:`_pending` on the event loop when the table's lock is free (it takes well under a
+    millisecond, less than handing it to a worker thread), else in a worker thread (the table is
+    busy, an agent's move perhaps: the loop must not wait for it)."""
+    if not link.table.lock.acquire(blocking=False):
+        return await run_in_threadpool(_pending, link)
+    try:
+        return _pending(link)
+    finally:
+        link.table.lock.release()
 
 
 def _pending(link: BotLink) -> tuple[list[dict], dict | None, bool]:

@@ -171,27 +171,32 @@ class Hub:
         """Send every connection of the table its seat's message if the table changed since its
         last one (in order: one broadcast at a time). Each seat's message (and the spectators') is
         built and encoded once, however many connections it has, and the people's connections are
-        sent theirs before the spectators."""
+        sent theirs before the spectators. Then the table's remote bots are woken (whether or not
+        any other connection was sent something: a table may have only bots)."""
         lock = self.locks.setdefault(table_id, asyncio.Lock())
         async with lock:
             if table.state.finished and not table.saved:  # saved when it ends, like a single game
                 await run_in_threadpool(self.tables.games.save, table)
-            connections = sorted(((ws, seat) for ws, seat in self.sockets.get(table_id, {}).items()
-                                  if self.sent.get(ws, -1) < table.version), key=lambda item: item[1] is None)
-            if not connections:
-                return
-            texts = await run_in_threadpool(_encoded, table, {seat for _, seat in connections})
-            for ws, seat in connections:
-                version, text = texts[seat]
-                try:
-                    self.sent[ws] = version
-                    with anyio.fail_after(SEND_TIMEOUT):
-                        await ws.send_text(text)
-                except Exception:  # a closed or stuck connection: closed; its own loop cleans up
-                    self.remove(table_id, ws)
-                    self._keep(asyncio.ensure_future(_close(ws, "too slow to receive the table's messages", 1008)))
+            await self._push(table_id, table)
         for link in self.bots.get(table_id, {}).values():
             link.changed.set()
+
+    async def _push(self, table_id: str, table: Table) -> None:
+        """Send the table's connections that have not had its version their seat's message."""
+        connections = sorted(((ws, seat) for ws, seat in self.sockets.get(table_id, {}).items()
+                              if self.sent.get(ws, -1) < table.version), key=lambda item: item[1] is None)
+        if not connections:
+            return
+        texts = await run_in_threadpool(_encoded, table, {seat for _, seat in connections})
+        for ws, seat in connections:
+            version, text = texts[seat]
+            try:
+                self.sent[ws] = version
+                with anyio.fail_after(SEND_TIMEOUT):
+                    await ws.send_text(text)
+            except Exception:  # a closed or stuck connection: closed; its own loop cleans up
+                self.remove(table_id, ws)
+                self._keep(asyncio.ensure_future(_close(ws, "too slow to receive the table's messages", 1008)))
 
     def schedule(self, table_id: str, table: Table) -> None:
         """Run :meth:`Table.tick` when the table's grace period may next end."""
