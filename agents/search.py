@@ -176,9 +176,7 @@ class SearchAgent:
                 weights = [tempered_weights(row, self.temperature) for row in log_p]
             else:
                 weights = [np.full(worlds, 1 / worlds)] * len(views)
-            counts = np.repeat([legal.size for legal in legals], worlds)
-            state = VectorState(*(np.repeat(a, counts, axis=0) for a in template))
-            points = rollouts.play_rows(state, np.concatenate([np.tile(legal, worlds) for legal in legals]))
+            points = rollouts.play_out(template, [legal for legal in legals for _ in range(worlds)])
         bounds = np.cumsum([0, *(worlds * legal.size for legal in legals)])
         return [(legal, w, points[start:stop].reshape(worlds, legal.size, 3).astype(np.float64))
                 for legal, w, start, stop in zip(legals, weights, bounds[:-1], bounds[1:])]
@@ -321,18 +319,14 @@ class _Rollouts:
             actions[multi] = self.network.policy_logits(obs[multi], mask[multi], self.rules).argmax(1)
         return actions
 
-    def play_out(self, template: VectorState, cards: np.ndarray) -> np.ndarray:
-        """Every seat's deal points after playing each of ``cards`` in each world of ``template`` and
-        then the network's greedy play to the end of the deal: shape (worlds × cards, 3), world-major."""
-        state = VectorState(*(np.repeat(a, cards.size, axis=0) for a in template))
-        return self.play_rows(state, np.tile(cards, len(template.phase)))
-
-    def play_rows(self, state: VectorState, actions: np.ndarray) -> np.ndarray:
-        """Every seat's deal points in each game of ``state`` after its seat on turn plays
-        ``actions`` and the network plays greedily to the end of the deal: shape (games, 3). Games
-        whose deals end earlier (those of other decisions) leave the batch as they end: the games
-        play in order of the cards played so far, so those ending are the last rows (the others go
-        on in views of the arrays) unless a deal ends early."""
+    def play_out(self, template: VectorState, cards: Sequence[np.ndarray]) -> np.ndarray:
+        """Every seat's deal points after playing each of ``cards[i]`` in game (world) ``i`` of
+        ``template`` and then the network's greedy play to the end of the deal: shape (cards in all,
+        3), in the order of ``cards``. Games whose deals end earlier (another decision's) leave the
+        batch as they end: the games play in order of the cards played so far, so those ending are
+        the last rows (the others go on in views of the arrays) unless a deal ends early."""
+        state = VectorState(*(np.repeat(a, [c.size for c in cards], axis=0) for a in template))
+        actions = np.concatenate(cards)
         rows = np.argsort(state.n_plays, kind="stable")  # the games still playing, by their row in ``state``
         state, actions = VectorState(*(a[rows] for a in state)), actions[rows]
         points = np.zeros((rows.size, 3), np.int64)
@@ -374,10 +368,10 @@ class _Rollouts:
             live = [view for view in views if len(view.plays) > k]  # a prefix of the views
             n = len(live) * worlds
             now = VectorState(*(a[:n] for a in state))
-            seats, cards = np.repeat([(view.plays[k][0] != view.seat, view.plays[k][1]) for view in live],
-                                     worlds, axis=0).T
+            opponents, cards = np.repeat([(view.plays[k][0] != view.seat, view.plays[k][1]) for view in live],
+                                         worlds, axis=0).T
             obs, mask = self._observe(now, now.to_move)
-            theirs = np.flatnonzero(seats)  # a forced card has probability 1 in every world
+            theirs = np.flatnonzero(opponents)  # the opponents' plays only: the seat's own are no evidence
             if theirs.size:
                 logits = self.network.policy_logits(obs[theirs], mask[theirs], self.rules)
                 log_p[theirs] += logits[np.arange(theirs.size), cards[theirs]] - log_partition(logits)

@@ -49,6 +49,8 @@ TARGETS = ("greedy", "soft", "gumbel")
 DEFAULT_TEMPERATURE = 1.0
 #: Gumbel AlphaZero's σ: (c_visit + visits) · c_scale · q̂ (Danihelka et al. 2022; mctx's defaults)
 GUMBEL_C_VISIT, GUMBEL_C_SCALE = 50.0, 0.1
+#: decisions searched in one batch (bounds the play-outs' state: some tens of MB at 8 worlds)
+SEARCH_BATCH = 256
 #: word of the search's seed sequence (the rollout's seed, then this): its generator is its own
 SEARCH_STREAM = 0x5EA2C4
 
@@ -136,7 +138,8 @@ class ExpertIteration:
         if not self._views:
             return 0
         self.network.actor = actor
-        values = self.search.evaluate_many(self._views, self.rng)
+        values = np.concatenate([self.search.evaluate_many(self._views[first:first + SEARCH_BATCH], self.rng)
+                                 for first in range(0, len(self._views), SEARCH_BATCH)])
         picked = np.concatenate([r for r, _ in self._picked])
         logits = torch.cat([lg for _, lg in self._picked]).numpy()
         target[torch.from_numpy(picked)] = torch.from_numpy(search_targets(values, logits, self.kind, self.worlds,
