@@ -23,6 +23,9 @@ the deal, and choose the card with the best mean outcome (ties: the lowest card)
 - **Card values** (:meth:`SearchAgent.card_values`): per legal card, the same worlds' weighted mean
   of the seat's own deal points, with the number of worlds: what ``manni serve``'s hints and
   reviews say a card is worth.
+- **Many decisions at once** (:meth:`SearchAgent.evaluate_many`): the card-play decisions of many
+  games (a vector env's, a rollout's) in one batch, each with its own worlds, all their worlds ×
+  cards played out together; the values :meth:`SearchAgent.evaluate` gives on the same worlds.
 - **Which decisions are searched**: card play. The network alone decides the exchange, the swap,
   the pickup, the discards and the announcement (as good as ``pimc`` there: see docs/search.md).
 - **Network**: the shipped ``ppo`` network of the variant being played, or ``model=PATH`` (a
