@@ -38,7 +38,8 @@ from manni_train.snapshot_pool import SnapshotPool, sample
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 FIXED = -4  # FIXED - i: fixed opponent i of --opponents
-TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns", "unseen", "target")  # a RolloutBatch's rows
+#: a RolloutBatch's rows
+TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns", "unseen", "target")
 
 
 @dataclass
