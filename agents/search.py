@@ -23,6 +23,9 @@ the deal, and choose the card with the best mean outcome (ties: the lowest card)
 - **Card values** (:meth:`SearchAgent.card_values`): per legal card, the same worlds' weighted mean
   of the seat's own deal points, with the number of worlds: what ``manni serve``'s hints and
   reviews say a card is worth.
+- **Many decisions at once** (:meth:`SearchAgent.evaluate_many`): the card-play decisions of many
+  games (a vector env's, a rollout's) in one batch, each with its own worlds, all their worlds ×
+  cards played out together; the values :meth:`SearchAgent.evaluate` gives on the same worlds.
 - **Which decisions are searched**: card play. The network alone decides the exchange, the swap,
   the pickup, the discards and the announcement (as good as ``pimc`` there: see docs/search.md).
 - **Network**: the shipped ``ppo`` network of the variant being played, or ``model=PATH`` (a
@@ -38,7 +41,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -128,6 +131,18 @@ class SearchAgent:
         best = int(legal[int(np.argmax(means))])  # argmax: the first (lowest) card among equals
         return best, {int(a): float(m) for a, m in zip(legal, means)}, weights
 
+    def evaluate_many(self, views: Sequence[SeatView], rng: np.random.Generator) -> np.ndarray:
+        """The batched multi-decision search: for each of ``views`` (card-play decisions of the seat
+        on turn, of one variant, e.g. many games of a vector env), the (weighted) mean outcome of
+        every legal card, as :meth:`evaluate` gives it, and NaN at the other actions: shape
+        (len(views), 63). The worlds are drawn from ``rng`` view after view, so row ``i`` equals
+        :meth:`evaluate` on ``views[i]`` after the same draws for the views before it; the worlds ×
+        cards of all the views are played out in one batch. Reads the views only."""
+        values = np.full((len(views), NUM_ACTIONS), np.nan)
+        for row, (view, (legal, weights, points)) in enumerate(zip(views, self._play_worlds_many(views, rng))):
+            values[row, legal] = weights @ relative_points(points)[:, :, view.seat]
+        return values
+
     def card_values(self, view: SeatView, rng: np.random.Generator) -> CardValues:
         """What each legal card is worth to the seat on turn: its expected deal points over the
         worlds :meth:`evaluate` samples from the same ``rng`` state (the seat's own points, not the
@@ -139,20 +154,35 @@ class SearchAgent:
     def _play_worlds(self, view: SeatView, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The legal cards of ``view``, the sampled worlds' weights and the deal points of every
         seat after each card in each world (worlds × cards × 3)."""
-        if view.phase != Phase.PLAY or not view.legal_actions:
-            raise ValueError(f"search evaluates card play of the seat on turn, got phase {view.phase.name} "
-                             f"for seat {view.seat} (seat {view.to_move} on turn)")
-        rollouts = self._rollouts_for(view.rules)
-        template = rollouts.load(view, sample_worlds(view, rng, self.worlds))
-        legal = np.array(view.legal_actions, np.int64)
+        return self._play_worlds_many([view], rng)[0]
+
+    def _play_worlds_many(self, views: Sequence[SeatView], rng: np.random.Generator,
+                          ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """:meth:`_play_worlds` of each of ``views`` (worlds drawn from ``rng`` view after view), all
+        the views' worlds × cards played out in one batch."""
+        if not views:
+            return []
+        for view in views:
+            if view.phase != Phase.PLAY or not view.legal_actions:
+                raise ValueError(f"search evaluates card play of the seat on turn, got phase {view.phase.name} "
+                                 f"for seat {view.seat} (seat {view.to_move} on turn)")
+        rules = views[0].rules
+        if any(view.rules != rules for view in views):
+            raise ValueError("the views of one batched search must be of one variant and rule options")
+        rollouts, worlds = self._rollouts_for(rules), self.worlds
+        template = _concat([rollouts.load(view, sample_worlds(view, rng, worlds)) for view in views])
+        legals = [np.array(view.legal_actions, np.int64) for view in views]
         # one BLAS thread: a multithreaded BLAS on batches this small only waits on busy cores
         with _blas().limit(limits=1, user_api="blas"):
             if self.weighting == "policy":
-                weights = tempered_weights(rollouts.log_likelihoods(view, template), self.temperature)
+                log_p = rollouts.log_likelihoods_many(views, template).reshape(len(views), worlds)
+                weights = [tempered_weights(row, self.temperature) for row in log_p]
             else:
-                weights = np.full(self.worlds, 1 / self.worlds)
-            points = rollouts.play_out(template, legal).reshape(self.worlds, legal.size, 3)
-        return legal, weights, points.astype(np.float64)
+                weights = [np.full(worlds, 1 / worlds)] * len(views)
+            points = rollouts.play_out(template, [legal for legal in legals for _ in range(worlds)])
+        bounds = np.cumsum([0, *(worlds * legal.size for legal in legals)])
+        return [(legal, w, points[start:stop].reshape(worlds, legal.size, 3).astype(np.float64))
+                for legal, w, start, stop in zip(legals, weights, bounds[:-1], bounds[1:])]
 
     def log_likelihoods(self, view: SeatView, rng: np.random.Generator) -> np.ndarray:
         """Per world that :meth:`evaluate` samples from the same ``rng`` state, the log-probability
@@ -205,6 +235,11 @@ def effective_worlds(weights: np.ndarray) -> float:
 def _blas() -> ThreadpoolController:
     """The process's thread pools (found once; BLAS is loaded with numpy)."""
     return ThreadpoolController()
+
+
+def _concat(states: list[VectorState]) -> VectorState:
+    """One state of the games of ``states``, in order."""
+    return states[0] if len(states) == 1 else VectorState(*(np.concatenate(arrays) for arrays in zip(*states)))
 
 
 def _bools(mask: int) -> np.ndarray:
@@ -287,39 +322,66 @@ class _Rollouts:
             actions[multi] = self.network.policy_logits(obs[multi], mask[multi], self.rules).argmax(1)
         return actions
 
-    def play_out(self, template: VectorState, cards: np.ndarray) -> np.ndarray:
-        """Every seat's deal points after playing each of ``cards`` in each world of ``template`` and
-        then the network's greedy play to the end of the deal: shape (worlds × cards, 3), world-major."""
-        state = VectorState(*(np.repeat(a, cards.size, axis=0) for a in template))
-        actions = np.tile(cards, len(template.phase))
+    def play_out(self, template: VectorState, cards: Sequence[np.ndarray]) -> np.ndarray:
+        """Every seat's deal points after playing each of ``cards[i]`` in game (world) ``i`` of
+        ``template`` and then the network's greedy play to the end of the deal: shape (cards in all,
+        3), in the order of ``cards``. Games whose deals end earlier (another decision's) leave the
+        batch as they end: the games play in order of the cards played so far, so those ending are
+        the last rows (the others go on in views of the arrays) unless a deal ends early."""
+        state = VectorState(*(np.repeat(a, [c.size for c in cards], axis=0) for a in template))
+        actions = np.concatenate(cards)
+        rows = np.argsort(state.n_plays, kind="stable")  # the games still playing, by their row in ``state``
+        state, actions = VectorState(*(a[rows] for a in state)), actions[rows]
+        points = np.zeros((rows.size, 3), np.int64)
+        _, mask = self._observe(state, state.to_move)
         while True:
-            _, mask = self._observe(state, state.to_move)
             out = self._step(state, actions, mask)
-            if out.deal_over.all():
-                break
+            if out.deal_over.any():
+                points[rows[out.deal_over]] = out.points[out.deal_over]
+                playing = np.flatnonzero(~out.deal_over)
+                if not playing.size:
+                    return points
+                keep = slice(playing.size) if playing[-1] == playing.size - 1 else playing
+                state, rows = VectorState(*(a[keep] for a in state)), rows[keep]
             obs, mask = self._observe(state, state.to_move)
             actions = self._greedy(obs, mask)
-        return out.points
 
     def log_likelihoods(self, view: SeatView, template: VectorState) -> np.ndarray:
         """Per world, the log-probability under the network's masked softmax policy of the
         opponents' card plays of this deal, replayed from the start of trick play in that world."""
-        state = VectorState(*(a.copy() for a in template))
-        n = len(state.phase)
+        return self.log_likelihoods_many([view], template)
+
+    def log_likelihoods_many(self, views: Sequence[SeatView], template: VectorState) -> np.ndarray:
+        """:meth:`log_likelihoods` of each of ``views``, whose worlds are the consecutive equal
+        shares of ``template``'s games, in one batch: one value per game. The replays run longest
+        first, so the games still replaying are always the first rows (views of the arrays)."""
+        worlds = len(template.phase) // len(views)
+        order = np.argsort([-len(view.plays) for view in views], kind="stable")
+        views = [views[i] for i in order]
+        games = (order[:, None] * worlds + np.arange(worlds)).reshape(-1)
+        state = VectorState(*(a[games] for a in template))  # a copy, in the replays' order
         for s in range(3):
             state.hands[:, s] |= state.played[:, s]
         state.played[:] = state.voids[:] = False
         state.tricks_won[:] = state.trick_len[:] = state.n_plays[:] = 0
         state.led_suit[:] = -1
-        state.leader[:] = state.to_move[:] = (view.dealer + 1) % 3
-        log_p = np.zeros(n)
-        for s, card in view.plays:
-            obs, mask = self._observe(state, state.to_move)
-            if s != view.seat:  # a forced card has probability 1 in every world
-                logits = self.network.policy_logits(obs, mask, self.rules)
-                log_p += logits[:, card] - log_partition(logits)
-            self._step(state, np.full(n, card, np.int64), mask)
-        return log_p
+        state.leader[:] = state.to_move[:] = (state.dealer + 1) % 3
+        log_p = np.zeros(games.size)
+        for k in range(len(views[0].plays)):
+            live = [view for view in views if len(view.plays) > k]  # a prefix of the views
+            n = len(live) * worlds
+            now = VectorState(*(a[:n] for a in state))
+            opponents, cards = np.repeat([(view.plays[k][0] != view.seat, view.plays[k][1]) for view in live],
+                                         worlds, axis=0).T
+            obs, mask = self._observe(now, now.to_move)
+            theirs = np.flatnonzero(opponents)  # the opponents' plays only: the seat's own are no evidence
+            if theirs.size:
+                logits = self.network.policy_logits(obs[theirs], mask[theirs], self.rules)
+                log_p[theirs] += logits[np.arange(theirs.size), cards[theirs]] - log_partition(logits)
+            self._step(now, np.ascontiguousarray(cards, np.int64), mask)
+        back = np.empty_like(log_p)
+        back[games] = log_p
+        return back
 
 
 def network_decisions(rules: Rules, deals: int | range, seed: int, progress: bool = True,

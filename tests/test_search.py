@@ -90,7 +90,7 @@ def test_batched_rollouts_equal_the_engine(variant: str) -> None:
                 assert np.array_equal(obs[w], encoder.encode(world.view(seat)))
                 assert np.array_equal(mask[w], encoder.action_mask(world.view(seat)))
         cards = np.array(view.legal_actions)
-        outcomes = rollouts.play_out(template, cards).reshape(2, cards.size, 3)
+        outcomes = rollouts.play_out(template, [cards, cards]).reshape(2, cards.size, 3)
         for w, world in enumerate(worlds):
             for j, card in enumerate(cards.tolist()):
                 game = world.clone()

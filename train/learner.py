@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from manni_train.expert_iteration import search_loss
 from manni_train.networks import Actor, Critic, parameters, policy_and_value
 from manni_train.precision import autocast, compute_dtype, padded_rows
 from manni_train.vector_rollout import RolloutBatch
@@ -43,6 +44,7 @@ class PPOLearner:
         # the observations only feed the first layers, which autocast runs in the compute dtype: cast them once
         f_obs = batch.obs.to(self.device, self.dtype)
         f_unseen = None if batch.unseen is None else batch.unseen.to(self.device, self.dtype)
+        f_target = None if batch.target is None else batch.target.to(self.device)  # --search-share
         f_mask, f_act, f_logp, f_val, f_adv, f_ret = (
             t.to(self.device) for t in (batch.mask, batch.actions, batch.logp, batch.values, batch.advantages,
                                         batch.returns))
@@ -74,6 +76,9 @@ class PPOLearner:
                     v_loss = torch.max(v_loss, (v_clipped - ret) ** 2)
                 v_loss = 0.5 * v_loss.mean()
                 loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+                if f_target is not None:  # expert iteration: towards the search's targets
+                    s_loss = search_loss(logp_all, f_target.index_select(0, idx))
+                    loss = loss + args.search_coef * s_loss
                 self.step(loss)
                 clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
         with torch.no_grad():  # CleanRL's diagnostics: the last minibatch's KL estimate, the critic's fit
@@ -81,9 +86,12 @@ class PPOLearner:
             approx_kl = ((log_ratio.exp() - 1) - log_ratio).mean().item()
             variance = f_ret.var().item() if size > 1 else 0.0
             explained = float("nan") if variance == 0 else 1.0 - (f_ret - f_val).var().item() / variance
-        return {"losses/policy": pg_loss.item(), "losses/value": v_loss.item(), "losses/entropy": entropy.item(),
-                "losses/clipfrac": float(np.mean(clipfracs)), "losses/approx_kl": approx_kl,
-                "losses/explained_variance": explained}
+        losses = {"losses/policy": pg_loss.item(), "losses/value": v_loss.item(), "losses/entropy": entropy.item(),
+                  "losses/clipfrac": float(np.mean(clipfracs)), "losses/approx_kl": approx_kl,
+                  "losses/explained_variance": explained}
+        if f_target is not None:
+            losses |= {"losses/search": s_loss.item(), "charts/searched_decisions": int((f_target.sum(1) > 0).sum())}
+        return losses
 
     def step(self, loss: torch.Tensor) -> None:
         """One gradient step on ``loss`` (clipped to ``max_grad_norm``)."""

@@ -12,6 +12,7 @@ from manni_env.vector import BACKENDS
 from manni_train.args import MIN_ARENA_DEALS, SelfPlayArgs
 from manni_train.cpu import isa_cap
 from manni_train.critic_view import CRITIC_VIEWS
+from manni_train.expert_iteration import check_args as check_expert_iteration
 from manni_train.init_from import init_network
 from manni_train.networks import TORSOS
 from manni_train.precision import PRECISIONS
@@ -121,6 +122,23 @@ class Args(SelfPlayArgs):
     resume: str | None = None
     """continue the interrupted run in this directory (RUN_DIR: its args.json, networks, optimizer,
     step count, history and random states; the other options are ignored)"""
+    # expert iteration (manni_train.expert_iteration; docs/training.md)
+    search_share: float = 0.0
+    """expert iteration: the share of the learner's card-play decisions (more than one legal card) in
+    each rollout that the batched search gives a target, learned beside PPO's loss (0: off)"""
+    search_worlds: int = 8
+    """worlds the search samples from the seat's view for each searched decision"""
+    search_weighting: str = "uniform"
+    """how the search weighs its worlds: uniform, or policy (by the actor's likelihood of the
+    opponents' card plays, as search:weighting=policy)"""
+    search_target: str = "gumbel"
+    """what a searched decision is taught: greedy (the best card), soft (the softmax of the cards'
+    values / --search-temperature) or gumbel (Gumbel AlphaZero's improved policy: the softmax of the
+    acting policy's logits plus the scaled, min-max normalised values)"""
+    search_temperature: float | None = None
+    """with --search-target soft: the temperature of the values' softmax, in points (default 1)"""
+    search_coef: float = 1.0
+    """weight of the search targets' cross-entropy in the update's loss"""
 
     def __post_init__(self) -> None:
         if self.total_steps is None:
@@ -137,6 +155,7 @@ class Args(SelfPlayArgs):
         self.check_at_least(1, "bc_batch_size")
         if self.save_every < 0:
             raise ValueError(f"--save-every must not be negative (0: no copies), got {self.save_every}")
+        check_expert_iteration(self)
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
         if self.warm_start_players and not self.warm_start_records:

@@ -31,13 +31,15 @@ from manni_env.actions import NUM_ACTIONS
 from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni
 from manni_train.critic_view import UNSEEN_SIZE, pack_flags, unseen_cards
+from manni_train.expert_iteration import ExpertIteration, target_rows
 from manni_train.networks import policy_and_value
 from manni_train.precision import autocast, compute_dtype, padded_rows, run_padded
 from manni_train.snapshot_pool import SnapshotPool, sample
 
 LEARNER, RULE_BASED, RANDOM = -1, -2, -3  # seat controllers; k >= 0 is pool snapshot k
 FIXED = -4  # FIXED - i: fixed opponent i of --opponents
-TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns", "unseen")  # a RolloutBatch's rows
+#: a RolloutBatch's rows
+TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns", "unseen", "target")
 
 
 @dataclass
@@ -49,18 +51,21 @@ class LearnerRows:
     actions: torch.Tensor
     logp: torch.Tensor
     unseen: torch.Tensor | None  # with --critic deal
+    target: torch.Tensor | None = None  # with --search-share: the search's targets (manni_train.expert_iteration)
 
     @classmethod
-    def allocate(cls, size: int, obs_size: int, dtype: torch.dtype, unseen: bool) -> LearnerRows:
+    def allocate(cls, size: int, obs_size: int, dtype: torch.dtype, unseen: bool, target: bool = False) -> LearnerRows:
         return cls(obs=torch.zeros((size, obs_size), dtype=dtype),
                    mask=torch.zeros((size, NUM_ACTIONS), dtype=torch.bool),
                    actions=torch.zeros(size, dtype=torch.long), logp=torch.zeros(size),
-                   unseen=torch.zeros((size, UNSEEN_SIZE)) if unseen else None)
+                   unseen=torch.zeros((size, UNSEEN_SIZE)) if unseen else None,
+                   target=target_rows(size) if target else None)
 
     @staticmethod
-    def nbytes(size: int, obs_size: int, dtype: torch.dtype, unseen: bool) -> int:
+    def nbytes(size: int, obs_size: int, dtype: torch.dtype, unseen: bool, target: bool = False) -> int:
         """The bytes that :meth:`allocate` takes for these buffers."""
-        return size * (obs_size * dtype.itemsize + NUM_ACTIONS + 8 + 4 + (UNSEEN_SIZE * 4 if unseen else 0))
+        return size * (obs_size * dtype.itemsize + NUM_ACTIONS + 8 + 4 + (UNSEEN_SIZE * 4 if unseen else 0)
+                       + (NUM_ACTIONS * 4 if target else 0))
 
     def buffers(self) -> dict[str, torch.Tensor | None]:
         """The buffers by name (:class:`RolloutBatch`'s names)."""
@@ -90,6 +95,7 @@ class RolloutBatch:
     advantages: torch.Tensor  # GAE
     returns: torch.Tensor  # advantages + values
     unseen: torch.Tensor | None = None  # with --critic deal: the cards hidden from the seat (critic_view)
+    target: torch.Tensor | None = None  # with --search-share: the search's targets, zeros where none (expert_iteration)
     deal_scores: list[float] = field(default_factory=list)  # deal scores of the learner's seats in finished deals
     seconds: float = 0.0  # wall time of the rollouts (the longest, for rollouts run side by side)
     cpu_seconds: float = 0.0  # process time of the rollouts (summed over runners)
@@ -163,8 +169,10 @@ class VectorRollout:
         # most every game at every step), so only its rows are copied, in ``slots`` sets used in turn;
         # and per vector step and game (``valid`` marks learner decisions) what the GAE walks along
         self.pack = pack_flags(args.rules()) if args.critic == "deal" else None  # with --critic deal
-        self.slots = [LearnerRows.allocate(T * n, self.obs_size, self.dtype, self.pack is not None)
-                      for _ in range(slots)]
+        # with --search-share, the search's targets of a share of the learner's card play
+        self.expert = ExpertIteration(args, seed, self.dtype) if args.search_share else None
+        self.slots = [LearnerRows.allocate(T * n, self.obs_size, self.dtype, self.pack is not None,
+                                           self.expert is not None) for _ in range(slots)]
         self.turn = 0  # the slot of the next rollout
         self.b_val = torch.zeros((T, n))
         self.b_rew = np.zeros((T, n), np.float32)
@@ -269,6 +277,8 @@ class VectorRollout:
             actions[rows] = a
             f_act[here] = a
             f_logp[here] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
+            if self.expert is not None:
+                self.expert.pick(venv, rows.numpy(), learner_mask[:m], logits, filled)
             filled += m
             snapshot = np.flatnonzero(ctrl >= 0)
             if snapshot.size:  # every snapshot's games in one pass
@@ -298,6 +308,8 @@ class VectorRollout:
                 if games.size:
                     self.assign_seats(games)
         self.obs, self.mask, self.to_move = obs, mask, to_move
+        if self.expert is not None:
+            self.expert.fill(slot.target, actor, filled)
 
         # bootstrap trajectories cut by the end of the rollout with the value of the seat's current view
         next_value = np.zeros((n, 3), np.float32)
