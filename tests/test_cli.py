@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 from importlib.metadata import EntryPoint
 from pathlib import Path
 

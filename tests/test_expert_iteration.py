@@ -16,7 +16,7 @@ from manni_train.expert_iteration import ExpertIteration, search_loss, search_ta
 from manni_train.learner import PPOLearner  # noqa: E402
 from manni_train.networks import Actor, Critic  # noqa: E402
 from manni_train.ppo_vector import Args, train  # noqa: E402
-from manni_train.precision import autocast, compute_dtype  # noqa: E402
+from manni_train.precision import compute_dtype  # noqa: E402
 from manni_train.vector_rollout import VectorRollout  # noqa: E402
 
 TINY = dict(num_envs=16, num_steps=24, hidden=[32], eval_every=0, eval_deals=4, bc_samples=400, bc_epochs=1,

@@ -160,7 +160,7 @@ def test_a_faulty_answer_is_a_strike_and_the_stand_in_plays_the_seat(client, mon
         ws.receive_json()
         ws.receive_json()
         ws.send_json({"type": "hello", "protocol": P.PROTOCOL, "name": "faulty"})
-        while (message := ws.receive_json())["type"] != "act":
+        while ws.receive_json()["type"] != "act":
             pass
         if isinstance(answer, str):
             ws.send_text(answer)
