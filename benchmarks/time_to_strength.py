@@ -192,7 +192,7 @@ def pimc_level(row: dict) -> str:
         return "n/a"
     if row["decisions_to_level_pimc"] is None:
         return "–"
-    points = ", ".join(f"{p['decisions'] / 1e6:g} M {p['mean']:+.2f}" for p in row["pimc_curve"])
+    points = ", ".join(f"{p['decisions'] / 1e6:.1f} M {p['mean']:+.2f}" for p in row["pimc_curve"])
     return f"{row['decisions_to_level_pimc']:,}" + (f" ({points})" if points else "")
 
 

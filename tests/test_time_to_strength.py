@@ -116,3 +116,11 @@ def test_a_run_behind_pimc_at_the_end_plays_no_copy(tmp_path, monkeypatch):
     run = saved_run(tmp_path, [1_000_000, 2_000_000], 3_000_000)
     monkeypatch.setattr(tts, "versus_pimc", lambda *a, **k: pytest.fail("no arena should be played"))
     assert tts.level_with_pimc("trjamann", run, tmp_path, 100, 1, 1, {"mean": -0.01}) == (None, [])
+
+
+def test_the_pimc_cell_gives_the_decisions_and_the_points_they_rest_on():
+    row = {"pimc_curve": [{"decisions": 14_002_479, "mean": -0.32}, {"decisions": 18_003_703, "mean": 0.01}],
+           "decisions_to_level_pimc": 18_003_703}
+    assert tts.pimc_level(row) == "18,003,703 (14.0 M −0.32, 18.0 M +0.01)".replace("−", "-")
+    assert tts.pimc_level({**row, "decisions_to_level_pimc": None}) == "–"
+    assert tts.pimc_level({}) == "n/a"
