@@ -20,10 +20,11 @@ play ``--timing-deals`` deals after an untimed warm-up deal, timed by the proces
 It writes ``OUT/VARIANT.json`` (every number), ``OUT/VARIANT.md`` (the table) and ``OUT/VARIANT.png``
 (each rung's margin over the rung below; the margin over ``rule_based`` against CPU ms a move).
 
-``--place SPEC ...`` puts agents on the ladder instead (:func:`rung_reached`): each plays two copies
-of each rung from the bottom until it falls behind one, and ``OUT/VARIANT_placed.md`` says the
-highest rung it is level with, beside the learner decisions and training minutes a ``ppo``
-checkpoint records. On the agents a training run saved along the way, that is its time-to-rung curve.
+``--no-play`` times the rungs and writes the page without playing a cell. ``--place SPEC ...``
+puts agents on the ladder instead (:func:`rung_reached`): each plays two copies of each rung from
+the bottom until it falls behind one, and ``OUT/VARIANT_placed.md`` says the highest rung it is
+level with, beside the learner decisions and training minutes a ``ppo`` checkpoint records. On the
+agents a training run saved along the way, that is its time-to-rung curve.
 """
 
 from __future__ import annotations
@@ -143,12 +144,20 @@ def rows(ladder: list[Rung], rules: Rules, out: Path, timings: dict[str, dict], 
             result = saved(cell_dir(out, rules.variant, rung.spec, ladder[n - 1].spec))
             row["pair"] = None if result is None else {
                 "below": ladder[n - 1].key, "margin": margin_of(result), "deals": result["settings"]["units"],
+                "deals_requested": result["settings"].get("units_requested", result["settings"]["units"]),
                 "arena_wall_ms_per_move": result["agents"][0]["ms_per_move"], "load": loads.get(rung.key),
                 "command": command_of(result["settings"])}
             total = None if total is None or result is None else total + margin_of(result)["mean"]
         row["over_bottom"] = total
         table.append(row)
     return table
+
+
+def deals_text(pair: dict) -> str:
+    """A cell's deals; an interrupted one's as ``N of M (interrupted)``."""
+    if pair["deals"] == pair["deals_requested"]:
+        return f"{pair['deals']:,}"
+    return f"{pair['deals']:,} of {pair['deals_requested']:,} (interrupted)"
 
 
 def ms_text(timing: dict | None) -> str:
@@ -168,7 +177,7 @@ def markdown(variant: str, table: list[dict], pimc: dict, seed: int) -> str:
     for row in table:
         pair, total = row.get("pair"), row["over_bottom"]
         cells = (["–", "–", "–"] if "pair" not in row else ["not played", "–", "–"] if pair is None else
-                 [Interval(**pair["margin"]).text(), f"{pair['deals']:,}", f"{pair['arena_wall_ms_per_move']:.3g}"])
+                 [Interval(**pair["margin"]).text(), deals_text(pair), f"{pair['arena_wall_ms_per_move']:.3g}"])
         lines.append(f"| {row['label']} | `{row['spec']}` | {cells[0]} | {cells[1]} | "
                      f"{'–' if total is None else f'{total:+.3f}'} | {ms_text(row['cpu'])} | {cells[2]} |")
     commands = [f"| {row['label']} | `{row['pair']['command']}` |" for row in table if row.get("pair")]
@@ -268,6 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timing-deals", type=int, default=5, help="deals of each timing pass (default 5)")
     parser.add_argument("--pimc-limit-ms", type=float, default=50.0, help="CPU ms a move of the strong pimc rung (default 50)")
     parser.add_argument("--pimc-worlds", type=int, help="worlds of the strong pimc rung, not measured")
+    parser.add_argument("--no-play", action="store_true",
+                        help="only time the rungs not timed yet and write the page (an interrupted cell stays as it is)")
     parser.add_argument("--place", nargs="+", metavar="SPEC", help="put these agents on the ladder instead (rung_reached)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
@@ -299,7 +310,7 @@ def climb(args: argparse.Namespace) -> str:
     loads = dict(kept.get("loads", {}))
     args.out.mkdir(parents=True, exist_ok=True)
     try:
-        play_pairs(pairs, rules, args, loads)
+        play_pairs([] if args.no_play else pairs, rules, args, loads)
     finally:
         page = write(args, ladder, pimc, timings, loads)
     return page

@@ -65,3 +65,11 @@ def test_bad_arguments_are_usage_errors(bad, message, capsys):
     with pytest.raises(SystemExit):
         ladder.main(["--variant", "trjamann", *bad])
     assert message in capsys.readouterr().err
+
+
+def test_no_play_times_the_rungs_and_writes_the_page_from_the_kept_cells(tmp_path, capsys):
+    assert ladder.main([*TINY, "--rungs", "rule_based", "pimc", "--no-play", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "timed rule_based" in printed and "timed pimc:worlds=16" in printed and "deals, seed" not in printed
+    assert not (tmp_path / "hornafjardar").exists()
+    assert "| pimc 16 | `pimc:worlds=16` | not played |" in (tmp_path / "hornafjardar.md").read_text()
