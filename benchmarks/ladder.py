@@ -125,8 +125,10 @@ def play_pairs(pairs: list[tuple[Rung, Rung]], rules: Rules, args: argparse.Name
         todo = plan([(upper.spec, lower.spec)], rules, args.seed, args.out, lambda x, y: args.deals, say=say)
         if todo:
             before = os.getloadavg()[0]
-            play(todo, rules, args.seed, args.workers, progress=not args.no_progress, say=say)
-            loads[upper.key] = {"before": before, "after": os.getloadavg()[0]}
+            try:
+                play(todo, rules, args.seed, args.workers, progress=not args.no_progress, say=say)
+            finally:  # an interrupted cell's deals are kept: so is the load they were played at
+                loads[upper.key] = {"before": before, "after": os.getloadavg()[0]}
 
 
 def margin_of(result: dict) -> dict:
@@ -279,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pimc-worlds", type=int, help="worlds of the strong pimc rung, not measured")
     parser.add_argument("--no-play", action="store_true",
                         help="only time the rungs not timed yet and write the page (an interrupted cell stays as it is)")
-    parser.add_argument("--place", nargs="+", metavar="SPEC", help="put these agents on the ladder instead (rung_reached)")
+    parser.add_argument("--place", nargs="+", metavar="SPEC", help="put these agents on the ladder instead (rung_reached; the strong pimc rung: --pimc-worlds, "
+                        "else the worlds recorded in OUT/VARIANT.json, else 64)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
 
@@ -299,8 +302,7 @@ def check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
 def climb(args: argparse.Namespace) -> str:
     """Play and time the chosen rungs (kept ones stay), write the page, JSON and picture; the page."""
     rules = make_rules(args.variant)
-    state_file = args.out / f"{args.variant}.json"
-    kept = json.loads(state_file.read_text()) if state_file.is_file() else {}
+    kept = load_state(args)
     timings = dict(kept.get("timings", {}))
     pimc = pimc_choice(args, kept.get("pimc", {}), timings)
     ladder = rungs(args.variant, pimc["worlds"])
@@ -314,6 +316,12 @@ def climb(args: argparse.Namespace) -> str:
     finally:
         page = write(args, ladder, pimc, timings, loads)
     return page
+
+
+def load_state(args: argparse.Namespace) -> dict:
+    """``OUT/VARIANT.json`` of an earlier run (its pimc choice, timings and loads), or ``{}``."""
+    state_file = args.out / f"{args.variant}.json"
+    return json.loads(state_file.read_text()) if state_file.is_file() else {}
 
 
 def write(args: argparse.Namespace, ladder: list[Rung], pimc: dict, timings: dict, loads: dict) -> str:
@@ -334,9 +342,10 @@ def main(argv: list[str] | None = None) -> int:
     check(args, parser)
     try:
         if args.place:
-            ladder = rungs(args.variant, args.pimc_worlds or PIMC_CANDIDATES[-1])
-            places = [rung_reached(spec, args.variant, args.deals, args.seed, args.out, args.workers,
-                                   args.pimc_worlds or PIMC_CANDIDATES[-1], not args.no_progress) for spec in args.place]
+            worlds = args.pimc_worlds or load_state(args).get("pimc", {}).get("worlds", PIMC_CANDIDATES[-1])
+            places = [rung_reached(spec, args.variant, args.deals, args.seed, args.out, args.workers, worlds,
+                                   not args.no_progress) for spec in args.place]
+            ladder = rungs(args.variant, worlds)
             page = placed_markdown(args.variant, places, ladder, args.deals, args.seed)
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / f"{args.variant}_placed.md").write_text(page)

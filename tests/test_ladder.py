@@ -29,7 +29,7 @@ def test_the_strong_pimc_rung_has_the_most_worlds_within_the_limit():
     assert ladder.choose_pimc_worlds({32: 70.0, 64: 140.0}, 50.0) == 32  # none within: the fewest
 
 
-def test_two_rungs_write_the_files_and_a_kept_rung_is_not_played_or_timed_again(tmp_path, capsys):
+def test_two_rungs_write_the_files_a_kept_rung_is_not_played_or_timed_again_and_no_play_only_times(tmp_path, capsys):
     assert ladder.main([*TINY, "--rungs", "pimc", "--out", str(tmp_path)]) == 0
     first = capsys.readouterr().out
     assert "[1/1] pimc:worlds=16 vs rule_based ×2: 2 deals, seed 1" in first and "timed pimc:worlds=16" in first
@@ -49,6 +49,12 @@ def test_two_rungs_write_the_files_and_a_kept_rung_is_not_played_or_timed_again(
     assert "[1/1]" not in again and "timed" not in again
     assert json.loads((tmp_path / "hornafjardar.json").read_text())["rungs"] == state["rungs"]
 
+    assert ladder.main([*TINY, "--rungs", "pimc_strong", "--no-play", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "timed pimc:worlds=2" in printed and "timed pimc:worlds=16" not in printed and "deals, seed" not in printed
+    assert not (tmp_path / "hornafjardar" / "pimc-worlds=2_vs_pimc-worlds=16").exists()
+    assert json.loads((tmp_path / "hornafjardar.json").read_text())["timings"]["pimc:worlds=2"]["moves"] > 0
+
 
 def test_an_agent_is_placed_on_the_highest_rung_it_is_level_with(tmp_path, capsys):
     weak = ladder.rung_reached("random", "hornafjardar", 2, out=tmp_path, pimc_worlds=2)
@@ -65,11 +71,3 @@ def test_bad_arguments_are_usage_errors(bad, message, capsys):
     with pytest.raises(SystemExit):
         ladder.main(["--variant", "trjamann", *bad])
     assert message in capsys.readouterr().err
-
-
-def test_no_play_times_the_rungs_and_writes_the_page_from_the_kept_cells(tmp_path, capsys):
-    assert ladder.main([*TINY, "--rungs", "rule_based", "pimc", "--no-play", "--out", str(tmp_path)]) == 0
-    printed = capsys.readouterr().out
-    assert "timed rule_based" in printed and "timed pimc:worlds=16" in printed and "deals, seed" not in printed
-    assert not (tmp_path / "hornafjardar").exists()
-    assert "| pimc 16 | `pimc:worlds=16` | not played |" in (tmp_path / "hornafjardar.md").read_text()
