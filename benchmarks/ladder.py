@@ -145,7 +145,7 @@ def rows(ladder: list[Rung], rules: Rules, out: Path, timings: dict[str, dict], 
         if n:
             result = saved(cell_dir(out, rules.variant, rung.spec, ladder[n - 1].spec))
             row["pair"] = None if result is None else {
-                "below": ladder[n - 1].key, "margin": margin_of(result), "deals": result["settings"]["units"],
+                "below": ladder[n - 1].label, "margin": margin_of(result), "deals": result["settings"]["units"],
                 "deals_requested": result["settings"].get("units_requested", result["settings"]["units"]),
                 "arena_wall_ms_per_move": result["agents"][0]["ms_per_move"], "load": loads.get(rung.key),
                 "command": command_of(result["settings"])}
@@ -216,6 +216,11 @@ def plot(variant: str, table: list[dict], path: Path) -> None:
     right.plot([r["cpu"]["ms_per_move"] for r in placed], [r["over_bottom"] for r in placed], marker="o")
     for r in placed:
         right.annotate(r["label"], (r["cpu"]["ms_per_move"], r["over_bottom"]), textcoords="offset points", xytext=(5, -12))
+    for r in table:
+        if r["cpu"] is not None and r["over_bottom"] is None:  # timed, its margin not known yet
+            right.axvline(r["cpu"]["ms_per_move"], color="grey", linestyle=":", linewidth=0.8)
+            right.annotate(f"{r['label']} (not played)", (r["cpu"]["ms_per_move"], 0.5), xycoords=("data", "axes fraction"),
+                           rotation=90, color="grey", fontsize=8, xytext=(2, 0), textcoords="offset points")
     right.set(xscale="log", xlabel="CPU ms a move (log)", ylabel="margin over rule_based (sum of the rungs')",
               title="Strength against cost")
     fig.suptitle(f"Ladder: {variant}")
