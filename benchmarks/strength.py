@@ -137,7 +137,7 @@ def write_table(out: Path, agents: list[str], rules: Rules) -> str:
         timed = [a for r in results.values() for a in r["agents"] if a["spec"] == spec]
         moves = sum(a["moves"] for a in timed)
         ms = f"{sum(a['ms_per_move'] * a['moves'] for a in timed) / moves:.3f}" if moves else "–"
-        training = _training(spec, rules)
+        training = training_of(spec, rules)
         wall, steps = whole_training(training, "wall_time_s"), whole_training(training, "timesteps")
         wall = "–" if wall is None else f"{wall / 60:.1f} min"
         steps = "–" if steps is None else f"{steps:,}"
@@ -149,7 +149,7 @@ def write_table(out: Path, agents: list[str], rules: Rules) -> str:
     return text
 
 
-def _training(spec: str, rules: Rules) -> dict:
+def training_of(spec: str, rules: Rules) -> dict:
     """The ``training`` metadata of a ``ppo`` (or ``rllib``) checkpoint agent; empty for others."""
     agent = make_agent(spec, rules)
     if isinstance(agent, ShippedPPOAgent):

@@ -41,11 +41,16 @@ REFERENCE_DIR = Path(__file__).resolve().parent / "reference_agents"
 Z95 = 1.959963984540054
 
 
+def reference_path(variant: str, folder: Path = REFERENCE_DIR) -> str:
+    """The checkpoint path of ``variant``'s frozen agent in ``folder`` (relative to the working
+    directory where it lies below it, so the commands a run records work in any checkout)."""
+    path = folder / f"{variant}_ppo"
+    return str(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path)
+
+
 def reference_spec(variant: str) -> str:
-    """The ``ppo:`` spec of ``variant``'s frozen reference agent (relative to the working directory
-    where it lies below it, so the commands a run records work in any checkout)."""
-    path = REFERENCE_DIR / f"{variant}_ppo"
-    return f"ppo:{path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}"
+    """The ``ppo:`` spec of ``variant``'s frozen reference agent (:func:`reference_path`)."""
+    return f"ppo:{reference_path(variant)}"
 
 
 def manni(*args: str) -> list[str]:

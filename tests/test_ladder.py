@@ -1,0 +1,73 @@
+"""benchmarks/ladder.py at tiny scale: the rungs, the pimc choice, the files, kept cells and timings, placing an agent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers.scripts import load_benchmark
+
+from manni_agents.registry import make_agent
+from manni_env.rules import VARIANTS, make_rules
+
+ladder = load_benchmark("ladder")
+TINY = ["--variant", "hornafjardar", "--deals", "2", "--timing-deals", "1", "--pimc-worlds", "2", "--no-progress"]
+
+
+def test_every_rung_is_a_loadable_spec_and_search_plays_the_frozen_network():
+    for variant in VARIANTS:
+        steps = ladder.rungs(variant, 64)
+        assert [r.key for r in steps] == list(ladder.RUNG_KEYS)
+        assert [r.spec for r in steps[:3]] == ["rule_based", "pimc:worlds=16", "pimc:worlds=64"]
+        search = make_agent(steps[4].spec, make_rules(variant))
+        assert search.worlds == 64 and search.network.path.parent.name == "2026-12-04"
+
+
+def test_the_strong_pimc_rung_has_the_most_worlds_within_the_limit():
+    assert ladder.choose_pimc_worlds({32: 19.0, 64: 38.0}, 50.0) == 64
+    assert ladder.choose_pimc_worlds({32: 30.0, 64: 60.0}, 50.0) == 32
+    assert ladder.choose_pimc_worlds({32: 70.0, 64: 140.0}, 50.0) == 32  # none within: the fewest
+
+
+def test_two_rungs_write_the_files_a_kept_rung_is_not_played_or_timed_again_and_no_play_only_times(tmp_path, capsys):
+    assert ladder.main([*TINY, "--rungs", "pimc", "--out", str(tmp_path)]) == 0
+    first = capsys.readouterr().out
+    assert "[1/1] pimc:worlds=16 vs rule_based ×2: 2 deals, seed 1" in first and "timed pimc:worlds=16" in first
+    assert {"hornafjardar.json", "hornafjardar.md", "hornafjardar.png"} <= {p.name for p in tmp_path.iterdir()}
+    assert (tmp_path / "hornafjardar" / "pimc-worlds=16_vs_rule_based" / "result.json").is_file()
+    state = json.loads((tmp_path / "hornafjardar.json").read_text())
+    assert state["pimc"] == {"worlds": 2, "why": "--pimc-worlds"}
+    pimc = state["rungs"][1]
+    assert pimc["pair"]["deals"] == 2 and pimc["cpu"]["ms_per_move"] > 0 and pimc["over_bottom"] == pimc["pair"]["margin"]["mean"]
+    assert state["rungs"][2]["pair"] is None and state["rungs"][2]["over_bottom"] is None
+    page = (tmp_path / "hornafjardar.md").read_text()
+    assert "| pimc 2 | `pimc:worlds=2` | not played |" in page and "manni arena pimc:worlds=16 rule_based rule_based" in page
+
+    assert ladder.main([*TINY, "--rungs", "pimc", "--out", str(tmp_path)]) == 0
+    again = capsys.readouterr().out
+    assert "kept pimc:worlds=16 vs rule_based ×2 (2 deals, seed 1)" in again
+    assert "[1/1]" not in again and "timed" not in again
+    assert json.loads((tmp_path / "hornafjardar.json").read_text())["rungs"] == state["rungs"]
+
+    assert ladder.main([*TINY, "--rungs", "pimc_strong", "--no-play", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "timed pimc:worlds=2" in printed and "timed pimc:worlds=16" not in printed and "deals, seed" not in printed
+    assert not (tmp_path / "hornafjardar" / "pimc-worlds=2_vs_pimc-worlds=16").exists()
+    assert json.loads((tmp_path / "hornafjardar.json").read_text())["timings"]["pimc:worlds=2"]["moves"] > 0
+
+
+def test_an_agent_is_placed_on_the_highest_rung_it_is_level_with(tmp_path, capsys):
+    weak = ladder.rung_reached("random", "hornafjardar", 2, out=tmp_path, pimc_worlds=2)
+    assert weak["reached"] is None and list(weak["margins"]) == ["rule_based"] and weak["margins"]["rule_based"]["mean"] < 0
+    assert ladder.main([*TINY, "--place", "random", "--out", str(tmp_path)]) == 0
+    assert "kept random vs rule_based" in capsys.readouterr().out
+    assert "| `random` | – | – | none | " in (tmp_path / "hornafjardar_placed.md").read_text()
+
+
+@pytest.mark.parametrize("bad, message", [(["--deals", "0"], "--deals: must be at least 1"),
+                                          (["--pimc-worlds", "0"], "--pimc-worlds: must be at least 1"),
+                                          (["--rungs", "nope"], "invalid choice: 'nope'")])
+def test_bad_arguments_are_usage_errors(bad, message, capsys):
+    with pytest.raises(SystemExit):
+        ladder.main(["--variant", "trjamann", *bad])
+    assert message in capsys.readouterr().err
