@@ -8,6 +8,7 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
+from helpers.cli import usage_error
 from helpers.interrupts import interrupt_when_written, manni
 
 from manni_env import cli
@@ -179,15 +180,6 @@ def test_validate_reports_unreadable_lines_without_a_traceback(tmp_path, capsys)
 
 
 # ----------------------------------------------------------------------------- bad input, interrupts
-def usage_error(capsys, argv: list[str]) -> str:
-    """The one error line of a command that must stop with exit code 2 and no traceback."""
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    err = capsys.readouterr().err
-    assert info.value.code == 2 and "Traceback" not in err, err
-    return err.strip().splitlines()[-1]
-
-
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -58,6 +58,17 @@ def _moves(ws, first: dict, count: int, rng) -> dict:
     return state
 
 
+def _ann_plays(client, seed: int, count: int, rng) -> tuple[str, str, dict]:
+    """A table of Ann (a person, seat 0) and two ``random`` agents, dealt from ``seed``: Ann takes her
+    seat, connects and plays up to ``count`` moves (:func:`_moves`); the table's id, her token and the
+    last state."""
+    table_id = client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"], "seed": seed}).json()["id"]
+    token = client.post(f"/api/tables/{table_id}/seats", json={"name": "Ann"}).json()["token"]
+    with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+        ws.send_json({"type": "hello", "token": token})
+        return table_id, token, _moves(ws, _state(ws), count, rng)
+
+
 def test_the_schema_is_the_migrations_and_a_new_database_is_at_the_newest(tmp_path):
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
@@ -73,11 +84,7 @@ def test_the_schema_is_the_migrations_and_a_new_database_is_at_the_newest(tmp_pa
 def test_a_table_in_progress_comes_back_after_a_stop_at_the_move_it_stopped(tmp_path, lineup):
     db_path, rng = tmp_path / "db.sqlite3", np.random.default_rng(1)
     with TestClient(_app(tmp_path, lineup, db_path)) as client:
-        table_id = client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"], "seed": 5}).json()["id"]
-        token = client.post(f"/api/tables/{table_id}/seats", json={"name": "Ann"}).json()["token"]
-        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
-            ws.send_json({"type": "hello", "token": token})
-            before = _moves(ws, _state(ws), 5, rng)
+        table_id, token, before = _ann_plays(client, 5, 5, rng)
     assert not before["table"]["finished"]
     with TestClient(_app(tmp_path, lineup, db_path)) as client:
         info = client.get(f"/api/tables/{table_id}").json()
@@ -122,11 +129,8 @@ def test_records_exported_from_the_store_warm_start_a_training_run(tmp_path, lin
 
     db_path, rng = tmp_path / "db.sqlite3", np.random.default_rng(3)
     with TestClient(_app(tmp_path, lineup, db_path)) as client:
-        table_id = client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"], "seed": 8}).json()["id"]
-        token = client.post(f"/api/tables/{table_id}/seats", json={"name": "Ann"}).json()["token"]
-        with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
-            ws.send_json({"type": "hello", "token": token})
-            assert _moves(ws, _state(ws), 10_000, rng)["table"]["finished"]
+        table_id, _, end = _ann_plays(client, 8, 10_000, rng)
+        assert end["table"]["finished"]
     db = Database.open(database_url(str(db_path)))
     with db.engine.connect() as c:
         person = list(c.execute(select(MOVES.c.action).where(MOVES.c.table_id == table_id, MOVES.c.seat == 0)

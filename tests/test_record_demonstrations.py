@@ -21,6 +21,7 @@ from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import demonstrations  # noqa: E402
 from manni_train.record_demonstrations import load_records, record_demonstrations  # noqa: E402
 
+from helpers.cli import usage_error  # noqa: E402
 from helpers.training import train_args  # noqa: E402
 
 PLAYERS = ("rule_based", "random", "rule_based")
@@ -134,15 +135,6 @@ def test_a_tiny_run_imitates_the_records_and_exports(records_file, tmp_path):
     agent = make_agent(f"ppo:{run / 'agent'}")
     assert agent.meta["training"]["args"]["warm_start_records"] == [str(records_file)]
     assert agent.meta["variant"] == "basic"
-
-
-def usage_error(capsys, argv: list[str]) -> str:
-    """The one error line of a command that must stop with exit code 2 and no traceback."""
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    err = capsys.readouterr().err
-    assert info.value.code == 2 and "Traceback" not in err, err
-    return err.strip().splitlines()[-1]
 
 
 def test_bad_record_files_are_one_error_line_and_nothing_trains(records_file, tmp_path, capsys):

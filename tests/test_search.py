@@ -15,17 +15,10 @@ from manni_agents.search import DEFAULT_TEMPERATURE, SearchAgent, effective_worl
 from manni_env import GameState, Phase, make_rules
 
 from helpers.hidden import twin_with_other_hidden_cards
+from helpers.search_positions import network, to_play
 
 VARIANTS = ("hornafjardar", "basic", "trjamann", "laugarvatn")
-PPO = make_agent("ppo:plain")  # the network as search plays it
-
-
-def to_play(state: GameState, plays: int, rng: np.random.Generator) -> GameState:
-    """Advance ``state`` with the shipped network until ``plays`` cards of the deal are down and a
-    seat with more than one legal card is on turn."""
-    while not (state.phase == Phase.PLAY and len(state.view(0).plays) >= plays and len(state.legal_actions()) > 1):
-        state.apply(PPO.act(state.view(state.to_move), rng))
-    return state
+PPO = network()  # the network as search plays it
 
 
 def test_specs_and_options() -> None:

@@ -10,7 +10,7 @@ from manni_agents.registry import make_agent
 from manni_env import GameState, make_rules
 
 from helpers.scripts import load_benchmark
-from test_search import to_play
+from helpers.search_positions import to_play
 
 #: points; the policy weights come from float32 logits of batches of other sizes (uniform weights: exact)
 TOLERANCE = 1e-6
