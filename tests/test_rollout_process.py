@@ -22,7 +22,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from helpers.interrupts import alive, children_of, interrupt_when_written, manni  # noqa: E402
-from manni_env.interrupts import interrupt_ignored  # noqa: E402
+from manni_env.interrupts import Stopped, interrupt_ignored, stop_signals  # noqa: E402
 from manni_train import rollout_process  # noqa: E402
 from manni_env.observation import ObservationEncoder  # noqa: E402
 from manni_train.networks import Actor, Critic  # noqa: E402
@@ -88,6 +88,31 @@ def test_closing_takes_the_rollout_under_way_and_the_process_exits_by_itself():
     sampler = ProcessSampler(args, 1, overlap=True)
     sampler.collect(*networks(args, 0))
     process = sampler.process
+    start = time.monotonic()
+    sampler.close()
+    assert process.exitcode == 0 and time.monotonic() - start < 10
+
+
+def test_a_stop_signal_halfway_through_a_reply_leaves_the_pipe_in_step():
+    """SIGTERM after a rollout's header is read and before its body: the stop is raised once the whole
+    reply is read, so closing (which takes a rollout under way off the pipe) finds the pipe in step
+    and the child exits by itself (it had blocked the trainer for good in CI)."""
+    args = Args(**TINY)
+    sampler = ProcessSampler(args, 1, overlap=True)
+    sampler.collect(*networks(args, 0))
+    conn, read = sampler.conn, sampler.conn._recv
+
+    def signalled_after_the_header(size, *rest):
+        data = read(size, *rest)
+        if size == 4:
+            conn._recv = read
+            os.kill(os.getpid(), signal.SIGTERM)
+        return data
+
+    conn._recv = signalled_after_the_header
+    process = sampler.process
+    with pytest.raises(Stopped), stop_signals():
+        sampler.collect(*networks(args, 0))
     start = time.monotonic()
     sampler.close()
     assert process.exitcode == 0 and time.monotonic() - start < 10

@@ -36,7 +36,7 @@ import torch
 import torch.multiprocessing as mp
 from torch import nn
 
-from manni_env.interrupts import TERMINAL_SIGNALS, interrupt_ignored
+from manni_env.interrupts import TERMINAL_SIGNALS, deferred_interrupt, interrupt_ignored
 from manni_env.observation import ObservationEncoder
 from manni_train.critic_view import unseen_size
 from manni_train.networks import Actor, Critic, make_networks
@@ -148,7 +148,8 @@ class ProcessSampler:
         try:
             if self.pending:  # take the rollout under way off the pipe, where the child waits to hand it over
                 self._wait("last rollout", CLOSE_TIMEOUT_S)
-            self.conn.send(("close",))
+            with deferred_interrupt():
+                self.conn.send(("close",))
         except (OSError, ValueError, RolloutProcessError):  # the child is gone already
             pass
         process, self.process, self.pending = self.process, None, False
@@ -182,14 +183,14 @@ class ProcessSampler:
                 for name, tensor in self.snapshot.items():
                     shared.snapshot[name].copy_(tensor)
         try:
-            self.conn.send(("collect", self.snapshot is not None))
+            with deferred_interrupt():  # (a message cut in half by a stop signal would leave the pipe out of step)
+                self.conn.send(("collect", self.snapshot is not None))
+                self.snapshot, self.pending = None, True
         except OSError:  # the child is gone (a closed pipe)
             raise self._stopped("before its rollout") from None
-        self.snapshot, self.pending = None, True
 
     def _receive(self) -> RolloutBatch:
         turn, steps, values, advantages, returns, deal_scores, seconds, cpu_seconds = self._wait("rollout")
-        self.pending = False
         self.cpu_seconds += cpu_seconds
         slot = self.shared.slots[turn]
         return RolloutBatch(**slot.first(steps), values=torch.from_numpy(values),
@@ -216,7 +217,9 @@ class ProcessSampler:
                     how = f"went silent for {SILENCE_S:.0f} s" if quiet > SILENCE_S else f"sent nothing for {timeout_s:.0f} s"
                     raise RolloutProcessError(f"the rollout process {how} during its {what} (stopped or stuck): "
                                               "it was killed")
-            kind, payload = self.conn.recv()
+            with deferred_interrupt():  # (a message cut in half by a stop signal would leave the pipe out of step)
+                kind, payload = self.conn.recv()
+                self.pending = False
         except (EOFError, OSError):  # the child is gone (its end of the pipe closed with it)
             raise self._stopped(f"during its {what}") from None
         if kind == "error":
