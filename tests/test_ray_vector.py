@@ -24,6 +24,8 @@ from manni_train.networks import Actor, Critic  # noqa: E402
 from manni_train.ray_vector import Args, RaySampler, RemoteLearners, runner_seeds, train  # noqa: E402
 from manni_train.vector_rollout import VectorRollout  # noqa: E402
 
+from helpers.records import write_games  # noqa: E402
+
 pytestmark = pytest.mark.rllib
 
 TINY = dict(num_envs=12, num_steps=16, hidden=[16], bc_samples=300, bc_epochs=1, snapshot_every=200, pool_size=2,
@@ -116,6 +118,21 @@ def test_the_fast_trainers_overlap_is_the_ray_trainer_with_one_overlapped_runner
     fast = ppo_vector.train(ppo_vector.Args(run_name="fast", **same))
     on_ray = train(Args(run_name="ray", num_runners=1, **same))
     assert fast.steps == on_ray.steps and fast.history[-1]["timesteps"] == on_ray.history[-1]["timesteps"]
+    assert ((fast.agent.parent / "agent.safetensors").read_bytes()
+            == (on_ray.agent.parent / "agent.safetensors").read_bytes())
+
+
+@pytest.mark.slow
+def test_the_ray_trainer_warm_starts_from_records_as_the_fast_trainer_does(local_ray, tmp_path):
+    """--warm-start-records with one overlapped runner: the same agent as the fast trainer's."""
+    from manni_train import ppo_vector
+
+    records = write_games(tmp_path / "games.jsonl", make_rules("basic", target=5))
+    same = dict(runs_dir=str(tmp_path), variant="basic", target=5, total_steps=300, overlap=True, final_eval_deals=0,
+                minibatch_size=64, warm_start_records=[str(records)], **TINY)
+    fast = ppo_vector.train(ppo_vector.Args(run_name="fast", **same))
+    on_ray = train(Args(run_name="ray", num_runners=1, **same))
+    assert make_agent(f"ppo:{on_ray.agent}").meta["training"]["args"]["warm_start_records"] == [str(records)]
     assert ((fast.agent.parent / "agent.safetensors").read_bytes()
             == (on_ray.agent.parent / "agent.safetensors").read_bytes())
 

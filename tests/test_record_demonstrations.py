@@ -15,36 +15,20 @@ pytest.importorskip("torch")
 from manni_agents.registry import make_agent  # noqa: E402
 from manni_env.cli import main  # noqa: E402
 from manni_env.engine import Deal, GameState  # noqa: E402
-from manni_env.records import game_record, record_deals, record_rules, write_records  # noqa: E402
+from manni_env.records import game_record, record_deals, record_rules  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import demonstrations  # noqa: E402
 from manni_train.record_demonstrations import load_records, record_demonstrations  # noqa: E402
 
 from helpers.cli import usage_error  # noqa: E402
+from helpers.records import PLAYERS, played, write_games  # noqa: E402
 from helpers.training import train_args  # noqa: E402
-
-PLAYERS = ("rule_based", "random", "rule_based")
-
-
-def played(rules, seed: int, deals: int | None = None) -> tuple[GameState, list[int], list[int]]:
-    """A game of ``PLAYERS`` in the engine (its first ``deals`` deals, or all), its actions and their seats."""
-    state, rng, actions, seats = GameState(rules, seed=seed), np.random.default_rng(seed), [], []
-    agents = [make_agent(spec) for spec in PLAYERS]
-    while not state.finished and (deals is None or len(state.rounds) < deals):
-        seats.append(state.to_move)
-        actions.append(agents[state.to_move].act(state.view(state.to_move), rng))
-        state.apply(actions[-1])
-    return state, actions, seats
-
 
 @pytest.fixture(scope="module")
 def records_file(tmp_path_factory):
     """Two whole games of Basic Manni (target 5), written by the project's record writer."""
-    path = tmp_path_factory.mktemp("records") / "games.jsonl"
-    rules = make_rules("basic", target=5)
-    write_records(path, [game_record(played(rules, seed)[0], players=PLAYERS) for seed in (1, 2)])
-    return path
+    return write_games(tmp_path_factory.mktemp("records") / "games.jsonl", make_rules("basic", target=5))
 
 
 @pytest.mark.parametrize("variant, critic, reward, reward_of, history, layout", [
