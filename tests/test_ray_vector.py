@@ -7,6 +7,8 @@ Needs ray (the ``rllib`` extra); skipped without it. Select with ``pytest -m rll
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -21,7 +23,8 @@ from manni_env.cli import main  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 from manni_train.learner import PPOLearner  # noqa: E402
 from manni_train.networks import Actor, Critic  # noqa: E402
-from manni_train.ray_vector import Args, RaySampler, RemoteLearners, runner_seeds, train  # noqa: E402
+from manni_train.ray_vector import ALGORITHM, Args, RaySampler, RemoteLearners, runner_seeds, train  # noqa: E402
+from manni_train.resume import RunFailed  # noqa: E402
 from manni_train.vector_rollout import VectorRollout  # noqa: E402
 
 from helpers.records import write_games  # noqa: E402
@@ -135,6 +138,30 @@ def test_the_ray_trainer_warm_starts_from_records_as_the_fast_trainer_does(local
     assert make_agent(f"ppo:{on_ray.agent}").meta["training"]["args"]["warm_start_records"] == [str(records)]
     assert ((fast.agent.parent / "agent.safetensors").read_bytes()
             == (on_ray.agent.parent / "agent.safetensors").read_bytes())
+
+
+@pytest.mark.slow
+def test_a_runner_that_dies_keeps_the_run_with_one_clear_error(local_ray, tmp_path):
+    """A runner actor killed between two rollouts: the run is kept (policy, resume state) as when the
+    fast trainer's rollout process dies, and the error says a Ray runner failed and what was kept."""
+    from manni_train import ppo_vector
+
+    args = Args(runs_dir=str(tmp_path), run_name="killed", variant="trjamann", total_steps=100_000, num_runners=1,
+                final_eval_deals=0, **TINY)
+    sampler = RaySampler(args)
+    collected, collect = [], sampler.collect
+
+    def killed_after_the_first(actor, critic):
+        if collected:
+            ray.kill(sampler.runners[0])
+        collected.append(True)
+        return collect(actor, critic)
+
+    sampler.collect = killed_after_the_first
+    with pytest.raises(RunFailed, match=r"^a Ray runner failed: .+; after [\d,]+ learner decisions \(ppo\): "):
+        ppo_vector.train(args, sampler, PPOLearner, ALGORITHM)
+    run = tmp_path / "killed"
+    assert json.loads((run / "resume.json").read_text())["phase"] == "ppo" and (run / "agent.safetensors").is_file()
 
 
 def test_resources_the_cluster_lacks_are_one_error_line(local_ray, tmp_path, capsys):

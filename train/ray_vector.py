@@ -45,7 +45,7 @@ from manni_train.critic_view import unseen_size
 from manni_train.learner import PPOLearner
 from manni_train.networks import Actor, Critic, make_networks
 from manni_train.reporting import TrainResult
-from manni_train.rollout_process import runner_seeds
+from manni_train.rollout_process import RolloutProcessError, runner_seeds
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
 
@@ -128,6 +128,12 @@ class RolloutRunner:
         self.rollout.add_snapshot(self.actor)
 
 
+def runner_failure(err: ray.exceptions.RayError) -> str:
+    """One line for a runner's failure: the exception its task raised, or how its actor died."""
+    cause = getattr(err, "cause", None) if isinstance(err, ray.exceptions.RayTaskError) else None
+    return f"{type(cause).__name__}: {resume.reason(cause)}" if cause is not None else resume.reason(err)
+
+
 class RaySampler:
     """The :class:`~manni_train.vector_rollout.Sampler` of ``--num-runners`` :class:`RolloutRunner` actors."""
 
@@ -148,7 +154,11 @@ class RaySampler:
         at the previous call (weights one update old), and the next ones start now."""
         refs = self.pending or self.launch(actor, critic)
         self.pending = self.launch(actor, critic) if self.overlap else None
-        return RolloutBatch.concat(ray.get(refs))
+        try:
+            batches = ray.get(refs)
+        except ray.exceptions.RayError as err:  # kept by the trainer as a failed rollout process is
+            raise RolloutProcessError(f"a Ray runner failed: {runner_failure(err)}") from None
+        return RolloutBatch.concat(batches)
 
     def add_snapshot(self, actor: Actor) -> None:
         weights = ray.put(cpu_state(actor))
