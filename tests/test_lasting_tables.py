@@ -10,6 +10,8 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
@@ -387,3 +389,70 @@ def test_a_card_play_valued_after_its_move_is_written_into_its_kept_review(tmp_p
     assert all(valued(kept())) and all(valued(again.reviews[0]))  # valued as the table came back
     assert table.value_reviews()
     assert kept() == table.reviews[0] == again.reviews[0]
+
+
+# ---------------------------------------------------------------------------------- group commit
+def _database_with_a_table(tmp_path) -> Database:
+    from manni_agents.play.web.table_db import TableKeeper
+    from manni_agents.play.web.tables import Table
+    from manni_env import make_rules
+
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    TableKeeper(db).attach("t", Table(make_rules("basic"), [PERSON, "random", "random"], stand_in="random"))
+    return db
+
+
+def _moves_at_once(db: Database, moves: list[int], after) -> dict[int, object]:
+    """Each of ``moves`` written by a thread of its own while a transaction holds the database's lock
+    (so they queue together); once the lock is free, each thread runs ``after(n)`` when its
+    ``add_move`` returned. Each move's result: ``after``'s, or the error ``add_move`` raised."""
+    results: dict[int, object] = {}
+
+    def write(n: int) -> None:
+        try:
+            db.add_move("t", n, 0, n, None, None)
+        except Exception as err:  # noqa: BLE001 - the test looks at it
+            results[n] = err
+            return
+        results[n] = after(n)
+
+    with db.lock:  # another table's transaction in progress
+        threads = [threading.Thread(target=write, args=(n,)) for n in moves]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 10
+        while len(db._moves._batch.rows) < len(moves) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    for thread in threads:
+        thread.join(timeout=10)
+    return results
+
+
+def test_moves_written_at_once_share_one_commit_and_each_returns_once_it_is_committed(tmp_path):
+    from sqlalchemy import create_engine, event, select
+
+    from manni_agents.play.web.database import MOVES
+
+    db = _database_with_a_table(tmp_path)
+    commits = []
+    event.listen(db.engine, "commit", lambda _connection: commits.append(1))
+    reader = create_engine(db.engine.url)  # another connection: it sees only what was committed
+
+    def committed(n: int) -> bool:
+        with reader.connect() as c:
+            return c.execute(select(MOVES.c.n).where(MOVES.c.table_id == "t", MOVES.c.n == n)).first() is not None
+
+    assert _moves_at_once(db, list(range(8)), committed) == {n: True for n in range(8)}
+    assert len(commits) == 1  # eight moves, one transaction
+
+
+def test_a_failed_group_commit_fails_every_move_in_it_and_keeps_none_of_them(tmp_path):
+    from sqlalchemy.exc import IntegrityError
+
+    db = _database_with_a_table(tmp_path)
+    db.add_move("t", 0, 0, 0, None, None)
+    results = _moves_at_once(db, [1, 0], lambda n: "written")  # move 0 again: the transaction fails
+    assert all(isinstance(result, IntegrityError) for result in results.values()), results
+    assert [m["n"] for _, moves in db.open_tables() for m in moves] == [0]
+    db.add_move("t", 1, 0, 1, None, None)  # the next transaction is a fresh one
+    assert [m["n"] for _, moves in db.open_tables() for m in moves] == [0, 1]

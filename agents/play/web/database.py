@@ -31,11 +31,12 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import (JSON, Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
                         UniqueConstraint, create_engine, event, insert, select, update)
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.engine import Engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -247,12 +248,42 @@ class DailyMixin:
         return None if row is None else json.loads(row.record)
 
 
+@dataclass
+class MoveBatch:
+    """Moves committed in one transaction: their rows, whether the transaction ran, its error."""
+
+    rows: list[dict] = field(default_factory=list)
+    written: bool = False
+    error: SQLAlchemyError | None = None
+
+
+class MoveQueue:
+    """The moves waiting for their transaction (:meth:`Database.add_move`), safe across threads."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._batch = MoveBatch()
+
+    def add(self, row: dict) -> MoveBatch:
+        """Queue ``row``: the batch it will be committed in."""
+        with self._lock:
+            self._batch.rows.append(row)
+            return self._batch
+
+    def take(self) -> MoveBatch:
+        """The batch queued so far (a new one takes the next rows)."""
+        with self._lock:
+            batch, self._batch = self._batch, MoveBatch()
+            return batch
+
+
 class Database(PlayersMixin, DailyMixin):
     """The server's database (see the module docstring); writes are serialized by one lock."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
         self.lock = threading.Lock()
+        self._moves = MoveQueue()
         self.rating_lock = threading.Lock()  # held by a rating's read-rate-write (ratings.rate_deal)
 
     @classmethod
@@ -281,11 +312,30 @@ class Database(PlayersMixin, DailyMixin):
 
     def add_move(self, table_id: str, n: int, seat: int, action: int, probabilities: dict | None,
                  review: dict | None) -> None:
-        """Write move ``n`` of ``table_id`` (the statement is SQLAlchemy's cached one and the row its
-        parameters: a third of the CPU time of a statement built with the row's ``values``)."""
-        with self.lock, self.engine.begin() as c:
-            c.execute(insert(MOVES), {"table_id": table_id, "n": n, "seat": seat, "action": action,
-                                      "probabilities": probabilities, "review": review})
+        """Write move ``n`` of ``table_id``; return once it is committed (an error if it was not).
+
+        Moves of several tables written at the same time are committed together (a group commit):
+        the first thread to take the lock writes every move queued by then in one transaction, and
+        the threads whose moves it wrote find them written when they get the lock. The statement is
+        SQLAlchemy's cached one with the rows as parameters."""
+        batch = self._moves.add({"table_id": table_id, "n": n, "seat": seat, "action": action,
+                                 "probabilities": probabilities, "review": review})
+        with self.lock:
+            if not batch.written:
+                self._write_moves()
+        if batch.error is not None:
+            raise batch.error
+
+    def _write_moves(self) -> None:
+        """Commit the queued moves in one transaction (under :attr:`lock`)."""
+        batch = self._moves.take()
+        try:
+            with self.engine.begin() as c:
+                c.execute(insert(MOVES), batch.rows)
+        except SQLAlchemyError as err:
+            batch.error = err
+        finally:
+            batch.written = True
 
     def update_review(self, table_id: str, n: int, review: dict) -> None:
         """The review of move ``n`` at ``table_id``, now with its card's worth."""
