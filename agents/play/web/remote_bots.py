@@ -135,10 +135,24 @@ async def _play(link: BotLink, table_id: str, hub) -> None:
         except ValueError as err:
             raise BotFault(str(err), request) from None
         try:
-            await run_in_threadpool(table.act, seat, [action])
+            await _act_now(table, seat, action)
         except TableError:  # the table closed meanwhile (everybody else left)
             continue
         await hub.broadcast(table_id, table)
+
+
+async def _act_now(table: Table, seat: int, action: int) -> None:
+    """The bot's move (:meth:`Table.act`, the agents' replies included) on the event loop when the
+    table's agents are quick (:attr:`Table.quick`) and its lock is free: handing the move to a
+    worker thread and back costs the server more than the move. Otherwise in a worker thread, so
+    that a slow agent (a search, a bot process) never holds up the loop."""
+    if table.quick and table.lock.acquire(blocking=False):
+        try:
+            table.act(seat, [action])
+        finally:
+            table.lock.release()
+        return
+    await run_in_threadpool(table.act, seat, [action])
 
 
 async def _pending_now(link: BotLink) -> tuple[list[dict], dict | None, bool]:
