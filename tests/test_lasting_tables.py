@@ -456,3 +456,44 @@ def test_a_failed_group_commit_fails_every_move_in_it_and_keeps_none_of_them(tmp
     assert [m["n"] for _, moves in db.open_tables() for m in moves] == [0]
     db.add_move("t", 1, 0, 1, None, None)  # the next transaction is a fresh one
     assert [m["n"] for _, moves in db.open_tables() for m in moves] == [0, 1]
+
+
+def test_bot_moves_of_one_turn_of_the_loop_share_one_commit_made_before_any_is_answered(tmp_path):
+    import asyncio
+
+    from sqlalchemy import create_engine, event, func, select
+
+    from manni_agents.play.web.database import MOVES
+    from manni_agents.play.web.remote_bots import BotMoves
+    from manni_agents.play.web.table_db import TableKeeper
+    from manni_agents.play.web.tables import BOT, Table
+    from manni_env import make_rules
+
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    keeper = TableKeeper(db)
+    tables = {}
+    for k in range(4):  # each a remote bot (seat 0, on turn once the agents moved) and two quick agents
+        tables[f"t{k}"] = Table(make_rules("basic"), [BOT, "random", "random"], stand_in="random")
+        keeper.attach(f"t{k}", tables[f"t{k}"])
+        tables[f"t{k}"].join("bot", bot=True)
+    inserts = []
+    event.listen(db.engine, "before_cursor_execute",
+                 lambda _c, _cursor, statement, *_: inserts.append(1) if statement.startswith("INSERT INTO moves") else None)
+    reader = create_engine(db.engine.url)  # another connection: it sees only what was committed
+    moves = BotMoves(keeper)
+
+    def kept(table_id: str) -> int:
+        with reader.connect() as c:
+            return c.execute(select(func.count()).select_from(MOVES).where(MOVES.c.table_id == table_id)).scalar()
+
+    async def move(table_id: str) -> bool:
+        table = tables[table_id]
+        before = table.journal.moves
+        await moves.act(table, 0, table.state.legal_actions()[0])
+        return kept(table_id) == table.journal.moves > before  # the bot's move and the agents' replies
+
+    async def all_at_once() -> list[bool]:
+        return await asyncio.gather(*(move(table_id) for table_id in tables))
+
+    assert asyncio.run(all_at_once()) == [True] * 4
+    assert len(inserts) == 1  # four bots' moves and their agents', one statement in one transaction

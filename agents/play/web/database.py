@@ -27,6 +27,7 @@ by table id), and a process that takes over a table rebuilds it from the databas
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -284,6 +285,7 @@ class Database(PlayersMixin, DailyMixin):
         self.engine = engine
         self.lock = threading.Lock()
         self._moves = MoveQueue()
+        self._local = threading.local()  # batches: the moves deferred on this thread (see deferred)
         self.rating_lock = threading.Lock()  # held by a rating's read-rate-write (ratings.rate_deal)
 
     @classmethod
@@ -312,7 +314,8 @@ class Database(PlayersMixin, DailyMixin):
 
     def add_move(self, table_id: str, n: int, seat: int, action: int, probabilities: dict | None,
                  review: dict | None) -> None:
-        """Write move ``n`` of ``table_id``; return once it is committed (an error if it was not).
+        """Write move ``n`` of ``table_id``; return once it is committed (an error if it was not),
+        or at once inside :meth:`deferred`.
 
         Moves of several tables written at the same time are committed together (a group commit):
         the first thread to take the lock writes every move queued by then in one transaction, and
@@ -320,11 +323,44 @@ class Database(PlayersMixin, DailyMixin):
         SQLAlchemy's cached one with the rows as parameters."""
         batch = self._moves.add({"table_id": table_id, "n": n, "seat": seat, "action": action,
                                  "probabilities": probabilities, "review": review})
+        deferred = getattr(self._local, "batches", None)
+        if deferred is not None:
+            if not deferred or deferred[-1] is not batch:
+                deferred.append(batch)
+            return
+        self._commit([batch])
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Inside it, :meth:`add_move` on this thread only queues its move; the moves queued are
+        committed together when it ends (an error if they were not), or earlier by
+        :meth:`commit_moves`. For several moves made one after another (:mod:`.remote_bots`): none
+        of them may be answered before the block ends."""
+        self._local.batches = []
+        try:
+            yield
+        finally:
+            batches, self._local.batches = self._local.batches, None
+        self._commit(batches)
+
+    def commit_moves(self) -> None:
+        """Commit the moves this thread queued inside :meth:`deferred` so far (outside it, every
+        move is committed by its :meth:`add_move`)."""
+        batches = getattr(self._local, "batches", None)
+        if batches:
+            try:
+                self._commit(batches)
+            finally:
+                batches.clear()  # a failure is raised once
+
+    def _commit(self, batches: list[MoveBatch]) -> None:
+        """Return once every one of ``batches`` is committed; raise the error of one that failed."""
         with self.lock:
-            if not batch.written:
+            if not all(batch.written for batch in batches):  # only the batch queued now can be unwritten
                 self._write_moves()
-        if batch.error is not None:
-            raise batch.error
+        for batch in batches:
+            if batch.error is not None:
+                raise batch.error
 
     def _write_moves(self) -> None:
         """Commit the queued moves in one transaction (under :attr:`lock`)."""
