@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -245,6 +246,47 @@ def test_a_server_killed_mid_deal_resumes_the_deal_at_the_move_it_stopped(tmp_pa
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_remote_bots_at_tables_killed_mid_deal_lose_no_move_that_was_answered(tmp_path):
+    """Four tables of a remote bot and two quick agents play at once (their moves committed
+    together), and the server is killed the moment each bot's sixth move is answered."""
+    from websockets.sync.client import connect
+
+    from manni_agents.bots import protocol as P
+    from manni_agents.play.web.tables import BOT
+
+    proc, host = _serve(tmp_path)
+    sent: dict[str, list[int]] = {}
+
+    def play(table_id: str, token: str) -> None:
+        """Answer each act with its first legal action until six were sent and the sixth answered."""
+        actions = sent[table_id] = []
+        with connect(f"ws://{host}/ws/tables/{table_id}") as ws:
+            ws.send(json.dumps({"type": "hello", "token": token}))
+            while len(actions) < 6:
+                message = json.loads(ws.recv(timeout=30))
+                if message["type"] == "hello":
+                    ws.send(json.dumps({"type": "hello", "protocol": P.PROTOCOL, "name": "b"}))
+                elif message["type"] == "act":
+                    ws.send(json.dumps({"action": message["legal"][0]}))
+                    actions.append(message["legal"][0])
+            json.loads(ws.recv(timeout=30))  # the next message comes only after the sixth move is made
+
+    try:
+        tables = [_http(f"http://{host}/api/tables", {**SHORT, "seats": [BOT, "random", "random"]})["id"]
+                  for _ in range(4)]
+        tokens = [_http(f"http://{host}/api/tables/{t}/seats", {"name": "b", "bot": True})["token"] for t in tables]
+        with ThreadPoolExecutor(len(tables)) as pool:
+            list(pool.map(play, tables, tokens))
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    kept = {row["id"]: [m["action"] for m in moves if m["seat"] == 0] for row, moves in db.open_tables()}
+    assert {t: kept.get(t) for t in tables} == {t: sent[t] for t in tables}
 
 
 def test_serve_refuses_a_database_it_cannot_open_in_one_line(tmp_path, capsys):
