@@ -106,6 +106,20 @@ def test_a_table_in_progress_comes_back_after_a_stop_at_the_move_it_stopped(tmp_
     _export_and_validate(db_path, tmp_path / "export.jsonl", 1)
 
 
+def test_a_table_stopped_right_after_it_started_comes_back_started(tmp_path):
+    from manni_agents.play.web.table_db import TableKeeper, restore_tables
+    from manni_agents.play.web.tables import BOT, Table
+    from manni_env import make_rules
+
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    table = Table(make_rules("basic"), [BOT, "random", "random"], stand_in="random")
+    TableKeeper(db).attach("t", table)
+    table.join("b", bot=True)  # the last open seat: the game starts, the agents play to the bot's turn
+    assert table.started and table.state.to_move == 0
+    ((_, again, _),) = list(restore_tables(db))  # a restart before the bot's first move
+    assert again.started and again.state.to_move == 0 and again.journal.moves == table.journal.moves
+
+
 def _export_and_validate(db_path: Path, out: Path, games: int) -> None:
     cli = [sys.executable, "-m", "manni_env.cli"]
     exported = subprocess.run([*cli, "records", "export", "--db", str(db_path), str(out)], capture_output=True, text=True,

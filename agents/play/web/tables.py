@@ -287,9 +287,9 @@ class Table:
             if seat.person and seat.token is None:
                 seat.spec, seat.bot = self.stand_in, False
                 self.policies[s] = make_agent(seat.spec)
+        self.started = True  # before _changed: the journal writes the table's header as started
         self._changed()
         self.narrate()
-        self.started = True
         self._advance()
 
     def narrate(self) -> None:
