@@ -11,12 +11,15 @@ migrations build exactly :data:`METADATA`.
 
 **What lasts.** A table's header (rules, seed, seats with their names, the SHA-256 of their tokens,
 whether it started or closed) is written when it is created and whenever it changes; each move is
-written, with the probabilities and review kept beside it, inside the table's lock before anything
-is answered. SQLite runs in WAL mode with ``synchronous=NORMAL``: a committed move survives the
-server process's death (``kill -9``), though not the machine's power failing. On a restart,
-:meth:`Database.load_tables` rebuilds every table in progress from its seed and its moves, the deal
-in progress at the move it stopped; people rejoin with their seat tokens (the grace period starts
-again at the restart).
+written, with the probabilities and review kept beside it, and committed before anything is
+answered: inside the table's lock, or, for remote bots' moves made together on the event loop, in
+one transaction when their batch ends, before any of them is answered (:meth:`Database.deferred`).
+Moves written at the same time share a transaction (:meth:`Database.add_move`). SQLite runs in WAL
+mode with ``synchronous=NORMAL``: a committed move survives the server process's death
+(``kill -9``), though not the machine's power failing. On a restart,
+:func:`~manni_agents.play.web.table_db.restore_tables` rebuilds every table in progress from its
+seed and its moves, the deal in progress at the move it stopped; people rejoin with their seat
+tokens (the grace period starts again at the restart).
 
 **Beyond one machine.** Several server processes on several machines would share one PostgreSQL
 database instead (``--db postgresql+psycopg://...``: the same SQLAlchemy schema and migrations), and

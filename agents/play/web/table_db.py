@@ -26,7 +26,9 @@ def _seats(table: Table) -> list[dict]:
 
 class Journal:
     """Writes one table's changes (seats, started, closed) and each of its moves, and its record
-    once the game is over; called by the table under its lock, so before anything is answered."""
+    once the game is over; called by the table under its lock, so before anything is answered (a
+    move written inside :meth:`Database.deferred <manni_agents.play.web.database.Database.deferred>`
+    is committed when that block ends, before its answer too)."""
 
     def __init__(self, db: Database, table_id: str, moves: int = 0):
         self.db, self.table_id, self.moves = db, table_id, moves
