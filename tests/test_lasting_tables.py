@@ -553,3 +553,54 @@ def test_bot_moves_of_one_turn_of_the_loop_share_one_commit_made_before_any_is_a
 
     assert asyncio.run(all_at_once()) == [True] * 4
     assert len(inserts) == 1  # four bots' moves and their agents', one statement in one transaction
+
+
+def test_a_batch_of_bot_moves_not_committed_is_logged_and_the_game_goes_on(tmp_path, monkeypatch, caplog):
+    import asyncio
+
+    from sqlalchemy.exc import OperationalError
+
+    from manni_agents.play.web.remote_bots import BotMoves
+    from manni_agents.play.web.table_db import TableKeeper
+    from manni_agents.play.web.tables import BOT, Table
+    from manni_env import make_rules
+
+    def full_disk(*args, **kwargs):
+        raise OperationalError("INSERT", {}, Exception("database or disk is full"))
+
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    keeper = TableKeeper(db)
+    table = Table(make_rules("basic"), [BOT, "random", "random"], stand_in="random")
+    keeper.attach("t", table)
+    table.join("b", bot=True)
+    made = table.journal.moves
+    monkeypatch.setattr(Database, "_commit", full_disk)
+    asyncio.run(BotMoves(keeper).act(table, 0, table.state.legal_actions()[0]))
+    assert table.journal.moves > made and table.state.to_move == 0  # made, and the agents replied
+    assert "moves not written to the database" in caplog.text and "disk is full" in caplog.text
+
+
+def test_a_batch_of_bot_moves_that_fails_otherwise_is_each_movers_error():
+    import asyncio
+    import contextlib
+
+    from manni_agents.play.web.remote_bots import BotMoves
+    from manni_agents.play.web.tables import BOT, Table
+    from manni_env import make_rules
+
+    class BrokenKeeper:
+        @contextlib.contextmanager
+        def deferred(self):
+            yield
+            raise RuntimeError("the database went away")
+
+    tables = [Table(make_rules("basic"), [BOT, "random", "random"], stand_in="random") for _ in range(2)]
+    for table in tables:
+        table.join("b", bot=True)
+    moves = BotMoves(BrokenKeeper())
+
+    async def both() -> list:
+        return await asyncio.wait_for(asyncio.gather(*(moves.act(t, 0, t.state.legal_actions()[0]) for t in tables),
+                                                     return_exceptions=True), 10)
+
+    assert [str(outcome) for outcome in asyncio.run(both())] == ["the database went away"] * 2  # none left waiting

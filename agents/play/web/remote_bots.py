@@ -175,10 +175,16 @@ class BotMoves:
         await run_in_threadpool(table.act, seat, [action])
 
     def _make(self) -> None:
-        """Make the queued moves, commit them, then tell each mover whether its move was made (or its error)."""
+        """Make the queued moves, commit them, then tell each mover whether its move was made, or
+        its error (a commit that fails otherwise than the keeper logs is every mover's error:
+        none is left waiting)."""
         queued, self._queued = self._queued, []
-        with self.keeper.deferred() if self.keeper is not None else contextlib.nullcontext():
-            outcomes = [_act_if_free(table, seat, action) for table, seat, action, _ in queued]
+        outcomes: list[bool | Exception]
+        try:
+            with self.keeper.deferred() if self.keeper is not None else contextlib.nullcontext():
+                outcomes = [_act_if_free(table, seat, action) for table, seat, action, _ in queued]
+        except Exception as err:
+            outcomes = [err] * len(queued)
         for (*_, made), outcome in zip(queued, outcomes):
             if made.done():  # its bot's connection was cancelled meanwhile
                 continue
