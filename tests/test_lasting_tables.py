@@ -533,8 +533,12 @@ def test_bot_moves_of_one_turn_of_the_loop_share_one_commit_made_before_any_is_a
         keeper.attach(f"t{k}", tables[f"t{k}"])
         tables[f"t{k}"].join("bot", bot=True)
     inserts = []
-    event.listen(db.engine, "before_cursor_execute",
-                 lambda _c, _cursor, statement, *_: inserts.append(1) if statement.startswith("INSERT INTO moves") else None)
+
+    def count_inserts(_connection, _cursor, statement: str, *_) -> None:
+        if statement.startswith("INSERT INTO moves"):
+            inserts.append(statement)
+
+    event.listen(db.engine, "before_cursor_execute", count_inserts)
     reader = create_engine(db.engine.url)  # another connection: it sees only what was committed
     moves = BotMoves(keeper)
 

@@ -153,10 +153,10 @@ class BotMoves:
     A move at a table whose agents are all quick (:attr:`Table.quick`) is queued, and the moves
     queued in one turn of the loop are made one after another in one callback (each whose table's
     lock is free), their database writes committed in one transaction at its end (``keeper``'s
-    :meth:`~.table_db.TableKeeper.deferred`; ``None``: no database), and only then are their bots woken to answer them: nothing else
-    runs on the loop in between, so no move is answered before it is committed. A move at a table
-    with a slower agent (a search, a bot process), or whose table is busy, is made in a worker
-    thread, so that it never holds up the loop."""
+    :meth:`~.table_db.TableKeeper.deferred`; ``None``: no database), and only then are their bots
+    woken to answer them: nothing else runs on the loop in between, so no move is answered before
+    it is committed. A move at a table with a slower agent (a search, a bot process), or whose
+    table is busy, is made in a worker thread, so that it never holds up the loop."""
 
     def __init__(self, keeper: TableKeeper | None):
         self.keeper = keeper
