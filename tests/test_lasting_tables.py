@@ -10,7 +10,10 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -101,6 +104,20 @@ def test_a_table_in_progress_comes_back_after_a_stop_at_the_move_it_stopped(tmp_
         assert end["table"]["finished"]
         assert client.get(f"/api/tables/{table_id}/replay").status_code == 200
     _export_and_validate(db_path, tmp_path / "export.jsonl", 1)
+
+
+def test_a_table_stopped_right_after_it_started_comes_back_started(tmp_path):
+    from manni_agents.play.web.table_db import TableKeeper, restore_tables
+    from manni_agents.play.web.tables import BOT, Table
+    from manni_env import make_rules
+
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    table = Table(make_rules("basic"), [BOT, "random", "random"], stand_in="random")
+    TableKeeper(db).attach("t", table)
+    table.join("b", bot=True)  # the last open seat: the game starts, the agents play to the bot's turn
+    assert table.started and table.state.to_move == 0
+    ((_, again, _),) = list(restore_tables(db))  # a restart before the bot's first move
+    assert again.started and again.state.to_move == 0 and again.journal.moves == table.journal.moves
 
 
 def _export_and_validate(db_path: Path, out: Path, games: int) -> None:
@@ -245,6 +262,47 @@ def test_a_server_killed_mid_deal_resumes_the_deal_at_the_move_it_stopped(tmp_pa
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+def test_remote_bots_at_tables_killed_mid_deal_lose_no_move_that_was_answered(tmp_path):
+    """Four tables of a remote bot and two quick agents play at once (their moves committed
+    together), and the server is killed the moment each bot's sixth move is answered."""
+    from websockets.sync.client import connect
+
+    from manni_agents.bots import protocol as P
+    from manni_agents.play.web.tables import BOT
+
+    proc, host = _serve(tmp_path)
+    sent: dict[str, list[int]] = {}
+
+    def play(table_id: str, token: str) -> None:
+        """Answer each act with its first legal action until six were sent and the sixth answered."""
+        actions = sent[table_id] = []
+        with connect(f"ws://{host}/ws/tables/{table_id}") as ws:
+            ws.send(json.dumps({"type": "hello", "token": token}))
+            while len(actions) < 6:
+                message = json.loads(ws.recv(timeout=30))
+                if message["type"] == "hello":
+                    ws.send(json.dumps({"type": "hello", "protocol": P.PROTOCOL, "name": "b"}))
+                elif message["type"] == "act":
+                    ws.send(json.dumps({"action": message["legal"][0]}))
+                    actions.append(message["legal"][0])
+            json.loads(ws.recv(timeout=30))  # the next message comes only after the sixth move is made
+
+    try:
+        tables = [_http(f"http://{host}/api/tables", {**SHORT, "seats": [BOT, "random", "random"]})["id"]
+                  for _ in range(4)]
+        tokens = [_http(f"http://{host}/api/tables/{t}/seats", {"name": "b", "bot": True})["token"] for t in tables]
+        with ThreadPoolExecutor(len(tables)) as pool:
+            list(pool.map(play, tables, tokens))
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    kept = {row["id"]: [m["action"] for m in moves if m["seat"] == 0] for row, moves in db.open_tables()}
+    assert {t: kept.get(t) for t in tables} == {t: sent[t] for t in tables}
+
+
 def test_serve_refuses_a_database_it_cannot_open_in_one_line(tmp_path, capsys):
     from manni_env.cli import main
 
@@ -387,3 +445,166 @@ def test_a_card_play_valued_after_its_move_is_written_into_its_kept_review(tmp_p
     assert all(valued(kept())) and all(valued(again.reviews[0]))  # valued as the table came back
     assert table.value_reviews()
     assert kept() == table.reviews[0] == again.reviews[0]
+
+
+# ---------------------------------------------------------------------------------- group commit
+def _database_with_a_table(tmp_path) -> Database:
+    from manni_agents.play.web.table_db import TableKeeper
+    from manni_agents.play.web.tables import Table
+    from manni_env import make_rules
+
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    TableKeeper(db).attach("t", Table(make_rules("basic"), [PERSON, "random", "random"], stand_in="random"))
+    return db
+
+
+def _moves_at_once(db: Database, moves: list[int], after) -> dict[int, object]:
+    """Each of ``moves`` written by a thread of its own while a transaction holds the database's lock
+    (so they queue together); once the lock is free, each thread runs ``after(n)`` when its
+    ``add_move`` returned. Each move's result: ``after``'s, or the error ``add_move`` raised."""
+    results: dict[int, object] = {}
+
+    def write(n: int) -> None:
+        try:
+            db.add_move("t", n, 0, n, None, None)
+        except Exception as err:  # noqa: BLE001 - the test looks at it
+            results[n] = err
+            return
+        results[n] = after(n)
+
+    with db.lock:  # another table's transaction in progress
+        threads = [threading.Thread(target=write, args=(n,)) for n in moves]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 10
+        while len(db._moves._batch.rows) < len(moves) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    for thread in threads:
+        thread.join(timeout=10)
+    return results
+
+
+def test_moves_written_at_once_share_one_commit_and_each_returns_once_it_is_committed(tmp_path):
+    from sqlalchemy import create_engine, event, select
+
+    from manni_agents.play.web.database import MOVES
+
+    db = _database_with_a_table(tmp_path)
+    commits = []
+    event.listen(db.engine, "commit", lambda _connection: commits.append(1))
+    reader = create_engine(db.engine.url)  # another connection: it sees only what was committed
+
+    def committed(n: int) -> bool:
+        with reader.connect() as c:
+            return c.execute(select(MOVES.c.n).where(MOVES.c.table_id == "t", MOVES.c.n == n)).first() is not None
+
+    assert _moves_at_once(db, list(range(8)), committed) == {n: True for n in range(8)}
+    assert len(commits) == 1  # eight moves, one transaction
+
+
+def test_a_failed_group_commit_fails_every_move_in_it_and_keeps_none_of_them(tmp_path):
+    from sqlalchemy.exc import IntegrityError
+
+    db = _database_with_a_table(tmp_path)
+    db.add_move("t", 0, 0, 0, None, None)
+    results = _moves_at_once(db, [1, 0], lambda n: "written")  # move 0 again: the transaction fails
+    assert all(isinstance(result, IntegrityError) for result in results.values()), results
+    assert [m["n"] for _, moves in db.open_tables() for m in moves] == [0]
+    db.add_move("t", 1, 0, 1, None, None)  # the next transaction is a fresh one
+    assert [m["n"] for _, moves in db.open_tables() for m in moves] == [0, 1]
+
+
+def test_bot_moves_of_one_turn_of_the_loop_share_one_commit_made_before_any_is_answered(tmp_path):
+    import asyncio
+
+    from sqlalchemy import create_engine, event, func, select
+
+    from manni_agents.play.web.database import MOVES
+    from manni_agents.play.web.remote_bots import BotMoves
+    from manni_agents.play.web.table_db import TableKeeper
+    from manni_agents.play.web.tables import BOT, Table
+    from manni_env import make_rules
+
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    keeper = TableKeeper(db)
+    tables = {}
+    for k in range(4):  # each a remote bot (seat 0, on turn once the agents moved) and two quick agents
+        tables[f"t{k}"] = Table(make_rules("basic"), [BOT, "random", "random"], stand_in="random")
+        keeper.attach(f"t{k}", tables[f"t{k}"])
+        tables[f"t{k}"].join("bot", bot=True)
+    inserts = []
+
+    def count_inserts(_connection, _cursor, statement: str, *_) -> None:
+        if statement.startswith("INSERT INTO moves"):
+            inserts.append(statement)
+
+    event.listen(db.engine, "before_cursor_execute", count_inserts)
+    reader = create_engine(db.engine.url)  # another connection: it sees only what was committed
+    moves = BotMoves(keeper)
+
+    def kept(table_id: str) -> int:
+        with reader.connect() as c:
+            return c.execute(select(func.count()).select_from(MOVES).where(MOVES.c.table_id == table_id)).scalar()
+
+    async def move(table_id: str) -> bool:
+        table = tables[table_id]
+        before = table.journal.moves
+        await moves.act(table, 0, table.state.legal_actions()[0])
+        return kept(table_id) == table.journal.moves > before  # the bot's move and the agents' replies
+
+    async def all_at_once() -> list[bool]:
+        return await asyncio.gather(*(move(table_id) for table_id in tables))
+
+    assert asyncio.run(all_at_once()) == [True] * 4
+    assert len(inserts) == 1  # four bots' moves and their agents', one statement in one transaction
+
+
+def test_a_batch_of_bot_moves_not_committed_is_logged_and_the_game_goes_on(tmp_path, monkeypatch, caplog):
+    import asyncio
+
+    from sqlalchemy.exc import OperationalError
+
+    from manni_agents.play.web.remote_bots import BotMoves
+    from manni_agents.play.web.table_db import TableKeeper
+    from manni_agents.play.web.tables import BOT, Table
+    from manni_env import make_rules
+
+    def full_disk(*args, **kwargs):
+        raise OperationalError("INSERT", {}, Exception("database or disk is full"))
+
+    db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
+    keeper = TableKeeper(db)
+    table = Table(make_rules("basic"), [BOT, "random", "random"], stand_in="random")
+    keeper.attach("t", table)
+    table.join("b", bot=True)
+    made = table.journal.moves
+    monkeypatch.setattr(Database, "_commit", full_disk)
+    asyncio.run(BotMoves(keeper).act(table, 0, table.state.legal_actions()[0]))
+    assert table.journal.moves > made and table.state.to_move == 0  # made, and the agents replied
+    assert "moves not written to the database" in caplog.text and "disk is full" in caplog.text
+
+
+def test_a_batch_of_bot_moves_that_fails_otherwise_is_each_movers_error():
+    import asyncio
+    import contextlib
+
+    from manni_agents.play.web.remote_bots import BotMoves
+    from manni_agents.play.web.tables import BOT, Table
+    from manni_env import make_rules
+
+    class BrokenKeeper:
+        @contextlib.contextmanager
+        def deferred(self):
+            yield
+            raise RuntimeError("the database went away")
+
+    tables = [Table(make_rules("basic"), [BOT, "random", "random"], stand_in="random") for _ in range(2)]
+    for table in tables:
+        table.join("b", bot=True)
+    moves = BotMoves(BrokenKeeper())
+
+    async def both() -> list:
+        return await asyncio.wait_for(asyncio.gather(*(moves.act(t, 0, t.state.legal_actions()[0]) for t in tables),
+                                                     return_exceptions=True), 10)
+
+    assert [str(outcome) for outcome in asyncio.run(both())] == ["the database went away"] * 2  # none left waiting

@@ -3,6 +3,7 @@ bot:COMMAND, nothing hidden sent, and ``manni bot connect`` bridging an unchange
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from manni_agents.bots import connect  # noqa: E402
 from manni_agents.bots import protocol as P  # noqa: E402
-from manni_agents.play.web import remote_bots  # noqa: E402
+from manni_agents.play.web import remote_bots, tables  # noqa: E402
 from manni_agents.play.web.app import create_app  # noqa: E402
 from manni_agents.play.web.lineup import Lineup  # noqa: E402
 from manni_agents.play.web.remote_bots import BotLink, _pending  # noqa: E402
@@ -143,6 +144,40 @@ def test_nothing_sent_to_a_remote_bot_changes_with_the_hidden_cards():
             assert _pending(shadow)[:2] == _pending(told_again)[:2]
         table.act(seat, [request["legal"][0]])
     assert compared > 20
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_a_bot_move_is_made_on_the_event_loop_only_at_a_table_of_quick_agents(client, monkeypatch, quick):
+    if not quick:
+        monkeypatch.setattr(tables, "QUICK_AGENTS", frozenset())  # random counts as slow
+    on_loop = []
+    act = Table.act
+
+    def watched(table: Table, seat: int, actions) -> None:
+        on_loop.append(_on_event_loop())
+        act(table, seat, actions)
+
+    monkeypatch.setattr(Table, "act", watched)
+    table_id, _, token = _bot_table(client)
+    with client.websocket_connect(f"/ws/tables/{table_id}") as ws:
+        _hello(ws, token)
+        _play_first_legal(ws)
+    assert on_loop and set(on_loop) == {quick}
+
+
+def test_only_a_table_whose_every_agent_is_quick_is_quick():
+    rules = make_rules("basic")
+    assert Table(rules, [BOT, "random", "rule_based"], stand_in="ppo").quick
+    assert not Table(rules, [BOT, "random", "pimc"], stand_in="rule_based").quick
+    assert not Table(rules, [BOT, BOT, "random"], stand_in="pimc").quick  # the stand-in may play a bot's seat
 
 
 @pytest.mark.parametrize(("answer", "code", "says"), [

@@ -11,12 +11,15 @@ migrations build exactly :data:`METADATA`.
 
 **What lasts.** A table's header (rules, seed, seats with their names, the SHA-256 of their tokens,
 whether it started or closed) is written when it is created and whenever it changes; each move is
-written, with the probabilities and review kept beside it, inside the table's lock before anything
-is answered. SQLite runs in WAL mode with ``synchronous=NORMAL``: a committed move survives the
-server process's death (``kill -9``), though not the machine's power failing. On a restart,
-:meth:`Database.load_tables` rebuilds every table in progress from its seed and its moves, the deal
-in progress at the move it stopped; people rejoin with their seat tokens (the grace period starts
-again at the restart).
+written, with the probabilities and review kept beside it, and committed before anything is
+answered: inside the table's lock, or, for remote bots' moves made together on the event loop, in
+one transaction when their batch ends, before any of them is answered (:meth:`Database.deferred`).
+Moves written at the same time share a transaction (:meth:`Database.add_move`). SQLite runs in WAL
+mode with ``synchronous=NORMAL``: a committed move survives the server process's death
+(``kill -9``), though not the machine's power failing. On a restart,
+:func:`~manni_agents.play.web.table_db.restore_tables` rebuilds every table in progress from its
+seed and its moves, the deal in progress at the move it stopped; people rejoin with their seat
+tokens (the grace period starts again at the restart).
 
 **Beyond one machine.** Several server processes on several machines would share one PostgreSQL
 database instead (``--db postgresql+psycopg://...``: the same SQLAlchemy schema and migrations), and
@@ -27,15 +30,17 @@ by table id), and a process that takes over a table rebuilds it from the databas
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import (JSON, Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
                         UniqueConstraint, create_engine, event, insert, select, update)
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.engine import Engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -247,12 +252,43 @@ class DailyMixin:
         return None if row is None else json.loads(row.record)
 
 
+@dataclass
+class MoveBatch:
+    """Moves committed in one transaction: their rows, whether the transaction ran, its error."""
+
+    rows: list[dict] = field(default_factory=list)
+    written: bool = False
+    error: SQLAlchemyError | None = None
+
+
+class MoveQueue:
+    """The moves waiting for their transaction (:meth:`Database.add_move`), safe across threads."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._batch = MoveBatch()
+
+    def add(self, row: dict) -> MoveBatch:
+        """Queue ``row``: the batch it will be committed in."""
+        with self._lock:
+            self._batch.rows.append(row)
+            return self._batch
+
+    def take(self) -> MoveBatch:
+        """The batch queued so far (a new one takes the next rows)."""
+        with self._lock:
+            batch, self._batch = self._batch, MoveBatch()
+            return batch
+
+
 class Database(PlayersMixin, DailyMixin):
     """The server's database (see the module docstring); writes are serialized by one lock."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
         self.lock = threading.Lock()
+        self._moves = MoveQueue()
+        self._local = threading.local()  # batches: the moves deferred on this thread (see deferred)
         self.rating_lock = threading.Lock()  # held by a rating's read-rate-write (ratings.rate_deal)
 
     @classmethod
@@ -281,11 +317,64 @@ class Database(PlayersMixin, DailyMixin):
 
     def add_move(self, table_id: str, n: int, seat: int, action: int, probabilities: dict | None,
                  review: dict | None) -> None:
-        """Write move ``n`` of ``table_id`` (the statement is SQLAlchemy's cached one and the row its
-        parameters: a third of the CPU time of a statement built with the row's ``values``)."""
-        with self.lock, self.engine.begin() as c:
-            c.execute(insert(MOVES), {"table_id": table_id, "n": n, "seat": seat, "action": action,
-                                      "probabilities": probabilities, "review": review})
+        """Write move ``n`` of ``table_id``; return once it is committed (an error if it was not),
+        or at once inside :meth:`deferred`.
+
+        Moves of several tables written at the same time are committed together (a group commit):
+        the first thread to take the lock writes every move queued by then in one transaction, and
+        the threads whose moves it wrote find them written when they get the lock. The statement is
+        SQLAlchemy's cached one with the rows as parameters."""
+        batch = self._moves.add({"table_id": table_id, "n": n, "seat": seat, "action": action,
+                                 "probabilities": probabilities, "review": review})
+        deferred = getattr(self._local, "batches", None)
+        if deferred is not None:
+            if not deferred or deferred[-1] is not batch:
+                deferred.append(batch)
+            return
+        self._commit([batch])
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Inside it, :meth:`add_move` on this thread only queues its move; the moves queued are
+        committed together when it ends (an error if they were not), or earlier by
+        :meth:`commit_moves`. For several moves made one after another (:mod:`.remote_bots`): none
+        of them may be answered before the block ends."""
+        self._local.batches = []
+        try:
+            yield
+        finally:
+            batches, self._local.batches = self._local.batches, None
+        self._commit(batches)
+
+    def commit_moves(self) -> None:
+        """Commit the moves this thread queued inside :meth:`deferred` so far (outside it, every
+        move is committed by its :meth:`add_move`)."""
+        batches = getattr(self._local, "batches", None)
+        if batches:
+            try:
+                self._commit(batches)
+            finally:
+                batches.clear()  # a failure is raised once
+
+    def _commit(self, batches: list[MoveBatch]) -> None:
+        """Return once every one of ``batches`` is committed; raise the error of one that failed."""
+        with self.lock:
+            if not all(batch.written for batch in batches):  # only the batch queued now can be unwritten
+                self._write_moves()
+        for batch in batches:
+            if batch.error is not None:
+                raise batch.error
+
+    def _write_moves(self) -> None:
+        """Commit the queued moves in one transaction (under :attr:`lock`)."""
+        batch = self._moves.take()
+        try:
+            with self.engine.begin() as c:
+                c.execute(insert(MOVES), batch.rows)
+        except SQLAlchemyError as err:
+            batch.error = err
+        finally:
+            batch.written = True
 
     def update_review(self, table_id: str, n: int, review: dict) -> None:
         """The review of move ``n`` at ``table_id``, now with its card's worth."""

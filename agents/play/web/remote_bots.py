@@ -24,7 +24,9 @@ for included, until the bot connects again with its token.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 import anyio
 from fastapi import WebSocket
@@ -34,6 +36,9 @@ from manni_agents.bots import protocol as P
 from manni_agents.bots.agent import BUFFERING_HINT
 from manni_agents.bots.process import MAX_LINE_BYTES, BotFault, BotTimeout
 from manni_agents.play.web.tables import Table, TableError
+
+if TYPE_CHECKING:
+    from manni_agents.play.web.table_db import TableKeeper
 
 #: Seconds a remote bot has for each answer and for its hello (``bot:COMMAND``'s defaults).
 TIME_LIMIT, START_LIMIT = 10.0, 10.0
@@ -135,10 +140,71 @@ async def _play(link: BotLink, table_id: str, hub) -> None:
         except ValueError as err:
             raise BotFault(str(err), request) from None
         try:
-            await run_in_threadpool(table.act, seat, [action])
+            await hub.moves.act(table, seat, action)
         except TableError:  # the table closed meanwhile (everybody else left)
             continue
         await hub.broadcast(table_id, table)
+
+
+class BotMoves:
+    """The remote bots' moves, made on the event loop where that is safe: handing a move to a
+    worker thread and back costs the server more than the move itself.
+
+    A move at a table whose agents are all quick (:attr:`Table.quick`) is queued, and the moves
+    queued in one turn of the loop are made one after another in one callback (each whose table's
+    lock is free), their database writes committed in one transaction at its end (``keeper``'s
+    :meth:`~.table_db.TableKeeper.deferred`; ``None``: no database), and only then are their bots
+    woken to answer them: nothing else runs on the loop in between, so no move is answered before
+    it is committed. A move at a table with a slower agent (a search, a bot process), or whose
+    table is busy, is made in a worker thread, so that it never holds up the loop."""
+
+    def __init__(self, keeper: TableKeeper | None):
+        self.keeper = keeper
+        self._queued: list[tuple[Table, int, int, asyncio.Future]] = []
+
+    async def act(self, table: Table, seat: int, action: int) -> None:
+        """Make the move (:meth:`Table.act`, the agents' replies included); its errors as its own."""
+        if table.quick:
+            loop = asyncio.get_running_loop()
+            made = loop.create_future()
+            if not self._queued:
+                loop.call_soon(self._make)
+            self._queued.append((table, seat, action, made))
+            if await made:
+                return
+        await run_in_threadpool(table.act, seat, [action])
+
+    def _make(self) -> None:
+        """Make the queued moves, commit them, then tell each mover whether its move was made, or
+        its error (a commit that fails otherwise than the keeper logs is every mover's error:
+        none is left waiting)."""
+        queued, self._queued = self._queued, []
+        outcomes: list[bool | Exception]
+        try:
+            with self.keeper.deferred() if self.keeper is not None else contextlib.nullcontext():
+                outcomes = [_act_if_free(table, seat, action) for table, seat, action, _ in queued]
+        except Exception as err:
+            outcomes = [err] * len(queued)
+        for (*_, made), outcome in zip(queued, outcomes):
+            if made.done():  # its bot's connection was cancelled meanwhile
+                continue
+            if isinstance(outcome, Exception):
+                made.set_exception(outcome)
+            else:
+                made.set_result(outcome)
+
+
+def _act_if_free(table: Table, seat: int, action: int) -> bool | Exception:
+    """Make the move now if the table's lock is free: whether it was made, or the error it raised."""
+    if not table.lock.acquire(blocking=False):
+        return False
+    try:
+        table.act(seat, [action])
+    except Exception as err:  # TableError: the table closed meanwhile; anything else is the mover's
+        return err
+    finally:
+        table.lock.release()
+    return True
 
 
 async def _pending_now(link: BotLink) -> tuple[list[dict], dict | None, bool]:

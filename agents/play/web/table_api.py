@@ -48,7 +48,7 @@ from manni_agents.base import close_policies
 from manni_agents.play.web.game import MAX_ACTIONS
 from manni_agents.play.web.limits import ReplayGuard, client_key, finished_record
 from manni_agents.play.web.lineup import SHIPPED, Lineup
-from manni_agents.play.web.remote_bots import BotLink, serve_bot
+from manni_agents.play.web.remote_bots import BotLink, BotMoves, serve_bot
 from manni_agents.play.web.store import StoreFull
 from manni_agents.play.web.tables import BOT, NAME_MAX, PERSON, Table, TableError, TableFull, TableStore, digest
 from manni_env.actions import NUM_ACTIONS
@@ -127,6 +127,7 @@ class Hub:
         self.locks: dict[str, asyncio.Lock] = {}
         self.timers: set[asyncio.Task] = set()
         self.bots: dict[str, dict[int, BotLink]] = {}  # each table's remote bots by seat
+        self.moves = BotMoves(tables.keeper)  # where the remote bots' moves are made
 
     def add(self, table_id: str, ws: WebSocket, seat: int | None) -> None:
         """Count ``ws`` as a connection of ``seat`` at once (so a burst of hellos cannot pass the

@@ -4,6 +4,7 @@ table in progress rebuilt from them at the next start (:func:`restore_tables`)."
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterator
 
@@ -25,7 +26,9 @@ def _seats(table: Table) -> list[dict]:
 
 class Journal:
     """Writes one table's changes (seats, started, closed) and each of its moves, and its record
-    once the game is over; called by the table under its lock, so before anything is answered."""
+    once the game is over; called by the table under its lock, so before anything is answered (a
+    move written inside :meth:`Database.deferred <manni_agents.play.web.database.Database.deferred>`
+    is committed when that block ends, before its answer too)."""
 
     def __init__(self, db: Database, table_id: str, moves: int = 0):
         self.db, self.table_id, self.moves = db, table_id, moves
@@ -68,7 +71,10 @@ class Journal:
     def _moved(self, table: Table, seat: int, action: int, probabilities: dict | None, review: dict | None) -> None:
         self.db.add_move(self.table_id, self.moves, seat, action, probabilities, review)
         self.moves += 1
-        if table.par is not None and len(table.par.pars) > self.rated:
+        ended = table.par is not None and len(table.par.pars) > self.rated
+        if ended or table.state.finished:
+            self.db.commit_moves()  # a deal's moves before its rating and its record (add_move may have deferred them)
+        if ended:
             deal = table.par.pars[-1]
             self.rated = len(table.par.pars)
             rate_deal(self.db, self._players(table), deal.points, deal.par, "table", self.table_id, deal.deal)
@@ -108,6 +114,17 @@ class TableKeeper:
         with table.lock:
             table.journal = Journal(self.db, table_id)
             table.journal.create(table, client)
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """The moves written inside it are committed together when it ends
+        (:meth:`~manni_agents.play.web.database.Database.deferred`); a commit that fails is
+        logged, and the games go on (as :meth:`Journal.moved`)."""
+        try:
+            with self.db.deferred():
+                yield
+        except SQLAlchemyError as err:
+            log.error("moves not written to the database: %s", err)
 
     def restore(self) -> Iterator[tuple[str, Table, str | None]]:
         """The tables in progress and their creators (:func:`restore_tables`)."""

@@ -67,6 +67,9 @@ ENDED_KEPT = 1000
 JOIN_SECONDS = 120.0
 #: Tables in progress that one client address may have created.
 TABLES_PER_CLIENT = 4
+#: The agents that decide in about a millisecond or less, with no I/O: at a table of only these
+#: (:attr:`Table.quick`) a remote bot's move is made on the server's event loop (:mod:`.remote_bots`).
+QUICK_AGENTS = frozenset({"random", "rule_based", "ppo"})
 
 
 class TableError(ValueError):
@@ -191,6 +194,13 @@ class Table:
         return [seat.name or (("open seat for a bot" if seat.bot else "open seat") if seat.person else f"seat {s} ({seat.spec})")
                 for s, seat in enumerate(self.seats)]
 
+    @property
+    def quick(self) -> bool:
+        """Whether every agent that may play here (the seats' agents and the stand-in) is one of
+        :data:`QUICK_AGENTS`."""
+        specs = [seat.spec for seat in self.seats if not seat.person] + [self.stand_in]
+        return all(spec.partition(":")[0] in QUICK_AGENTS for spec in specs)
+
     def _changed(self) -> None:
         self.names[:] = self._names()
         self.version += 1
@@ -277,9 +287,9 @@ class Table:
             if seat.person and seat.token is None:
                 seat.spec, seat.bot = self.stand_in, False
                 self.policies[s] = make_agent(seat.spec)
+        self.started = True  # before _changed: the journal writes the table's header as started
         self._changed()
         self.narrate()
-        self.started = True
         self._advance()
 
     def narrate(self) -> None:
