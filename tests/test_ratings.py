@@ -105,6 +105,15 @@ def test_copies_of_an_agent_share_one_rating_and_a_deal_without_people_is_not_ra
     assert rows["Ann"]["mu"] > 25 > rows["ppo"]["mu"] and rows["Ann"]["games"] == rows["ppo"]["games"] == 1
 
 
+def test_two_long_agent_specs_that_start_alike_are_two_players(db):
+    """A name holds 24 characters: two ``ppo:runs/…/agent`` specs cut there would share one rating."""
+    first, second = "ppo:runs/league_2026_run_a/agent", "ppo:runs/league_2026_run_b/agent"
+    a, b = db.agent_player(first, 25.0, 25 / 3), db.agent_player(second, 25.0, 25 / 3)
+    assert a != b and db.agent_player(first, 25.0, 25 / 3) == a
+    names = {db.player(player_id=player)["name"] for player in (a, b)}
+    assert len(names) == 2 and all(len(name) <= 24 and name.startswith("ppo:runs/league") for name in names)
+
+
 def test_the_leaderboard_escapes_names(client):
     client.post("/api/players", json={"name": "<b>x</b>"})
     assert "<b>x" not in client.get("/leaderboard").text

@@ -31,6 +31,7 @@ by table id), and a process that takes over a table rebuilds it from the databas
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import threading
 import time
@@ -42,6 +43,8 @@ from sqlalchemy import (JSON, Boolean, Column, Float, ForeignKey, Index, Integer
                         UniqueConstraint, create_engine, event, insert, select, update)
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.engine import Engine
+
+from manni_agents.play.web.tables import NAME_MAX
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 METADATA = MetaData()
@@ -82,7 +85,7 @@ GAMES = Table(
 PLAYERS = Table(
     "players", METADATA,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("name", String(24), nullable=False),
+    Column("name", String(NAME_MAX), nullable=False),
     Column("kind", String(8), nullable=False),  # person, bot (a remote bot) or agent (a registry spec)
     Column("token", String(64), unique=True),  # the SHA-256 of the player's secret token (none for an agent)
     Column("mu", Float, nullable=False),
@@ -177,13 +180,14 @@ class PlayersMixin:
         return None if row is None else dict(row._mapping)
 
     def agent_player(self, spec: str, mu: float, sigma: float) -> int:
-        """The player of the server's agent ``spec`` (made at its first rated deal)."""
+        """The player of the server's agent ``spec`` (made at its first rated deal), named by :func:`agent_name`."""
+        name = agent_name(spec)
         with self.engine.connect() as c:
-            row = c.execute(select(PLAYERS.c.id).where(PLAYERS.c.kind == "agent", PLAYERS.c.name == spec[:24])).first()
+            row = c.execute(select(PLAYERS.c.id).where(PLAYERS.c.kind == "agent", PLAYERS.c.name == name)).first()
         if row is not None:
             return row.id
         try:
-            return self.add_player(spec[:24], "agent", None, mu, sigma)
+            return self.add_player(name, "agent", None, mu, sigma)
         except NameTaken:  # made meanwhile by another thread
             return self.agent_player(spec, mu, sigma)
 
@@ -250,6 +254,15 @@ class DailyMixin:
         with self.engine.connect() as c:
             row = c.execute(select(GAMES.c.record).where(GAMES.c.table_id == table_id)).first()
         return None if row is None else json.loads(row.record)
+
+
+def agent_name(spec: str) -> str:
+    """The player name of the server's agent ``spec``: the spec itself, or, where it is longer than a
+    name (:data:`NAME_MAX`), its start and a hash of the whole, so that two long specs that start
+    alike (``ppo:runs/…/agent``) never share a rating."""
+    if len(spec) <= NAME_MAX:
+        return spec
+    return f"{spec[:NAME_MAX - 9]}~{hashlib.sha256(spec.encode()).hexdigest()[:8]}"
 
 
 @dataclass

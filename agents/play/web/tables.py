@@ -60,6 +60,7 @@ from manni_env.view import SeatView
 #: A seat open for a person, and one open for a remote bot program (the other seats hold registry
 #: agent specs); a remote bot's seat is a person's seat with ``bot`` set (:mod:`.remote_bots`).
 PERSON, BOT = "person", "bot"
+#: The longest name of a player (a person's, a bot's, a server agent's).
 NAME_MAX = 24
 #: Finished tables remembered, to tell an expired link from a wrong one.
 ENDED_KEPT = 1000
