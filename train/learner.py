@@ -11,15 +11,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from manni_env.observation import ObservationEncoder
 from manni_train.expert_iteration import search_loss
 from manni_train.networks import Actor, Critic, parameters, policy_and_value
 from manni_train.precision import autocast, compute_dtype, padded_rows
-from manni_train.suit_augment import SuitAugment
 from manni_train.vector_rollout import RolloutBatch
 
 if TYPE_CHECKING:
-    from manni_train.vector_args import Args
+    from manni_train.args import TrainArgs
 
 
 class PPOLearner:
@@ -29,15 +27,13 @@ class PPOLearner:
     of the trainer's ``args`` (and its ``--precision``). The networks live on ``device``; ``gen``
     shuffles the minibatches."""
 
-    def __init__(self, actor: Actor, critic: Critic, args: Args, gen: torch.Generator, device: str = "cpu"):
+    def __init__(self, actor: Actor, critic: Critic, args: TrainArgs, gen: torch.Generator, device: str = "cpu"):
         self.actor, self.critic, self.args, self.gen, self.device = actor, critic, args, gen, torch.device(device)
         self.params = parameters(actor, critic)
         # fused: one kernel for all parameters instead of a Python loop over them (docs/training.md)
         self.optimizer = torch.optim.Adam(self.params, lr=args.learning_rate, eps=1e-5, fused=fused_adam(self.device))
         self.dtype = compute_dtype(args.precision, self.device)
         self.precision = autocast(self.dtype, self.device)
-        self.augment = (SuitAugment(ObservationEncoder(args.rules(), args.history, args.observation), self.device)
-                        if args.suit_augment else None)
 
     def update(self, batch: RolloutBatch, lr: float, minibatches: int | None = None) -> dict[str, float]:
         """One PPO update with learning rate ``lr`` in ``minibatches`` minibatches per epoch (default:
@@ -61,9 +57,6 @@ class PPOLearner:
                 rows = padded_rows(idx, self.dtype)  # the padding rows' outputs are dropped below
                 obs, mask = f_obs.index_select(0, rows), f_mask.index_select(0, rows)  # (faster than obs[rows])
                 act, old_logp, old_v, a, ret = (t.index_select(0, idx) for t in (f_act, f_logp, f_val, f_adv, f_ret))
-                target = None if f_target is None else f_target.index_select(0, idx)
-                if self.augment is not None:  # --suit-augment: each row under a random renaming of the suits
-                    obs, mask, act, target = self.augment(obs, mask, act, target, self.gen)
                 with self.precision:  # the networks' hidden layers; their outputs and the losses are float32
                     logits, v = policy_and_value(self.actor, self.critic, obs, mask,
                                                  None if f_unseen is None else f_unseen.index_select(0, rows))
@@ -83,8 +76,8 @@ class PPOLearner:
                     v_loss = torch.max(v_loss, (v_clipped - ret) ** 2)
                 v_loss = 0.5 * v_loss.mean()
                 loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
-                if target is not None:  # expert iteration: towards the search's targets
-                    s_loss = search_loss(logp_all, target)
+                if f_target is not None:  # expert iteration: towards the search's targets
+                    s_loss = search_loss(logp_all, f_target.index_select(0, idx))
                     loss = loss + args.search_coef * s_loss
                 self.step(loss)
                 clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())

@@ -87,9 +87,6 @@ class Args(SelfPlayArgs):
     torso: str = "separate"
     """the critic's hidden layers: separate (its own) or shared (the actor's, under a value head of its own:
     about half the arithmetic of a decision; needs --critic seat); the exported agent is the same either way"""
-    suit_augment: bool = False
-    """show each decision of the update under a random renaming of the suits that play alike once the
-    contract is known (manni_train.suit_augment; needs --critic seat)"""
     critic: str = "seat"
     """what the critic reads in training: seat (the seat's observation, as the actor) or deal (that and
     the cards hidden from the seat: the others' hands and the rest of the pack; the actor, and so the
@@ -155,8 +152,6 @@ class Args(SelfPlayArgs):
         isa_cap()  # a ONEDNN_MAX_CPU_ISA oneDNN does not know, as one error line
         if self.torso == "shared" and self.critic != "seat":
             raise ValueError("--torso shared needs --critic seat (the actor's layers read its observation only)")
-        if self.suit_augment and self.critic != "seat":
-            raise ValueError("--suit-augment needs --critic seat (the hidden cards the deal critic reads are not renamed)")
         self.check_at_least(1, "bc_batch_size")
         if self.save_every < 0:
             raise ValueError(f"--save-every must not be negative (0: no copies), got {self.save_every}")
