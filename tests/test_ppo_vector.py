@@ -5,6 +5,8 @@ per variant."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 
 import numpy as np
 import pytest
@@ -17,7 +19,7 @@ from manni_env.rules import VARIANTS, ContractKind, make_rules  # noqa: E402
 from manni_env.shaping import VectorTrickRewards, trick_worth  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
 from manni_train.demonstrations import collect_demonstrations  # noqa: E402
-from manni_train.ppo_vector import Args, train  # noqa: E402
+from manni_train.ppo_vector import Args, train, write_scalars  # noqa: E402
 
 ANNOUNCEMENT_VARIANTS = ("trjamann", "laugarvatn")
 
@@ -236,3 +238,22 @@ def test_save_every_keeps_the_policy_as_it_trained_as_agents_of_their_own(tmp_pa
     assert first != last
     final = make_agent(f"ppo:{result.agent}")
     assert final.meta["training"]["timesteps"] == result.steps == 1600
+
+
+def test_a_ctrl_c_during_a_tensorboard_write_comes_once_the_scalars_are_queued():
+    """A Ctrl-C that cut TensorBoard's queueing in half could leave its thread unwoken and the
+    stopped run's closing writer waiting up to two minutes (a CI timeout): it is held until the
+    scalars are written."""
+    class Writer:
+        def __init__(self):
+            self.added = []
+
+        def add_scalar(self, name: str, value: float, step: int) -> None:
+            if not self.added:
+                os.kill(os.getpid(), signal.SIGINT)
+            self.added.append(name)  # the rest of the write, which the signal must not cut
+
+    writer = Writer()
+    with pytest.raises(KeyboardInterrupt):
+        write_scalars(writer, {"losses/policy": 0.1, "charts/pool_size": 3}, 10)
+    assert writer.added == ["losses/policy", "charts/pool_size"]

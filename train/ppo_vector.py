@@ -28,11 +28,13 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
+from manni_env.interrupts import deferred_interrupt
 from manni_train import resume
 from manni_train.args import parse_args
 from manni_train.critic_view import unseen_size
@@ -47,6 +49,9 @@ from manni_train.threads import ThreadFitter
 from manni_train.vector_args import Args
 from manni_train.vector_rollout import Sampler, VectorRollout
 from manni_train.warm_start import warm_start
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
 
 
 def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[..., PPOLearner] = PPOLearner,
@@ -87,8 +92,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
 
     def record_eval() -> None:
         entry = run.evaluate()
-        for key in (k for k in entry if k.startswith("vs_")):
-            writer.add_scalar(f"arena/{key}", entry[key]["mean"], progress.steps)
+        write_scalars(writer, {f"arena/{key}": entry[key]["mean"] for key in entry if key.startswith("vs_")},
+                      progress.steps)
 
     rollouts = own if isinstance(own, ProcessSampler) else contextlib.nullcontext()
     with writer, rollouts, run.kept_if_stopped():  # the run kept first, then the rollout process stopped
@@ -104,8 +109,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
             else:
                 data = None
             if data is not None:
-                for name, value in warm_start(actor, critic, data, args, gen).items():
-                    writer.add_scalar(name, value, 0)
+                write_scalars(writer, warm_start(actor, critic, data, args, gen), 0)
                 del data
             progress.phase = "ppo"
             run.optimizer_state = None  # a fresh optimizer after the warm start
@@ -138,10 +142,9 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
                           "rollout_seconds": batch.seconds, "rollout_cpu_seconds": batch.cpu_seconds,
                           "rollout_wait_seconds": waited, "update_seconds": time.time() - update_start,
                           "torch_threads": torch.get_num_threads()}
-                for name, value in (*losses.items(), *((f"charts/{k}", v) for k, v in charts.items())):
-                    writer.add_scalar(name, value, steps)
                 if batch.deal_scores:
-                    writer.add_scalar("charts/learner_deal_score", float(np.mean(batch.deal_scores)), steps)
+                    charts["learner_deal_score"] = float(np.mean(batch.deal_scores))
+                write_scalars(writer, {**losses, **{f"charts/{k}": v for k, v in charts.items()}}, steps)
 
                 if args.snapshot_every and steps >= progress.next_snapshot:
                     progress.next_snapshot += args.snapshot_every
@@ -164,6 +167,15 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
             progress.phase = "arena"  # training is over: from here --resume plays the final arena again
             resume.save_phase(run_dir, progress)
     return run.finish()
+
+
+def write_scalars(writer: SummaryWriter, scalars: Mapping[str, float], step: int) -> None:
+    """Add ``scalars`` to TensorBoard at ``step`` with Ctrl-C and stop signals held until they are
+    queued: a signal that cut a write in half could leave the writer's thread unwoken, and closing the
+    writer (as a stopped run does) waiting for it up to its flush interval, two minutes."""
+    with deferred_interrupt():
+        for name, value in scalars.items():
+            writer.add_scalar(name, value, step)
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
