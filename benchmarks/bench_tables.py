@@ -43,6 +43,7 @@ import json
 import multiprocessing
 import multiprocessing.synchronize
 import re
+import select
 import subprocess
 import sys
 import tempfile
@@ -398,6 +399,10 @@ def rss_quarters(samples: list[tuple[float, int]]) -> list[int]:
 
 
 # ---------------------------------------------------------------------------------- the server and the report
+#: Seconds the server may take to print its address.
+START_TIMEOUT_S = 120.0
+
+
 @contextlib.contextmanager
 def serving(tables: int, watchers: int, records: str, db: str) -> Iterator[tuple[str, psutil.Process]]:
     """``manni serve`` on a free 127.0.0.1 port, its records in ``records`` and database ``db``, its
@@ -413,10 +418,11 @@ def serving(tables: int, watchers: int, records: str, db: str) -> Iterator[tuple
               "from manni_env.cli import main; sys.exit(main(sys.argv[1:]))")
     server = subprocess.Popen([sys.executable, "-c", launch, *serve], stdout=subprocess.PIPE, text=True)
     try:
-        line = server.stdout.readline()
+        ready, _, _ = select.select([server.stdout], [], [], START_TIMEOUT_S)
+        line = server.stdout.readline() if ready else ""
         match = re.search(r"http://[^/]+", line)
         if match is None:
-            raise SystemExit(f"the server did not start: {line!r}")
+            raise SystemExit(f"the server did not start within {START_TIMEOUT_S:.0f} s: {line!r}")
         yield match.group(0), psutil.Process(server.pid)
     finally:
         server.terminate()
