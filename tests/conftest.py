@@ -17,6 +17,15 @@ from helpers.fuzzing import COUNTS, summary_lines
 _GATHERED: Counter = Counter()
 
 
+@pytest.fixture(scope="module")
+def lineup():
+    """``manni serve``'s agents on their defaults, made once per test module (the web tests' servers
+    share it; a module that needs others makes its own)."""
+    from manni_agents.play.web.lineup import Lineup
+
+    return Lineup()
+
+
 def pytest_sessionfinish(session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: hand the counts to the controller

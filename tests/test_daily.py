@@ -16,7 +16,6 @@ from manni_agents.play.web import daily  # noqa: E402
 from manni_agents.play.web.app import create_app  # noqa: E402
 from manni_agents.play.web.daily import deal_seed, matchpoints  # noqa: E402
 from manni_agents.play.web.database import Database, database_url  # noqa: E402
-from manni_agents.play.web.lineup import Lineup  # noqa: E402
 from manni_agents.play.web.store import GameStore  # noqa: E402
 
 from manni_env.records import validate_record  # noqa: E402
@@ -24,11 +23,6 @@ from manni_env.records import validate_record  # noqa: E402
 from helpers.people import choose  # noqa: E402
 
 TODAY = dt.date(2026, 12, 4)
-
-
-@pytest.fixture(scope="module")
-def lineup() -> Lineup:
-    return Lineup()
 
 
 @pytest.fixture

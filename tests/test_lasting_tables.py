@@ -26,18 +26,12 @@ pytest.importorskip("websockets")
 
 from manni_agents.play.web.app import create_app  # noqa: E402
 from manni_agents.play.web.database import METADATA, Database, database_url  # noqa: E402
-from manni_agents.play.web.lineup import Lineup  # noqa: E402
 from manni_agents.play.web.store import GameStore  # noqa: E402
 from manni_agents.play.web.tables import PERSON  # noqa: E402
 
 from helpers.people import choose  # noqa: E402
 
 SHORT = {"variant": "basic", "target": 2}
-
-
-@pytest.fixture(scope="module")
-def lineup() -> Lineup:
-    return Lineup()
 
 
 def _app(tmp_path, lineup, db_path):

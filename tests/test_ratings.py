@@ -14,7 +14,6 @@ pytest.importorskip("sqlalchemy")
 
 from manni_agents.play.web.app import create_app  # noqa: E402
 from manni_agents.play.web.database import Database, database_url, migrate  # noqa: E402
-from manni_agents.play.web.lineup import Lineup  # noqa: E402
 from manni_agents.play.web.ratings import rate_deal  # noqa: E402
 from manni_agents.play.web.store import GameStore  # noqa: E402
 from manni_agents.play.web.tables import BOT, PERSON  # noqa: E402
@@ -23,11 +22,6 @@ from manni_agents.bots import protocol as P  # noqa: E402
 from helpers.people import choose  # noqa: E402
 
 SHORT = {"variant": "hornafjardar", "target": 2}
-
-
-@pytest.fixture(scope="module")
-def lineup() -> Lineup:
-    return Lineup()
 
 
 @pytest.fixture

@@ -15,16 +15,10 @@ TestClient = pytest.importorskip("fastapi.testclient").TestClient
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from manni_agents.play.web.app import create_app  # noqa: E402
-from manni_agents.play.web.lineup import Lineup  # noqa: E402
 from manni_agents.play.web.store import GameStore  # noqa: E402
 from manni_agents.play.web.tables import PERSON, Table  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def lineup() -> Lineup:
-    return Lineup()
 
 
 @pytest.fixture

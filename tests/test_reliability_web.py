@@ -16,7 +16,6 @@ TestClient = pytest.importorskip("fastapi.testclient").TestClient
 
 from manni_agents.play.web.app import create_app  # noqa: E402
 from manni_agents.play.web.limits import DISCARD_BYTES, MAX_JSON_BYTES, BodySizeLimit, ReplayGuard  # noqa: E402
-from manni_agents.play.web.lineup import Lineup  # noqa: E402
 from manni_agents.play.web.store import GameStore  # noqa: E402
 from manni_env.cli import main  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
@@ -36,11 +35,6 @@ def long_game(deals: int, variant: str = "basic") -> dict:
         legal = state.legal_actions()
         state.apply(legal[int(rng.integers(len(legal)))])
     return json.loads(json.dumps(game_record(state, players=["random"] * 3)))
-
-
-@pytest.fixture(scope="module")
-def lineup() -> Lineup:
-    return Lineup()
 
 
 @pytest.fixture

@@ -22,7 +22,6 @@ from manni_agents.bots import connect  # noqa: E402
 from manni_agents.bots import protocol as P  # noqa: E402
 from manni_agents.play.web import remote_bots, tables  # noqa: E402
 from manni_agents.play.web.app import create_app  # noqa: E402
-from manni_agents.play.web.lineup import Lineup  # noqa: E402
 from manni_agents.play.web.remote_bots import BotLink, _pending  # noqa: E402
 from manni_agents.play.web.store import GameStore  # noqa: E402
 from manni_agents.play.web.tables import BOT, PERSON, Table  # noqa: E402
@@ -35,11 +34,6 @@ from helpers.hidden import twin_with_other_hidden_cards  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON_BOT = f"{sys.executable} {ROOT / 'examples/bots/simple_bot.py'}"
 SHORT = {"variant": "basic", "target": 1}
-
-
-@pytest.fixture(scope="module")
-def lineup() -> Lineup:
-    return Lineup()
 
 
 @pytest.fixture

@@ -57,6 +57,18 @@ def test_a_finished_run_says_it_is_finished_and_keeps_everything(run, capsys):
     assert kept(run) == before
 
 
+@pytest.mark.parametrize("where", ["--run-name", "--out"])
+def test_a_new_run_into_a_kept_run_is_refused_and_writes_nothing(run, where, capsys):
+    """The same --run-name twice (or a second terminal) would train from step 0 over a kept run."""
+    before, args_json = kept(run), (run / "args.json").read_bytes()
+    named = ["--runs-dir", str(run.parent), "--run-name", run.name] if where == "--run-name" else ["--out", str(run)]
+    assert main([*named, "--total-steps", "200", "--num-envs", "16", "--no-progress-bar"]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "holds a run already" in lines[0] and f"--resume {run}" in lines[0], err
+    assert kept(run) == before and (run / "args.json").read_bytes() == args_json
+
+
 def test_an_interrupted_final_arena_resumes_the_arena_not_the_training(tmp_path, monkeypatch, capsys):
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
@@ -99,7 +111,8 @@ def test_a_stop_signal_in_the_final_arena_keeps_the_run_in_one_line_with_its_exi
     def stopped_early(args):
         raise Stopped(signal.SIGHUP)
 
-    assert resume.command(stopped_early, args, "manni train") == 128 + signal.SIGHUP
+    early = Args(runs_dir=str(tmp_path), run_name="early", total_steps=200, **TINY)
+    assert resume.command(stopped_early, early, "manni train") == 128 + signal.SIGHUP
     assert capsys.readouterr().err == "manni train: stopped by SIGHUP\n"
 
 

@@ -35,11 +35,6 @@ from helpers.people import choose  # noqa: E402
 CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
 
 
-@pytest.fixture(scope="module")
-def lineup() -> Lineup:
-    return Lineup()
-
-
 @pytest.fixture
 def clock() -> Clock:
     return Clock()

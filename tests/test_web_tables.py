@@ -17,7 +17,6 @@ pytest.importorskip("fastapi")
 TestClient = pytest.importorskip("fastapi.testclient").TestClient
 
 from manni_agents.play.web.app import create_app  # noqa: E402
-from manni_agents.play.web.lineup import Lineup  # noqa: E402
 from manni_agents.play.web.replay import build_replay  # noqa: E402
 from manni_agents.play.web.store import GameStore  # noqa: E402
 from manni_agents.play.web.tables import PERSON, Table, TableError, TableFull, TableStore  # noqa: E402
@@ -28,11 +27,6 @@ from manni_env.rules import make_rules  # noqa: E402
 from helpers.clock import Clock  # noqa: E402
 
 CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
-
-
-@pytest.fixture(scope="module")
-def lineup() -> Lineup:
-    return Lineup()
 
 
 @pytest.fixture

@@ -358,6 +358,18 @@ def resumed(args: A) -> A:
     return run
 
 
+def check_fresh(args: TrainArgs) -> None:
+    """:class:`ResumeError` if the directory ``--run-name`` or ``--out`` names holds a run already
+    (:data:`KEPT`): a run from step 0 there would overwrite it (a second terminal, a name used twice)."""
+    if args.run_name is None and args.out is None:  # (named from the time: a new directory)
+        return
+    path = Path(args.out) if args.out is not None else Path(args.runs_dir) / args.run_name
+    kept = [name for name in KEPT if (path / name).exists()]
+    if kept:
+        raise ResumeError(f"{shortened(path)} holds a run already ({', '.join(kept)}): continue it with "
+                          f"manni train --resume {shortened(path)}, or give the new run another --run-name")
+
+
 def command(train: Callable[[A], TrainResult], args: A, prog: str, refused: tuple[type[Exception], ...] = ()) -> int:
     """A vector trainer's command: ``train(args)`` (with ``--resume``, on the run's saved arguments) and
     its report, under :func:`~manni_env.interrupts.stop_signals`. The exit code: 0; 2 for a run that
@@ -365,6 +377,8 @@ def command(train: Callable[[A], TrainResult], args: A, prog: str, refused: tupl
     run kept); 128 + the signal's number when a stop signal stopped it (the run kept, as said)."""
     try:
         with stop_signals():
+            if args.resume is None:
+                check_fresh(args)
             print(report(train(resumed(args) if args.resume is not None else args)))
     except Finished as done:
         print(done)
