@@ -274,13 +274,20 @@ class TrainArgs:
             if getattr(self, name) < low:
                 raise ValueError(f"--{flag(name)} must be at least {low}, got {getattr(self, name)}")
 
+    def named_dir(self) -> Path | None:
+        """The run directory ``--out`` or ``--runs-dir``/``--run-name`` names (``None`` without a
+        name: :meth:`run_dir` names it from the time)."""
+        if self.out is not None:
+            return Path(self.out)
+        return None if self.run_name is None else Path(self.runs_dir) / self.run_name
+
     def run_dir(self) -> Path:
         """``runs_dir/run_name``, created, with ``args.json``; names the run if it has no name."""
         if self.out is not None:  # kept in args.json as its two parts, which --resume reads
             self.runs_dir, self.run_name, self.out = str(Path(self.out).parent), Path(self.out).name, None
         if self.run_name is None:
             self.run_name = f"{self.variant}_{self.TRAINER}_s{self.seed}_{datetime.now(timezone.utc):%Y%m%d_%H%M%S}"
-        path = Path(self.runs_dir) / self.run_name
+        path = self.named_dir()
         path.mkdir(parents=True, exist_ok=True)
         write_text(path / "args.json", json.dumps(dataclasses.asdict(self), indent=2) + "\n")
         return path

@@ -119,12 +119,17 @@ def save(run_dir: Path, progress: Progress, actor: nn.Module, critic: nn.Module,
                        (run_dir / META, lambda p: p.write_text(text)))
 
 
+def kept_files(run_dir: Path) -> list[str]:
+    """The files of :data:`KEPT` that ``run_dir`` holds."""
+    return [name for name in KEPT if (run_dir / name).exists()]
+
+
 def read(run_dir: Path) -> tuple[Progress, list[dict]] | None:
     """The phase and history of the run in ``run_dir`` (see the module docstring); ``None`` when
     it kept nothing yet (start afresh). :class:`Finished` for a finished run, :class:`ResumeError`
     for a directory that cannot be resumed without losing what it kept."""
     if not (run_dir / META).exists():
-        kept = [name for name in KEPT if (run_dir / name).exists()]
+        kept = kept_files(run_dir)
         if not kept:
             return None
         if "arena_final.json" in kept:  # a finished run of a release before resume.json kept the phase
@@ -361,10 +366,8 @@ def resumed(args: A) -> A:
 def check_fresh(args: TrainArgs) -> None:
     """:class:`ResumeError` if the directory ``--run-name`` or ``--out`` names holds a run already
     (:data:`KEPT`): a run from step 0 there would overwrite it (a second terminal, a name used twice)."""
-    if args.run_name is None and args.out is None:  # (named from the time: a new directory)
-        return
-    path = Path(args.out) if args.out is not None else Path(args.runs_dir) / args.run_name
-    kept = [name for name in KEPT if (path / name).exists()]
+    path = args.named_dir()
+    kept = [] if path is None else kept_files(path)  # (a run named from the time: a new directory)
     if kept:
         raise ResumeError(f"{shortened(path)} holds a run already ({', '.join(kept)}): continue it with "
                           f"manni train --resume {shortened(path)}, or give the new run another --run-name")
