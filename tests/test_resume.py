@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from filelock import FileLock
 
 torch = pytest.importorskip("torch")
 
@@ -67,6 +68,23 @@ def test_a_new_run_into_a_kept_run_is_refused_and_writes_nothing(run, where, cap
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "holds a run already" in lines[0] and f"--resume {run}" in lines[0], err
     assert kept(run) == before and (run / "args.json").read_bytes() == args_json
+
+
+@pytest.mark.parametrize("how", ["named", "resume"])
+def test_a_run_another_process_is_training_is_refused_and_left_alone(run, how, capsys):
+    """Two terminals on one run directory, before its first files are kept or while it is resumed."""
+    fresh = run.parent / "fresh"
+    fresh.mkdir()
+    target = run if how == "resume" else fresh
+    before, listing = kept(target), sorted(target.iterdir())
+    listing.append(target / resume.LOCK_FILE)  # (the other process's)
+    argv = ["--resume", str(run)] if how == "resume" else ["--out", str(fresh), "--total-steps", "200",
+                                                            "--num-envs", "16", "--no-progress-bar"]
+    with FileLock(target / resume.LOCK_FILE, timeout=0):  # (another process's lock: a second open file)
+        assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "is being trained by another manni train" in lines[0], lines
+    assert kept(target) == before and sorted(target.iterdir()) == sorted(listing)
 
 
 def test_an_interrupted_final_arena_resumes_the_arena_not_the_training(tmp_path, monkeypatch, capsys):

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 import safetensors.torch
 import torch
+from filelock import FileLock, Timeout
 from torch import nn
 
 from manni_env.cli import shortened
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     from manni_train.ppo_vector import Args
 
 STATE, META = "resume.safetensors", "resume.json"
+#: The lock a training process holds in its run directory (:func:`run_lock`).
+LOCK_FILE = ".train.lock"
 #: A run's phases, in order (see the module docstring).
 PHASES = ("warm start", "ppo", "arena", "done")
 #: What a run keeps that training from step 0 would overwrite.
@@ -373,13 +376,40 @@ def check_fresh(args: TrainArgs) -> None:
                           f"manni train --resume {shortened(path)}, or give the new run another --run-name")
 
 
+@contextlib.contextmanager
+def run_lock(args: TrainArgs) -> Iterator[None]:
+    """Hold ``RUN_DIR/.train.lock`` while a named run (``--run-name``, ``--out``) or a resumed one trains:
+    :class:`ResumeError` if another ``manni train`` holds it (two terminals on one run would each
+    write its files). The lock is the operating system's, so a process that dies releases it."""
+    path = Path(args.resume) if args.resume is not None else args.named_dir()
+    try:
+        if path is not None and args.resume is None:
+            path.mkdir(parents=True, exist_ok=True)
+        lockable = path is not None and path.is_dir()
+    except OSError:  # (a path the system refuses: the run's own reading or writing says why)
+        lockable = False
+    if not lockable:  # (a new run named from the time, in a directory of its own; a --resume of nothing)
+        yield
+        return
+    lock = FileLock(path / LOCK_FILE, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise ResumeError(f"{shortened(path)} is being trained by another manni train right now: wait for it to "
+                          f"end, or give this run another --run-name") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def command(train: Callable[[A], TrainResult], args: A, prog: str, refused: tuple[type[Exception], ...] = ()) -> int:
     """A vector trainer's command: ``train(args)`` (with ``--resume``, on the run's saved arguments) and
     its report, under :func:`~manni_env.interrupts.stop_signals`. The exit code: 0; 2 for a run that
     cannot be resumed or an error of ``refused`` (one line); 1 when training failed (one line, the
     run kept); 128 + the signal's number when a stop signal stopped it (the run kept, as said)."""
     try:
-        with stop_signals():
+        with stop_signals(), run_lock(args):
             if args.resume is None:
                 check_fresh(args)
             print(report(train(resumed(args) if args.resume is not None else args)))
