@@ -37,11 +37,10 @@ import torch
 from manni_env.interrupts import deferred_interrupt
 from manni_train import resume
 from manni_train.args import parse_args
-from manni_train.critic_view import unseen_size
 from manni_train.demonstrations import collect_demonstrations
 from manni_train.init_from import load_actor
 from manni_train.learner import PPOLearner
-from manni_train.networks import make_networks
+from manni_train.networks import run_networks
 from manni_train.record_demonstrations import record_demonstrations
 from manni_train.reporting import TrainResult
 from manni_train.rollout_process import ProcessSampler, runner_seeds
@@ -72,7 +71,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
     if sampler is None:
         sampler = own = (ProcessSampler(args, runner_seeds(args.seed, 1)[0], overlap=True) if args.overlap
                          else VectorRollout(args, gen, rng, args.seed))
-    actor, critic = make_networks(sampler.obs_size, args.hidden, args.activation, unseen_size(args.critic), args.torso)
+    actor, critic = run_networks(sampler.obs_size, args)
     if isinstance(own, ProcessSampler) and not own.fits(actor, critic):  # /dev/shm too small (said so)
         args.overlap = False  # (args.json says what runs)
         sampler = own = VectorRollout(args, gen, rng, args.seed)

@@ -41,9 +41,8 @@ import torch.distributed as dist
 
 from manni_train import ppo_vector, resume
 from manni_train.args import parse_args
-from manni_train.critic_view import unseen_size
 from manni_train.learner import PPOLearner
-from manni_train.networks import Actor, Critic, make_networks
+from manni_train.networks import Actor, Critic, run_networks
 from manni_train.reporting import TrainResult
 from manni_train.rollout_process import RolloutProcessError, runner_seeds
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
@@ -110,8 +109,7 @@ class RolloutRunner:
     def __init__(self, args: Args, seed: int):
         torch.set_num_threads(1)
         self.rollout = VectorRollout(args, torch.Generator().manual_seed(seed), np.random.default_rng(seed), seed)
-        self.actor, self.critic = make_networks(self.rollout.obs_size, args.hidden, args.activation,
-                                                unseen_size(args.critic), args.torso)
+        self.actor, self.critic = run_networks(self.rollout.obs_size, args)
 
     def obs_size(self) -> int:
         return self.rollout.obs_size
@@ -196,8 +194,7 @@ class LearnerActor:
 
     def build(self, kind: type[PPOLearner]) -> PPOLearner:
         args = self.args
-        actor, critic = make_networks(self.obs_size, args.hidden, args.activation, unseen_size(args.critic),
-                                      args.torso)
+        actor, critic = run_networks(self.obs_size, args)
         actor.load_state_dict(self.weights[0])
         critic.load_state_dict(self.weights[1])
         return kind(actor.to(self.device), critic.to(self.device), args, torch.Generator().manual_seed(self.seed),

@@ -38,8 +38,7 @@ from torch import nn
 
 from manni_env.interrupts import TERMINAL_SIGNALS, deferred_interrupt, interrupt_ignored
 from manni_env.observation import ObservationEncoder
-from manni_train.critic_view import unseen_size
-from manni_train.networks import Actor, Critic, make_networks
+from manni_train.networks import Actor, Critic, run_networks
 from manni_train.precision import compute_dtype
 from manni_train.vector_rollout import LearnerRows, RolloutBatch, VectorRollout
 
@@ -121,7 +120,7 @@ class ProcessSampler:
         """The shared memory the child takes: its two slots of rows and three networks (float32)."""
         args = self.args
         rows = LearnerRows.nbytes(args.num_envs * args.num_steps, self.obs_size, compute_dtype(args.precision),
-                                  args.critic == "deal", args.search_share > 0)
+                                  args.keeps_unseen(), args.search_share > 0)
         weights = sum(p.numel() for net in (actor, actor, critic) for p in net.parameters()) * 4
         return 2 * rows + weights
 
@@ -253,8 +252,7 @@ def _serve(conn, args, seed: int, beats) -> None:
                                 on_step=beat)
         for slot in rollout.slots:
             slot.share_memory_()
-        actor, critic = make_networks(rollout.obs_size, args.hidden, args.activation, unseen_size(args.critic),
-                                      args.torso)
+        actor, critic = run_networks(rollout.obs_size, args)
         actor.share_memory(), critic.share_memory()
         snapshot = Actor(rollout.obs_size, args.hidden, args.activation).share_memory()
         conn.send(("ready", _Shared(rollout.slots, actor.state_dict(), critic.state_dict(), snapshot.state_dict())))
