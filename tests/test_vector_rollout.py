@@ -110,36 +110,6 @@ def test_the_update_reports_approximate_kl_clip_fraction_and_explained_variance(
     assert 0.0 <= stats["losses/approx_kl"] < 1.0 and 0.0 <= stats["losses/clipfrac"] <= 1.0
 
 
-def test_the_update_trains_on_the_decisions_that_had_a_choice_only():
-    """Decisions with one legal action (here with returns far from the others', which would move the
-    advantages' normalisation and the value loss) leave the update as it is without them."""
-    args = Args(num_envs=1, hidden=[16], precision="fp32", update_epochs=2)
-    gen = torch.Generator().manual_seed(0)
-    actor, critic = Actor(616, [16], "relu"), Critic(616, [16], "relu")
-    n = 64  # 48 with a choice, then 16 forced
-    obs = torch.randn(n, 616, generator=gen)
-    mask = torch.rand(n, NUM_ACTIONS, generator=gen) < 0.5
-    mask[48:] = False
-    mask[48:, 3] = mask[:48, 0] = True
-    actions = torch.where(torch.arange(n) < 48, 0, 3)
-    with torch.no_grad():
-        logp = torch.log_softmax(actor(obs, mask), 1).gather(1, actions[:, None]).squeeze(1)
-    values, returns = torch.randn(n, generator=gen), torch.randn(n, generator=gen)
-    returns[48:] += 50.0
-    batch = RolloutBatch(obs=obs, mask=mask, actions=actions, logp=logp, values=values,
-                         advantages=returns - values, returns=returns)
-
-    def updated(batch: RolloutBatch) -> list[torch.Tensor]:
-        a, c = Actor(616, [16], "relu"), Critic(616, [16], "relu")
-        a.load_state_dict(actor.state_dict()), c.load_state_dict(critic.state_dict())
-        PPOLearner(a, c, args, torch.Generator().manual_seed(1)).update(batch, 1e-2, minibatches=2)
-        return [p.detach() for p in (*a.parameters(), *c.parameters())]
-
-    for after, before in zip(updated(batch), updated(batch.first(48)), strict=True):
-        assert torch.equal(after, before)
-    assert not all(torch.equal(p, q) for p, q in zip(updated(batch), [*actor.parameters(), *critic.parameters()]))
-
-
 def test_the_update_uses_fused_adam_and_its_losses_cover_only_the_real_rows_of_a_padded_minibatch():
     """Under bf16 a minibatch of 37 rows runs padded to 64; the losses are those of the 37."""
     args = Args(num_envs=1, hidden=[16], precision="bf16", update_epochs=1, vf_coef=0.0, ent_coef=0.0)

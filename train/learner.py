@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 
 class PPOLearner:
     """The PPO update of ``actor`` and ``critic`` (one Adam optimizer) on a :class:`RolloutBatch`:
-    ``update_epochs`` epochs of minibatches of the decisions that had a choice (:func:`choice_rows`),
-    normalised advantages, the clipped objective, the value
+    ``update_epochs`` epochs of minibatches, normalised advantages, the clipped objective, the value
     loss (clipped with ``--clip-vloss``), the entropy bonus and gradient clipping, with the PPO options
     of the trainer's ``args`` (and its ``--precision``). The networks live on ``device``; ``gen``
     shuffles the minibatches."""
@@ -52,10 +51,9 @@ class PPOLearner:
             t.to(self.device) for t in (batch.mask, batch.actions, batch.logp, batch.values, batch.advantages,
                                         batch.returns))
         size = f_obs.shape[0]
-        choices = choice_rows(f_mask)
-        clipfracs, count = [], minibatches or max(1, round(choices.numel() / args.minibatch_size))
+        clipfracs, count = [], minibatches or max(1, round(size / args.minibatch_size))
         for _ in range(args.update_epochs):
-            for idx in choices[torch.randperm(choices.numel(), generator=self.gen)].tensor_split(count):
+            for idx in torch.randperm(size, generator=self.gen).tensor_split(count):
                 idx = idx.to(self.device)
                 n = idx.numel()
                 rows = padded_rows(idx, self.dtype)  # the padding rows' outputs are dropped below
@@ -111,16 +109,6 @@ class PPOLearner:
         loss.backward()
         nn.utils.clip_grad_norm_(self.params, self.args.max_grad_norm)
         self.optimizer.step()
-
-
-def choice_rows(mask: torch.Tensor) -> torch.Tensor:
-    """The rows of decisions with more than one legal action, which the update trains on (all rows if
-    there are none). A forced decision teaches the policy nothing: its log-probability is 0 whatever the
-    weights. Leaving it out (about a sixth of the decisions of a deal: the last trick, a lone card of
-    the suit led) changes the objective only through the advantages' normalisation and the value loss
-    of those states, whose values the rollout still computes for the advantages of the others."""
-    rows = (mask.sum(1) > 1).nonzero().squeeze(1)
-    return rows if rows.numel() else torch.arange(mask.shape[0], device=mask.device)
 
 
 def fused_adam(device: torch.device) -> bool:
