@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from manni_train.expert_iteration import search_loss
-from manni_train.networks import Actor, Critic, belief_loss, parameters, policy_and_value, policy_value_belief
+from manni_train.networks import Actor, Critic, parameters, policy_and_value
 from manni_train.precision import autocast, compute_dtype, padded_rows
 from manni_train.vector_rollout import RolloutBatch
 
@@ -44,8 +44,6 @@ class PPOLearner:
         # the observations only feed the first layers, which autocast runs in the compute dtype: cast them once
         f_obs = batch.obs.to(self.device, self.dtype)
         f_unseen = None if batch.unseen is None else batch.unseen.to(self.device, self.dtype)
-        believes = self.critic.belief is not None  # --belief-coef: the unseen cards are its targets
-        critic_unseen = f_unseen if args.critic == "deal" else None
         f_target = None if batch.target is None else batch.target.to(self.device)  # --search-share
         f_mask, f_act, f_logp, f_val, f_adv, f_ret = (
             t.to(self.device) for t in (batch.mask, batch.actions, batch.logp, batch.values, batch.advantages,
@@ -59,12 +57,9 @@ class PPOLearner:
                 rows = padded_rows(idx, self.dtype)  # the padding rows' outputs are dropped below
                 obs, mask = f_obs.index_select(0, rows), f_mask.index_select(0, rows)  # (faster than obs[rows])
                 act, old_logp, old_v, a, ret = (t.index_select(0, idx) for t in (f_act, f_logp, f_val, f_adv, f_ret))
-                unseen = None if critic_unseen is None else critic_unseen.index_select(0, rows)
                 with self.precision:  # the networks' hidden layers; their outputs and the losses are float32
-                    if believes:
-                        logits, v, belief = policy_value_belief(self.actor, self.critic, obs, mask, unseen)
-                    else:
-                        logits, v = policy_and_value(self.actor, self.critic, obs, mask, unseen)
+                    logits, v = policy_and_value(self.actor, self.critic, obs, mask,
+                                                 None if f_unseen is None else f_unseen.index_select(0, rows))
                     logits, v = logits[:n], v[:n]
                 logp_all = torch.log_softmax(logits, 1)
                 logp = logp_all.gather(1, act[:, None]).squeeze(1)
@@ -81,9 +76,6 @@ class PPOLearner:
                     v_loss = torch.max(v_loss, (v_clipped - ret) ** 2)
                 v_loss = 0.5 * v_loss.mean()
                 loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
-                if believes:  # where the unseen cards lie, from the actor's last hidden layer
-                    b_loss = belief_loss(belief[:n], f_unseen.index_select(0, idx))
-                    loss = loss + args.belief_coef * b_loss
                 if f_target is not None:  # expert iteration: towards the search's targets
                     s_loss = search_loss(logp_all, f_target.index_select(0, idx))
                     loss = loss + args.search_coef * s_loss
@@ -97,8 +89,6 @@ class PPOLearner:
         losses = {"losses/policy": pg_loss.item(), "losses/value": v_loss.item(), "losses/entropy": entropy.item(),
                   "losses/clipfrac": float(np.mean(clipfracs)), "losses/approx_kl": approx_kl,
                   "losses/explained_variance": explained}
-        if believes:
-            losses["losses/belief"] = b_loss.item()
         if f_target is not None:
             losses |= {"losses/search": s_loss.item(), "charts/searched_decisions": int((f_target.sum(1) > 0).sum())}
         return losses

@@ -20,7 +20,7 @@ from manni_agents.vector_policy import NetworkPolicy, VectorPolicy
 from manni_env.actions import NUM_ACTIONS
 from manni_env.rules import Rules
 from manni_train.args import TrainArgs
-from manni_train.critic_view import UNSEEN_SIZE, unseen_size
+from manni_train.critic_view import unseen_size
 from manni_train.precision import full_precision
 from manni_train.reporting import training_metadata
 
@@ -79,19 +79,15 @@ class Critic(nn.Module):
     :mod:`manni_train.critic_view`) → value. Used in training only; not part of the checkpoint.
 
     Given ``torso`` (an :class:`Actor`'s hidden layers: ``--torso shared``) the critic is a value head
-    on those layers, and :func:`policy_and_value` runs them once for both networks. Given ``belief``
-    (``--belief-coef``) it also holds the head of the auxiliary belief loss."""
+    on those layers, and :func:`policy_and_value` runs them once for both networks."""
 
     def __init__(self, obs_size: int, hidden: list[int], activation: str, unseen: int = 0,
-                 torso: nn.Sequential | None = None, belief: int = 0):
+                 torso: nn.Sequential | None = None):
         super().__init__()
         if torso is not None and unseen:
             raise ValueError("a critic that shares the actor's layers reads the observation only (--critic seat)")
         self.vf = torso if torso is not None else mlp([obs_size + unseen, *hidden], ACTIVATIONS[activation])
         self.value = layer_init(nn.Linear(hidden[-1], 1), std=1.0)
-        #: with ``--belief-coef``: logits of where each unseen card lies, read from the *actor's* last
-        #: hidden layer (:func:`belief_loss`); kept here because, like the value head, it trains only
-        self.belief = layer_init(nn.Linear(hidden[-1], belief), std=0.01) if belief else None
 
     def forward(self, obs: torch.Tensor, unseen: torch.Tensor | None = None) -> torch.Tensor:
         """float32 values (the head runs in float32 under bf16 autocast)."""
@@ -108,21 +104,19 @@ TORSOS = ("separate", "shared")
 
 
 def make_networks(obs_size: int, hidden: list[int], activation: str, unseen: int = 0,
-                  torso: str = "separate", belief: int = 0) -> tuple[Actor, Critic]:
+                  torso: str = "separate") -> tuple[Actor, Critic]:
     """A fresh (actor, critic) pair; with ``torso="shared"`` the critic's hidden layers are the
-    actor's (one torso, two heads: about half the arithmetic of a decision); ``belief`` outputs of
-    the critic's belief head (0: none)."""
+    actor's (one torso, two heads: about half the arithmetic of a decision)."""
     if torso not in TORSOS:
         raise ValueError(f"--torso must be one of {', '.join(TORSOS)}, got {torso!r}")
     actor = Actor(obs_size, hidden, activation)
-    return actor, Critic(obs_size, hidden, activation, unseen, actor.pi if torso == "shared" else None, belief)
+    return actor, Critic(obs_size, hidden, activation, unseen, actor.pi if torso == "shared" else None)
 
 
 def run_networks(obs_size: int, args: TrainArgs) -> tuple[Actor, Critic]:
     """:func:`make_networks` as a fast-trainer run's options (``--hidden``, ``--activation``,
-    ``--critic``, ``--torso``, ``--belief-coef``) make them."""
-    return make_networks(obs_size, args.hidden, args.activation, unseen_size(args.critic), args.torso,
-                         UNSEEN_SIZE if args.belief_coef else 0)
+    ``--critic``, ``--torso``) make them."""
+    return make_networks(obs_size, args.hidden, args.activation, unseen_size(args.critic), args.torso)
 
 
 def shares_torso(actor: Actor, critic: Critic) -> bool:
@@ -138,25 +132,6 @@ def policy_and_value(actor: Actor, critic: Critic, obs: torch.Tensor, mask: torc
         hidden = actor.pi(obs)
         return actor.head(hidden, mask), critic.head(hidden)
     return actor(obs, mask), critic(obs, unseen)
-
-
-def policy_value_belief(actor: Actor, critic: Critic, obs: torch.Tensor, mask: torch.Tensor,
-                        unseen: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """:func:`policy_and_value` and the critic's belief logits of the actor's last hidden layer."""
-    hidden = actor.pi(obs)
-    value = critic.head(hidden) if shares_torso(actor, critic) else critic(obs, unseen)
-    with full_precision(hidden):
-        return actor.head(hidden, mask), value, critic.belief(hidden.float())
-
-
-def belief_loss(logits: torch.Tensor, unseen: torch.Tensor) -> torch.Tensor:
-    """The mean cross-entropy of where each unseen card lies: ``logits`` and ``unseen`` are (k, 3 × 52),
-    the next seat's hand, the one after, the rest of the pack (:mod:`manni_train.critic_view`); a card
-    the seat sees (in no place of ``unseen``) does not count."""
-    places = unseen.float().view(-1, 3, 52)
-    log_p = torch.log_softmax(logits.view(-1, 3, 52), 1)
-    counted = places.sum(1)
-    return -(places * log_p).sum(1).sum() / counted.sum().clamp(min=1.0)
 
 
 def parameters(actor: Actor, critic: Critic) -> list[nn.Parameter]:

@@ -120,7 +120,7 @@ class ProcessSampler:
         """The shared memory the child takes: its two slots of rows and three networks (float32)."""
         args = self.args
         rows = LearnerRows.nbytes(args.num_envs * args.num_steps, self.obs_size, compute_dtype(args.precision),
-                                  args.keeps_unseen(), args.search_share > 0)
+                                  args.critic == "deal", args.search_share > 0)
         weights = sum(p.numel() for net in (actor, actor, critic) for p in net.parameters()) * 4
         return 2 * rows + weights
 

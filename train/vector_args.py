@@ -87,10 +87,6 @@ class Args(SelfPlayArgs):
     torso: str = "separate"
     """the critic's hidden layers: separate (its own) or shared (the actor's, under a value head of its own:
     about half the arithmetic of a decision; needs --critic seat); the exported agent is the same either way"""
-    belief_coef: float = 0.0
-    """weight of an auxiliary loss that teaches the actor's last hidden layer where the cards hidden from
-    the seat lie (the next seat's hand, the one after, the rest of the pack: a head used in training
-    only, manni_train.networks.Critic.belief; the exported agent is the actor alone; 0: off)"""
     critic: str = "seat"
     """what the critic reads in training: seat (the seat's observation, as the actor) or deal (that and
     the cards hidden from the seat: the others' hands and the rest of the pack; the actor, and so the
@@ -160,8 +156,6 @@ class Args(SelfPlayArgs):
         if self.save_every < 0:
             raise ValueError(f"--save-every must not be negative (0: no copies), got {self.save_every}")
         check_expert_iteration(self)
-        if self.belief_coef < 0:
-            raise ValueError(f"--belief-coef must not be negative (0: off), got {self.belief_coef}")
         if self.torch_threads < 0:
             raise ValueError(f"--torch-threads must not be negative, got {self.torch_threads}")
         if self.warm_start_players and not self.warm_start_records:
@@ -185,11 +179,6 @@ class Args(SelfPlayArgs):
 
     def __getstate__(self) -> dict:  # a rollout process or actor gets the options, not the records
         return {k: v for k, v in self.__dict__.items() if k != "_records"}
-
-    def keeps_unseen(self) -> bool:
-        """Whether the rollout keeps each learner decision's unseen cards (``--critic deal`` reads them,
-        ``--belief-coef`` learns them)."""
-        return self.critic == "deal" or self.belief_coef > 0
 
     def exported_play(self) -> str:
         """``--play`` with ``auto`` resolved: ``symmetric`` where the trump is known from the first decision

@@ -168,8 +168,7 @@ class VectorRollout:
         # rollout buffers: the learner's decisions one row each, in order of vector step and game (at
         # most every game at every step), so only its rows are copied, in ``slots`` sets used in turn;
         # and per vector step and game (``valid`` marks learner decisions) what the GAE walks along
-        self.pack = pack_flags(args.rules()) if args.keeps_unseen() else None  # --critic deal, --belief-coef
-        self.critic_reads_unseen = args.critic == "deal"
+        self.pack = pack_flags(args.rules()) if args.critic == "deal" else None  # with --critic deal
         # with --search-share, the search's targets of a share of the learner's card play
         self.expert = ExpertIteration(args, seed, self.dtype) if args.search_share else None
         self.slots = [LearnerRows.allocate(T * n, self.obs_size, self.dtype, self.pack is not None,
@@ -268,8 +267,7 @@ class VectorRollout:
             learner_obs = obs_t.index_select(0, padded).to(self.dtype)
             learner_mask = mask_t.index_select(0, padded)
             unseen = None if self.pack is None else self.unseen(padded.numpy(), to_move[padded.numpy()])
-            logits, values = policy_and_value(actor, critic, learner_obs, learner_mask,
-                                              unseen if self.critic_reads_unseen else None)
+            logits, values = policy_and_value(actor, critic, learner_obs, learner_mask, unseen)
             logits = logits[:m]
             b_val[t, rows] = values[:m]
             f_obs[here], f_mask[here] = learner_obs[:m], learner_mask[:m]
@@ -318,7 +316,7 @@ class VectorRollout:
         g, s = np.nonzero(last_t >= 0)
         if g.size:
             inputs = [torch.from_numpy(venv.observe(g, s))]
-            if self.critic_reads_unseen:
+            if self.pack is not None:
                 inputs.append(self.unseen(g, s))
             next_value[g, s] = run_padded(critic, self.dtype, *inputs).numpy()
         # GAE along each (game, seat) trajectory, backwards in time
