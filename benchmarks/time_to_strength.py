@@ -19,7 +19,8 @@ number) and ``V.md`` (the CPU's model, kind and matmul peaks, measured first; on
 training wall time, learner decisions, minutes and learner decisions until the agent was level with
 the reference agent, final score against 2 × ``rule_based`` and 2 × reference,
 the margin over ``pimc``; and the seeds pooled), and ``V.png`` (the learning curves against wall
-time). Every score is a margin, the arena's "X − Y": the agent's mean deal score minus its
+time). Seeds run before into the same ``--out`` with the same ``--train-args`` stay in the report
+(``--seeds 2 3`` after ``--seeds 1`` reports all three), each with the CPU it ran on. Every score is a margin, the arena's "X − Y": the agent's mean deal score minus its
 opponents'. Level with the reference means a margin ≥ 0 against two copies of it; a run that
 never got there shows "–". Run it on an otherwise idle machine: the wall times are the point.
 """
@@ -201,15 +202,35 @@ def pimc_level(row: dict) -> str:
     return f"{row['decisions_to_level_pimc']:,}" + (f" ({points})" if points else "")
 
 
-def report(variant: str, rows: list[dict], train_args: list[str], cpu: dict) -> str:
+def cpu_line(cpu: dict) -> str:
+    """The CPU a row's times come from, as the report says it."""
     peaks = cpu["matmul_peak_gflops"]
+    return (f"{cpu['cpu_model']}, kind `{cpu['cpu_kind']}` (ONEDNN_MAX_CPU_ISA {cpu['onednn_max_cpu_isa']}); "
+            f"matmul peak at {cpu['threads']} threads {peaks['bf16']:,} GFLOP/s bf16, {peaks['fp32']:,} fp32")
+
+
+def earlier_rows(path: Path, train_args: list[str], seeds: list[int]) -> list[dict]:
+    """The rows of an earlier report at ``path`` (``V.json``) of the same ``--train-args`` whose seeds are
+    not among ``seeds``: a run of more seeds into the same ``--out`` adds to the report instead of
+    replacing it. Each keeps the CPU it was measured on."""
+    if not path.is_file():
+        return []
+    earlier = json.loads(path.read_text())
+    if earlier.get("train_args") != train_args:
+        print(f"{path}: made with other --train-args ({shlex.join(earlier.get('train_args', []))}); replaced")
+        return []
+    return [{"cpu": earlier["cpu"], **row} for row in earlier["rows"] if row["seed"] not in seeds]
+
+
+def report(variant: str, rows: list[dict], train_args: list[str]) -> str:
+    cpus = {cpu_line(row["cpu"]) for row in rows}
     lines = [f"## {variant}", "",
              f"`{shlex.join(['manni', 'train', '--variant', variant, *train_args])}` on its defaults otherwise; "
              "`manni arena AGENT pimc pimc` over the duplicate deals (× 6 seatings) and arena seed of each row. "
              "Every score is AGENT's mean deal score minus its two opponents' (95% CI).", "",
-             f"CPU: {cpu['cpu_model']}, kind `{cpu['cpu_kind']}` (ONEDNN_MAX_CPU_ISA {cpu['onednn_max_cpu_isa']}); "
-             f"matmul peak at {cpu['threads']} threads {peaks['bf16']:,} GFLOP/s bf16, {peaks['fp32']:,} fp32 "
-             "(measured by this benchmark before the runs).", "",
+             *([f"CPU: {cpus.pop()} (measured by this benchmark before the runs).", ""] if len(cpus) == 1 else
+               ["CPU of each seed (measured by this benchmark before its run):", "",
+                *(f"- seed {row['seed']}: {cpu_line(row['cpu'])}" for row in rows), ""]),
              "| seed | training wall time | learner decisions | min to level with the reference | "
              "decisions to level with the reference | decisions to level with pimc | AGENT − reference | "
              "AGENT − rule_based | AGENT − pimc |",
@@ -253,12 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     reference = reference_spec(args.variant)
     keys = {"reference": f"vs_ppo:{Path(reference).name}", "rule_based": "vs_rule_based"}
     cpu = hardware()
-    rows = []
+    rows = earlier_rows(args.out / f"{args.variant}.json", extra, args.seeds)
     for seed in args.seeds:
         run = train(args.variant, seed, args.out, args.eval_every, extra)
         history = json.loads((run / "history.json").read_text())
         meta = json.loads((run / "agent.json").read_text())["training"]
-        rows.append({"seed": seed, "run": str(run), "keys": keys, "history": history,
+        rows.append({"seed": seed, "cpu": cpu, "run": str(run), "keys": keys, "history": history,
                      "wall_time_s": meta["wall_time_s"], "steps": meta["timesteps"],
                      "minutes_to_level": minutes_to_level(history, keys["reference"], make_rules(args.variant)),
                      "decisions_to_level": decisions_to_level(history, keys["reference"], make_rules(args.variant)),
@@ -268,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
             rows[-1]["decisions_to_level_pimc"], rows[-1]["pimc_curve"] = level_with_pimc(
                 args.variant, run, args.out, args.pimc_curve_deals, args.arena_seed + seed - 1, args.workers,
                 rows[-1]["pimc"])
-    summary = report(args.variant, rows, extra, cpu)
+    rows.sort(key=lambda row: row["seed"])
+    summary = report(args.variant, rows, extra)
     (args.out / f"{args.variant}.md").write_text(summary)
     (args.out / f"{args.variant}.json").write_text(json.dumps({"train_args": extra, "cpu": cpu, "rows": rows}, indent=1) + "\n")
     plot(args.variant, rows, args.out / f"{args.variant}.png")

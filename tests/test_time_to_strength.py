@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -41,9 +42,31 @@ def test_the_report_says_which_cpu_the_times_come_from(monkeypatch):
     history = [{**entry(1_000_000, 1.0, 0.1), "vs_rule_based": entry(1, 1.0, 0.5)["vs_ppo:x"]}]
     row = {"seed": 1, "history": history, "keys": {"reference": "vs_ppo:x", "rule_based": "vs_rule_based"},
            "wall_time_s": 60.0, "steps": 1_000_000, "minutes_to_level": 1.0, "decisions_to_level": 1_000_000,
-           "pimc": {"mean": 0.1, "low": 0.0, "high": 0.2, "deals": 300, "seed": 90210}}
-    text = tts.report("trjamann", [row], [], cpu)
+           "pimc": {"mean": 0.1, "low": 0.0, "high": 0.2, "deals": 300, "seed": 90210}, "cpu": cpu}
+    text = tts.report("trjamann", [row], [])
     assert "kind `fp32` (ONEDNN_MAX_CPU_ISA AVX2); matmul peak at 2 threads 700 GFLOP/s bf16" in text and "| 1 | 1.0 min | 1,000,000 | 1.0 | 1,000,000 |" in text
+
+
+def test_seeds_run_before_with_the_same_options_stay_in_the_report_with_their_cpu(tmp_path, capsys):
+    amx = {"cpu_model": "Xeon", "cpu_kind": "amx", "onednn_max_cpu_isa": "unset", "threads": 2,
+           "matmul_peak_gflops": {"fp32": 400, "bf16": 2500}}
+    earlier = {"train_args": ["--update-epochs", "1"], "cpu": amx,
+               "rows": [{"seed": 1, "steps": 10}, {"seed": 2, "steps": 20}]}
+    path = tmp_path / "trjamann.json"
+    path.write_text(json.dumps(earlier))
+    kept = tts.earlier_rows(path, ["--update-epochs", "1"], [2, 3])
+    assert kept == [{"cpu": amx, "seed": 1, "steps": 10}]  # seed 2 is run again now
+    assert tts.earlier_rows(path, [], [2]) == [] and "made with other --train-args" in capsys.readouterr().out
+    assert tts.earlier_rows(tmp_path / "none.json", [], [1]) == []
+    epyc = {**amx, "cpu_model": "AMD EPYC", "cpu_kind": "avx512_bf16", "matmul_peak_gflops": {"fp32": 63, "bf16": 222}}
+    history = [{**entry(1_000_000, 1.0, 0.1), "vs_rule_based": entry(1, 1.0, 0.5)["vs_ppo:x"]}]
+    rows = [{"seed": seed, "history": history, "keys": {"reference": "vs_ppo:x", "rule_based": "vs_rule_based"},
+             "wall_time_s": 60.0, "steps": 1_000_000, "minutes_to_level": None, "decisions_to_level": None,
+             "pimc": {"mean": 0.1, "low": 0.0, "high": 0.2, "deals": 300, "seed": 90209 + seed}, "cpu": cpu}
+            for seed, cpu in ((1, amx), (2, epyc))]
+    text = tts.report("trjamann", rows, [])
+    assert "- seed 1: Xeon, kind `amx`" in text and "- seed 2: AMD EPYC, kind `avx512_bf16`" in text
+    assert "pooled (2 seeds, 600 deals)" in text
 
 
 def test_level_is_judged_on_the_margin_where_deals_are_not_zero_sum():
