@@ -395,8 +395,9 @@ def run_lock(args: TrainArgs) -> Iterator[None]:
     try:
         lock.acquire()
     except Timeout:
+        advice = "" if args.resume is not None else ", or give this run another --run-name"
         raise ResumeError(f"{shortened(path)} is being trained by another manni train right now: wait for it to "
-                          f"end, or give this run another --run-name") from None
+                          f"end{advice}") from None
     try:
         yield
     finally:
