@@ -20,9 +20,10 @@ training wall time, learner decisions, minutes and learner decisions until the a
 the reference agent, final score against 2 × ``rule_based`` and 2 × reference,
 the margin over ``pimc``; and the seeds pooled), and ``V.png`` (the learning curves against wall
 time). Seeds run before into the same ``--out`` with the same ``--train-args`` stay in the report
-(``--seeds 2 3`` after ``--seeds 1`` reports all three), each with the CPU it ran on. Every score is a margin, the arena's "X − Y": the agent's mean deal score minus its
-opponents'. Level with the reference means a margin ≥ 0 against two copies of it; a run that
-never got there shows "–". Run it on an otherwise idle machine: the wall times are the point.
+(``--seeds 2 3`` after ``--seeds 1`` reports all three), each with the CPU it ran on. Every score
+is a margin, the arena's "X − Y": the agent's mean deal score minus its opponents'. Level with the
+reference means a margin ≥ 0 against two copies of it; a run that never got there shows "–". Run
+it on an otherwise idle machine: the wall times are the point.
 """
 
 from __future__ import annotations
