@@ -18,6 +18,11 @@ PHASE_NAMES = {
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")  # by suit index (``cards.SUITS``)
 
 
+def count(n: int, noun: str) -> str:
+    """``"1 game"``, ``"2 games"``, ``"1,200 games"``: a number and its noun, plural unless the number is 1."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def hand_text(mask: int) -> str:
     """``"S: A K 7   H: T 4   D: -   C: Q 2"``: a hand grouped by suit, high to low."""
     by_suit: dict[str, list[str]] = {s: [] for s in reversed(SUITS)}

@@ -67,7 +67,7 @@ def test_simulate_keeps_whole_games_only(tmp_path):
     records = tmp_path / "full.jsonl"
     done = run_full(manni(*base, "--games", "2", "--records", str(records)), len(first) + len(second) // 2)
     assert done.returncode == 2
-    assert "kept the 1 games written before" in one_error_line(done.stderr)
+    assert "kept 1 game written before" in one_error_line(done.stderr)
     assert records.read_bytes() == first  # no partial second line
     assert [validate_record(r) or r for r in read_records(records)]
 

@@ -410,7 +410,7 @@ def test_what_a_restart_brings_back_counts_against_its_creators_share(tmp_path, 
         table = client.post("/api/tables", json={**SHORT, "seats": [PERSON, "random", "random"]})
         game = client.post("/api/games", json={"variant": "basic", "opponents": ["random", "random"]})
         assert table.status_code == game.status_code == 429, (table.text, game.text)
-        assert "1 tables in progress" in table.json()["error"] and "1 unfinished games" in game.json()["error"]
+        assert "1 table in progress" in table.json()["error"] and "1 unfinished game," in game.json()["error"]
 
 
 def test_a_card_play_valued_after_its_move_is_written_into_its_kept_review(tmp_path):

@@ -71,7 +71,7 @@ def test_a_write_error_during_simulate_is_one_line_and_keeps_what_was_written(tm
     path = tmp_path / "g.jsonl"
     assert main(["simulate", "--games", "3", "--records", str(path), "--no-progress"]) == 2
     line = _error(capsys)
-    assert "cannot write to" in line and "No space left on device" in line and "kept the 1 games" in line
+    assert "cannot write to" in line and "No space left on device" in line and "kept 1 game written before" in line
     assert len(read_records(path)) == 1
 
 

@@ -8,7 +8,7 @@ import pytest
 from manni_env.cards import card_from_str, mask_of
 from manni_env.engine import GameState, Phase
 from manni_env.rules import VARIANTS, make_rules
-from manni_env.text import PHASE_NAMES, decision_prompt, hand_text
+from manni_env.text import PHASE_NAMES, count, decision_prompt, hand_text
 
 MOVE_WORDS = {Phase.SWAP: ("keep", "swap"), Phase.PICKUP: ("take", "pass")}
 
@@ -34,3 +34,8 @@ def test_every_decision_has_a_prompt_for_typing_and_for_clicking(variant):
             seen.add(view.phase)
             state.apply(int(rng.choice(state.legal_actions())))
     assert Phase.PLAY in seen and (seen & {Phase.EXCHANGE, Phase.SWAP, Phase.PICKUP})
+
+
+@pytest.mark.parametrize(("n", "text"), [(0, "0 games"), (1, "1 game"), (2, "2 games"), (1200, "1,200 games")])
+def test_count_names_one_in_the_singular(n, text):
+    assert count(n, "game") == text

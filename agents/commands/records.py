@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from manni_agents.commands.serve import DB_FILE, DEFAULT_RECORDS_DIR
+from manni_env.text import count
 
 
 def register(subparsers) -> None:
@@ -50,14 +51,14 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     out = Path(args.out)
     fd, tmp = tempfile.mkstemp(dir=out.parent if str(out.parent) else ".", prefix=f".{out.name}.", suffix=".tmp")
     os.close(fd)
-    count = 0
+    written = 0
     try:
         for n, record in enumerate(db.records()):
             try:
                 validate_record(record)
             except RecordError as err:
                 raise RecordError(f"game {n + 1} of the database: {err}") from None
-            count += write_records(tmp, [record])
+            written += write_records(tmp, [record])
         os.replace(tmp, out)
     except (OSError, RecordError) as err:
         Path(tmp).unlink(missing_ok=True)
@@ -65,5 +66,5 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 1
     finally:
         db.close()
-    print(f"{count} game{'s' if count != 1 else ''} written to {out}")
+    print(f"{count(written, 'game')} written to {out}")
     return 0

@@ -13,6 +13,7 @@ from manni_agents.registry import make_agent
 from manni_env.cli_options import add_variant_options, at_least, prepare_output_file, rules_from_args
 from manni_env.interrupts import deferred_interrupt
 from manni_env.records import write_records
+from manni_env.text import count
 
 
 def register(subparsers) -> None:
@@ -49,14 +50,14 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             with deferred_interrupt():  # a game is written and counted, or neither
                 written += write_records(args.records, [record])
     except KeyboardInterrupt:
-        print(f"manni simulate: interrupted; kept the {written} finished games in {args.records}", file=sys.stderr)
+        print(f"manni simulate: interrupted; kept {count(written, 'finished game')} in {args.records}", file=sys.stderr)
         return 130
     except BotError as err:
-        print(f"manni simulate: {err}; kept the {written} finished games in {args.records}", file=sys.stderr)
+        print(f"manni simulate: {err}; kept {count(written, 'finished game')} in {args.records}", file=sys.stderr)
         return 1
     except OSError as err:  # e.g. the disk filled up while the games were written
         print(f"manni simulate: error: cannot write to {args.records} ({err.strerror or err}); "
-              f"kept the {written} games written before", file=sys.stderr)
+              f"kept {count(written, 'game')} written before", file=sys.stderr)
         return 2
     print(f"wrote {written} {rules.variant} games to {args.records}")
     return 0

@@ -19,7 +19,7 @@ from manni_env import actions as A
 from manni_env.cards import card_to_str, cards_of, sort_for_display
 from manni_env.engine import GameState, Phase
 from manni_env.rules import ExchangeScheme
-from manni_env.text import SUIT_NAMES, contract_name, decision_prompt, hand_text
+from manni_env.text import SUIT_NAMES, contract_name, count, decision_prompt, hand_text
 from manni_env.view import SeatView
 
 #: Words a person may type for the non-card actions.
@@ -197,8 +197,7 @@ class TableNarrator:
         if phase == Phase.PLAY:
             self._say(seat, "plays", "play", card_to_str(action))
         elif phase == Phase.EXCHANGE and (state.phase != Phase.EXCHANGE or state.to_move != seat):
-            count = view.exchange_counts[seat]
-            self._say(seat, "exchanges", "exchange", f"{count} card{'' if count == 1 else 's'}")
+            self._say(seat, "exchanges", "exchange", count(view.exchange_counts[seat], "card"))
         elif phase == Phase.SWAP and action == A.SWAP_HAND:
             self._say(seat, "swaps", "swap", "the hand for the Manni")
         elif phase == Phase.SWAP:

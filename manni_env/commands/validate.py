@@ -14,6 +14,7 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 
 from manni_env.records import RecordError, iter_record_lines, validate_record
+from manni_env.text import count
 
 REPORTS_GROUP = "manni.record_reports"
 
@@ -83,8 +84,3 @@ def _main(args: argparse.Namespace) -> int:
         return 1
     print(f"OK: {count(games, 'game')}")
     return 0
-
-
-def count(n: int, noun: str) -> str:
-    """``"1 game"``, ``"2 games"``, ``"1,200 games"``."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")

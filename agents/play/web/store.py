@@ -23,6 +23,7 @@ from pathlib import Path
 from manni_agents.base import close_policies
 from manni_agents.play.web.game import WebGame
 from manni_env.records import write_records
+from manni_env.text import count
 
 RECORDS_FILE = "games.jsonl"
 #: Unfinished games one client may have (a quarter of the default 32).
@@ -71,7 +72,7 @@ class GameStore:
         with self._lock:
             if client is not None and sum(c == client and not self._games[key][0].state.finished
                                           for key, c in self._creators.items()) >= self.per_client:
-                raise StoreFull(f"you have {self.per_client} unfinished games, the most one client may have: "
+                raise StoreFull(f"you have {count(self.per_client, 'unfinished game')}, the most one client may have: "
                                 f"finish one, or an idle one expires after {self.idle_seconds / 60:g} minutes")
             if len(self._games) >= self.max_games:
                 self._drop_finished()

@@ -55,6 +55,7 @@ from manni_env.cards import card_to_str
 from manni_env.engine import GameState, Phase
 from manni_env.records import game_record
 from manni_env.rules import Rules
+from manni_env.text import count
 from manni_env.view import SeatView
 
 #: A seat open for a person, and one open for a remote bot program (the other seats hold registry
@@ -220,7 +221,7 @@ class Table:
             if not free or self.started:
                 kind = "remote bots" if bot else "people"
                 seats = sum(seat.person and seat.bot == bot for seat in self.seats)
-                raise TableFull(f"the table is full: its {seats} seat{'s' if seats != 1 else ''} for {kind} "
+                raise TableFull(f"the table is full: its {count(seats, 'seat')} for {kind} "
                                 f"{'are' if seats != 1 else 'is'} taken (open the table's link to watch)")
             seat = self.seats[free[0]]
             token = secrets.token_urlsafe(18)
@@ -587,7 +588,7 @@ class TableStore:
                 raise StoreFull(f"{self.max_tables} tables are in progress, the most this server keeps")
             if client is not None and sum(c == client and not self._tables[key].state.finished
                                           for key, c in self._creators.items()) >= self.per_client:
-                raise StoreFull(f"you have {self.per_client} tables in progress, the most one client may create: "
+                raise StoreFull(f"you have {count(self.per_client, 'table')} in progress, the most one client may create: "
                                 "finish or leave one first")
             table_id = secrets.token_urlsafe(9)
             self._tables[table_id] = table
