@@ -170,6 +170,20 @@ def time_split(tb_dir: Path) -> dict[str, float]:
             for part, name in (("rollout", rollout), ("update", "update"))}
 
 
+def precisions_of(options: list[str], precisions: list[str]) -> list[str]:
+    """The precisions an end-to-end row runs in: the one its own ``--precision`` names, else every one of
+    ``--precisions``."""
+    return [options[options.index("--precision") + 1]] if "--precision" in options[:-1] else precisions
+
+
+def without_precision(options: list[str]) -> list[str]:
+    """``options`` without their ``--precision X`` (the row's label and command name it once)."""
+    if "--precision" not in options[:-1]:
+        return options
+    at = options.index("--precision")
+    return options[:at] + options[at + 2:]
+
+
 def e2e_run(src: Path, extra: list[str], steps: int, threads: int, workdir: Path,
             name: str) -> tuple[float, float, dict[str, float]]:
     """Learner decisions per second of training wall time of one ``manni train`` run of the code in
@@ -254,9 +268,12 @@ def main() -> None:
                       f"| {achieved / row_peak:.0%} |")
 
     if ns.e2e_steps:
-        rows = [(f"this code, {p}" + (f" {extra}" if extra else ""), ROOT,
-                 ["--precision", p, "--final-pimc-deals", "0", *extra.split()])
-                for extra in ns.train_args for p in ns.precisions]
+        rows = []
+        for extra in ns.train_args:
+            options = without_precision(extra.split())
+            for p in precisions_of(extra.split(), ns.precisions):
+                rows.append((" ".join([f"this code, {p}", *options]), ROOT,
+                             ["--precision", p, "--final-pimc-deals", "0", *options]))
         if ns.baseline_src:
             rows.insert(0, (f"baseline {ns.baseline_src.name}", ns.baseline_src.resolve(), []))
         rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
