@@ -325,11 +325,17 @@ def test_the_warm_start_and_the_final_arena_scale_with_the_total_steps():
     assert Args().final_arena_deals() == 500 and Args(final_eval_deals=0).final_arena_deals() == 0
 
 
-def test_the_total_steps_default_by_variant_and_a_given_count_wins():
-    assert parse_args(Args, ["--variant", "basic"]).total_steps == 32_000_000
-    assert parse_args(Args, ["--variant", "trjamann"]).total_steps == 27_000_000
-    assert parse_args(Args, ["--variant", "basic", "--total-steps", "7"]).total_steps == 7
-    assert Args.from_dict(dataclasses.asdict(Args(variant="basic", total_steps=3))).total_steps == 3  # --resume
+def test_the_defaults_by_variant_and_a_given_value_wins():
+    def run(*argv: str) -> tuple:
+        args = parse_args(Args, list(argv))
+        return args.total_steps, args.learning_rate, args.update_epochs, args.minibatch_size
+
+    assert run() == (12_000_000, 1e-3, 1, 1024)  # Hornafjarðarmanni
+    assert run("--variant", "trjamann") == run("--variant", "laugarvatn") == (27_000_000, 5e-4, 2, 2048)
+    assert run("--variant", "basic") == (32_000_000, 5e-4, 2, 2048)
+    assert run("--variant", "basic", "--total-steps", "7", "--update-epochs", "3") == (7, 5e-4, 3, 2048)
+    saved = dataclasses.asdict(Args(variant="basic", total_steps=3, learning_rate=2e-4))
+    assert (Args.from_dict(saved).total_steps, Args.from_dict(saved).learning_rate) == (3, 2e-4)  # --resume
 
 
 def test_rollouts_overlap_the_update_unless_told_not_to():

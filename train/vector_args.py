@@ -18,8 +18,14 @@ from manni_train.networks import TORSOS
 from manni_train.precision import PRECISIONS
 from manni_train.record_demonstrations import load_records
 
-#: ``--total-steps`` when not given, by variant (``None``: the others)
-DEFAULT_TOTAL_STEPS = {None: 27_000_000, "basic": 32_000_000}
+#: the defaults that differ by variant (``None``: the others): how many learner decisions to train
+#: for and how to update on them, each row measured over three training seeds against ``pimc``
+#: (benchmarks/results/time_to_strength.md); an option given on the command line wins
+VARIANT_DEFAULTS: dict[str | None, dict[str, float]] = {
+    None: {"total_steps": 27_000_000, "learning_rate": 5e-4, "update_epochs": 2, "minibatch_size": 2048},
+    "hornafjardar": {"total_steps": 12_000_000, "learning_rate": 1e-3, "update_epochs": 1, "minibatch_size": 1024},
+    "basic": {"total_steps": 32_000_000, "learning_rate": 5e-4, "update_epochs": 2, "minibatch_size": 2048},
+}
 #: ``--play``: how the exported agent plays (``auto``: :meth:`Args.exported_play`)
 PLAY_CHOICES = ("auto", *PLAY_MODES)
 
@@ -31,20 +37,23 @@ class Args(SelfPlayArgs):
     TRAINER = "vector"
     FIXED_OPPONENTS = True
 
-    # the defaults: what reached the most strength in about ten minutes of 2 cores
-    # (benchmarks/results/time_to_strength.md)
+    # the defaults: what reached the most strength in the fewest minutes of 2 cores
+    # (benchmarks/results/time_to_strength.md); None: by variant (VARIANT_DEFAULTS)
     total_steps: int | None = None
     """learner decisions to train for, exactly: the last update takes only the rollout's first decisions
-    still to train (default: 27,000,000; 32,000,000 in Basic Manni, which learns more slowly)"""
-    learning_rate: float = 5e-4
+    still to train (default: 27,000,000; 12,000,000 in Hornafjarðarmanni, which learns fastest;
+    32,000,000 in Basic Manni, which learns most slowly)"""
+    learning_rate: float | None = None
+    """Adam learning rate (default: 5e-4; 1e-3 in Hornafjarðarmanni)"""
     anneal_lr: bool = True
-    # many games per vector step and large minibatches, two epochs: the per-step and per-minibatch
-    # overheads are spread over more decisions, and fresh decisions are cheaper than a third and
-    # fourth pass over old ones
+    # many games per vector step and large minibatches: the per-step and per-minibatch overheads
+    # are spread over many decisions, and a fresh decision is cheaper than another pass over an old one
     num_envs: int = 1024
     num_steps: int = 32
-    minibatch_size: int = 2048
-    update_epochs: int = 2
+    minibatch_size: int | None = None
+    """samples per minibatch of the PPO update (default: 2,048; 1,024 in Hornafjarðarmanni)"""
+    update_epochs: int | None = None
+    """optimisation epochs over each rollout (default: 2; 1 in Hornafjarðarmanni)"""
     # a population from the start: most opponents are the learner's own snapshots, one every 250,000
     # decisions, the 16 latest kept (they span the last 4 M decisions)
     opponent_mix: str = "snapshot=0.6,rule_based=0.3,random=0.05"
@@ -141,8 +150,9 @@ class Args(SelfPlayArgs):
     """weight of the search targets' cross-entropy in the update's loss"""
 
     def __post_init__(self) -> None:
-        if self.total_steps is None:
-            self.total_steps = DEFAULT_TOTAL_STEPS.get(self.variant, DEFAULT_TOTAL_STEPS[None])
+        for name, value in VARIANT_DEFAULTS.get(self.variant, VARIANT_DEFAULTS[None]).items():
+            if getattr(self, name) is None:
+                setattr(self, name, value)
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument."""
