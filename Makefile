@@ -10,16 +10,22 @@ TORCH ?= torch==2.13.0
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# what `make main` needs: the package with its train extra, on torch
+$(VENV)/.installed-train: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	# keep a torch already in the venv (e.g. a CPU-only build you installed); else the pinned
 	# release, else any torch the project accepts
 	$(PY) -c "import torch" 2>/dev/null || $(PIP) install -q "$(TORCH)" || $(PIP) install -q "torch>=2.3"
+	$(PIP) install -q -e ".[train]"
+	touch $@
+
+# everything: the tests, the docs, Ray, the web app, OpenSpiel
+$(VENV)/.installed: $(VENV)/.installed-train
 	$(PIP) install -q -e ".[train,dev,rllib,web,openspiel,docs]"
 	touch $@
 
-main: setup
+main: $(VENV)/.installed-train
 	$(VENV)/bin/manni train
 
 test: setup
