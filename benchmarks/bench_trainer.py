@@ -159,15 +159,21 @@ def trainer_command(src: Path) -> list[str]:
 
 
 def time_split(tb_dir: Path) -> dict[str, float]:
-    """Seconds of a run spent in rollouts and in updates (summed from its TensorBoard scalars)."""
+    """Seconds of a run spent in rollouts and in updates (summed from its TensorBoard scalars; the
+    update's process valuing the rollouts, where a run logs it, counts as update)."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     events = EventAccumulator(str(tb_dir), size_guidance={"scalars": 0})
     events.Reload()
+    tags = events.Tags()["scalars"]
+
+    def total(name: str) -> float:
+        tag = f"charts/{name}_seconds"
+        return sum(e.value for e in events.Scalars(tag)) if tag in tags else 0.0
+
     # the trainer's wait for its rollouts where it logs it (with --overlap a rollout runs during an update)
-    rollout = "rollout_wait" if "charts/rollout_wait_seconds" in events.Tags()["scalars"] else "rollout"
-    return {part: sum(e.value for e in events.Scalars(f"charts/{name}_seconds"))
-            for part, name in (("rollout", rollout), ("update", "update"))}
+    return {"rollout": total("rollout_wait" if "charts/rollout_wait_seconds" in tags else "rollout"),
+            "update": total("update") + total("value")}
 
 
 def precisions_of(options: list[str], precisions: list[str]) -> list[str]:

@@ -1,8 +1,9 @@
 """The rollout process of ``--overlap`` (train/rollout_process.py): without overlap it gives the
-in-process rollout's batches; with overlap each rollout plays with the weights of the call before
-and takes the snapshots in the same order; a run is reproducible; the child's failure, death or
-silence is one clear error; a /dev/shm too small is found before training; whatever stops a run
-(Ctrl-C, SIGTERM, SIGHUP, the child killed) keeps it, and a child whose trainer died leaves quietly.
+in-process rollout's batches; with overlap each rollout plays with the actor of the call before
+(valued with the critic of its own call) and takes the snapshots in the same order; a run is
+reproducible; the child's failure, death or silence is one clear error; a /dev/shm too small is
+found before training; whatever stops a run (Ctrl-C, SIGTERM, SIGHUP, the child killed) keeps it,
+and a child whose trainer died leaves quietly.
 """
 
 from __future__ import annotations
@@ -60,16 +61,17 @@ def test_without_overlap_the_process_gives_the_in_process_batches(variant):
             assert same_batch(sampler.collect(actor, critic), local.collect(actor, critic))
 
 
-def test_with_overlap_each_rollout_plays_the_weights_of_the_call_before():
+def test_with_overlap_each_rollout_plays_the_actor_of_the_call_before_and_is_valued_by_the_critic_given():
     args = Args(**TINY)
     local = VectorRollout(args, torch.Generator().manual_seed(5), np.random.default_rng(5), 5)
     weights = [networks(args, k) for k in range(3)]
     with ProcessSampler(args, 5, overlap=True) as sampler:
         assert same_batch(sampler.collect(*weights[0]), local.collect(*weights[0]))  # the first: these weights
         sampler.add_snapshot(weights[1][0])
-        assert same_batch(sampler.collect(*weights[1]), local.collect(*weights[0]))  # started with weights[0]
+        # started with the actor of weights[0], valued now with the critic of weights[1]
+        assert same_batch(sampler.collect(*weights[1]), local.collect(weights[0][0], weights[1][1]))
         local.add_snapshot(weights[1][0])  # the snapshot reaches the rollout after that
-        assert same_batch(sampler.collect(*weights[2]), local.collect(*weights[1]))
+        assert same_batch(sampler.collect(*weights[2]), local.collect(weights[1][0], weights[2][1]))
 
 
 def test_an_overlapped_run_is_reproducible_and_its_process_stops(tmp_path):
@@ -223,9 +225,9 @@ def test_a_dev_shm_too_small_is_found_before_training_and_the_rollouts_stay_in_p
     sampler = ProcessSampler(args, 1, overlap=True)
     actor, critic = networks(args, 0)
     rollout = VectorRollout(args, torch.Generator(), np.random.default_rng(0), 1, slots=2)
-    allocated = sum(t.nbytes for slot in rollout.slots for t in slot.buffers().values() if t is not None)
-    assert allocated <= sampler.shared_bytes(actor, critic) <= allocated + 3 * 4 * sum(
-        p.numel() for p in [*actor.parameters(), *critic.parameters()])
+    allocated = sum(t.nbytes for buffers in (*rollout.slots, *rollout.paths) for t in buffers.buffers().values()
+                    if t is not None)
+    assert sampler.shared_bytes(actor) == allocated + 2 * 4 * sum(p.numel() for p in actor.parameters())
     monkeypatch.setattr(rollout_process, "shm_free_bytes", lambda: 100_000)
     started = []
     monkeypatch.setattr(ProcessSampler, "_start", lambda self: started.append(self))

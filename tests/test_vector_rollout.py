@@ -25,6 +25,7 @@ from manni_train.learner import PPOLearner
 from manni_train.networks import Actor, Critic
 from manni_train.ppo_vector import Args
 from manni_train.precision import autocast
+from manni_train.critic_view import UNSEEN_SIZE
 from manni_train.vector_rollout import RolloutBatch, VectorRollout
 
 BOOTSTRAP_VALUE = 0.375  # the constant critic: distinct from every deal score
@@ -75,7 +76,7 @@ def test_rewards_land_on_each_seats_latest_decision_and_cut_trajectories_bootstr
     assert batch.steps == len(seats) + CUT_DECISIONS
     assert batch.deal_scores == pytest.approx([float(p) for p in score])
     # the deal score is paid once per seat, to that seat's last decision of the deal
-    rewards = rollout.b_rew[:, 0]
+    rewards = rollout.paths[0].reward[:, 0].numpy()
     last = {seat: max(t for t, s in enumerate(seats) if s == seat) for seat in range(3)}
     expected_rewards = np.zeros(args.num_steps, np.float32)
     for seat, t in last.items():
@@ -87,9 +88,55 @@ def test_rewards_land_on_each_seats_latest_decision_and_cut_trajectories_bootstr
     np.testing.assert_allclose(batch.advantages.numpy()[: len(seats)],
                                [score[s] - BOOTSTRAP_VALUE for s in seats], atol=1e-6)
     # ... and a decision of the deal cut by the rollout's end returns its seat's bootstrap value
-    assert list(rollout.b_seat[len(seats):, 0]) == cut_seats
+    assert rollout.paths[0].seat[len(seats):, 0].tolist() == cut_seats
     np.testing.assert_allclose(returns[len(seats):], BOOTSTRAP_VALUE, atol=1e-6)
     np.testing.assert_allclose(batch.advantages.numpy()[len(seats):], 0.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("critic_view", ["seat", "deal"])
+def test_each_decision_is_valued_by_the_critic_and_its_advantage_walks_its_own_seats_trajectory(critic_view):
+    """A real critic over a rollout of many games, snapshots and rule_based seats, γ and λ below 1:
+    each row's value is the critic's of that row alone, and its advantage is the one a plain walk
+    along its (game, seat) trajectory gives (rows taken in order, episodes ended where ``done``, a cut
+    trajectory bootstrapped with the critic's value of its seat's last view)."""
+    args = Args(num_envs=6, num_steps=120, hidden=[16], gamma=0.9, gae_lambda=0.8, precision="fp32", critic=critic_view,
+                opponent_mix="snapshot=0.3,rule_based=0.3")
+    rollout = VectorRollout(args, torch.Generator().manual_seed(3), np.random.default_rng(3), seed=3)
+    torch.manual_seed(3)
+    actor = Actor(rollout.obs_size, [16], "relu")
+    critic = Critic(rollout.obs_size, [16], "relu", unseen=0 if critic_view == "seat" else UNSEEN_SIZE)
+    rollout.add_snapshot(actor)
+    played = rollout.play(actor)  # what collect does, in its two halves
+    batch, paths = played.batch(critic, args), played.paths
+
+    def value(obs: torch.Tensor, unseen: torch.Tensor | None) -> float:
+        with torch.no_grad():
+            return critic(obs[None], None if unseen is None else unseen[None]).item()
+
+    unseen = [None] * batch.steps if batch.unseen is None else batch.unseen
+    values = [value(batch.obs[i], unseen[i]) for i in range(batch.steps)]
+    np.testing.assert_allclose(batch.values.numpy(), values, rtol=1e-5, atol=1e-6)
+    trajectories: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (game, seat) -> (row, step) in time order
+    row = 0
+    for t in range(args.num_steps):
+        for g in np.flatnonzero(paths.valid[t].numpy()):
+            trajectories.setdefault((int(g), int(paths.seat[t, g])), []).append((row, t))
+            row += 1
+    assert row == batch.steps and played.tails > 0 and paths.done.any()
+    tail = {(int(paths.tail_game[k]), int(paths.tail_seat[k])): k for k in range(played.tails)}
+    expected = np.zeros(batch.steps)
+    for (g, s), decisions in trajectories.items():
+        following_value = following_adv = 0.0
+        if (g, s) in tail:
+            k = tail[(g, s)]
+            following_value = value(paths.tail_obs[k], None if paths.tail_unseen is None else paths.tail_unseen[k])
+        for r, t in reversed(decisions):
+            live = 0.0 if paths.done[t, g] else 1.0
+            delta = float(paths.reward[t, g]) + args.gamma * following_value * live - values[r]
+            expected[r] = delta + args.gamma * args.gae_lambda * live * following_adv
+            following_value, following_adv = values[r], expected[r]
+    np.testing.assert_allclose(batch.advantages.numpy(), expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(batch.returns.numpy(), expected + np.array(values), rtol=1e-4, atol=1e-5)
 
 
 def test_the_update_reports_approximate_kl_clip_fraction_and_explained_variance():

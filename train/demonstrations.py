@@ -196,7 +196,7 @@ def imitate(
     def rows(idx) -> dict[str, torch.Tensor]:
         return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in data.rows(idx).items()}
 
-    optimizer = torch.optim.Adam(params, lr=lr)
+    optimizer = torch.optim.Adam(params, lr=lr, fused=True)  # one kernel for all parameters (all on the CPU)
     n = len(data)
     for _ in tqdm(range(epochs), desc=desc, unit="epoch", disable=not progress_bar):
         for idx in torch.randperm(n, generator=generator).split(batch_size):

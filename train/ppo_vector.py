@@ -72,7 +72,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
         sampler = own = (ProcessSampler(args, runner_seeds(args.seed, 1)[0], overlap=True) if args.overlap
                          else VectorRollout(args, gen, rng, args.seed))
     actor, critic = run_networks(sampler.obs_size, args)
-    if isinstance(own, ProcessSampler) and not own.fits(actor, critic):  # /dev/shm too small (said so)
+    if isinstance(own, ProcessSampler) and not own.fits(actor):  # /dev/shm too small (said so)
         args.overlap = False  # (args.json says what runs)
         sampler = own = VectorRollout(args, gen, rng, args.seed)
     run = resume.Run(args.run_dir(), args, actor, critic, gen, rng, algorithm)
@@ -127,7 +127,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
                 lr = args.learning_rate * (1.0 - progress.steps / args.total_steps if args.anneal_lr else 1.0)
                 collect_start = time.time()
                 batch = sampler.collect(actor, critic)
-                waited = time.time() - collect_start  # the rollout's time, or with --overlap what it took beyond the update
+                # the rollout's time, or with --overlap what it took beyond the update (its valuing apart)
+                waited = time.time() - collect_start - batch.value_seconds
                 batch = batch.first(args.total_steps - progress.steps)  # the last update: only the decisions left
 
                 # PPO update
@@ -139,7 +140,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
                 bar.update(batch.steps)
                 charts = {"learning_rate": lr, "steps_per_second": steps / run.wall_time(), "pool_size": pool_size,
                           "rollout_seconds": batch.seconds, "rollout_cpu_seconds": batch.cpu_seconds,
-                          "rollout_wait_seconds": waited, "update_seconds": time.time() - update_start,
+                          "rollout_wait_seconds": waited, "value_seconds": batch.value_seconds,
+                          "update_seconds": time.time() - update_start,
                           "torch_threads": torch.get_num_threads()}
                 if batch.deal_scores:
                     charts["learner_deal_score"] = float(np.mean(batch.deal_scores))

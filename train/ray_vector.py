@@ -12,9 +12,10 @@ curve and final arena, all four variants. What differs:
 - **Runners**: ``--num-runners`` Ray actors (one CPU each), each a
   :class:`~manni_train.vector_rollout.VectorRollout` of ``--num-envs`` games with its own batched
   opponents, snapshot pool and seeds (runner ``i``'s seed is word ``i`` of
-  ``numpy.random.SeedSequence(--seed)``). An iteration broadcasts the actor's and critic's weights
-  (one ``ray.put``), every runner plays ``--num-steps`` vector steps, and their batches are joined
-  in runner order for one update (the defaults, 2 runners × 128 games, give the fast trainer's 256
+  ``numpy.random.SeedSequence(--seed)``). An iteration broadcasts the actor's weights (one
+  ``ray.put``), every runner plays ``--num-steps`` vector steps, and their rollouts are valued by
+  the critic in this process (as the fast trainer's update process values its rollout process's)
+  and joined in runner order for one update (the defaults, 2 runners × 128 games, give the fast trainer's 256
   games per update; more runners give bigger updates).
   With ``--overlap`` the runners play the next rollout while the learner updates, with weights one
   update old (PPO's ratios are taken against the policy that sampled).
@@ -45,7 +46,7 @@ from manni_train.learner import PPOLearner
 from manni_train.networks import Actor, Critic, run_networks
 from manni_train.reporting import TrainResult
 from manni_train.rollout_process import RolloutProcessError, runner_seeds
-from manni_train.vector_rollout import RolloutBatch, VectorRollout
+from manni_train.vector_rollout import Played, RolloutBatch, VectorRollout
 
 
 class ClusterError(ValueError):
@@ -76,7 +77,7 @@ class Args(ppo_vector.Args):
     num_cpus_per_learner: int = 1
     """CPUs (torch threads) of each learner actor"""
     overlap: bool = False
-    """runners sample the next rollout while the learner updates, with the weights one update old
+    """runners sample the next rollout while the learner updates, with the actor one update old
     (an iteration then takes the longer of sampling and update, not their sum)"""
     address: str | None = None
     """Ray cluster to join ('auto', 'HOST:6379' or 'ray://HOST:10001'); default: a local in-process Ray"""
@@ -104,21 +105,21 @@ def cpu_state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 
 class RolloutRunner:
-    """A Ray actor's state: one :class:`VectorRollout` and the networks it plays with."""
+    """A Ray actor's state: one :class:`VectorRollout` and the actor it plays with (the learner values
+    its rollouts, as the fast trainer's update process does those of its rollout process)."""
 
     def __init__(self, args: Args, seed: int):
         torch.set_num_threads(1)
         self.rollout = VectorRollout(args, torch.Generator().manual_seed(seed), np.random.default_rng(seed), seed)
-        self.actor, self.critic = run_networks(self.rollout.obs_size, args)
+        self.actor = Actor(self.rollout.obs_size, args.hidden, args.activation)
 
     def obs_size(self) -> int:
         return self.rollout.obs_size
 
-    def collect(self, weights: tuple[dict, dict]) -> RolloutBatch:
-        """A rollout with the broadcast (actor, critic) weights."""
-        self.actor.load_state_dict(weights[0])
-        self.critic.load_state_dict(weights[1])
-        return self.rollout.collect(self.actor, self.critic)
+    def collect(self, actor_weights: dict) -> Played:
+        """A rollout played with the broadcast actor weights."""
+        self.actor.load_state_dict(actor_weights)
+        return self.rollout.play(self.actor)
 
     def add_snapshot(self, actor_weights: dict) -> None:
         """Freeze these actor weights into the pool (they are also the next rollout's weights)."""
@@ -139,24 +140,25 @@ class RaySampler:
         runner = ray.remote(num_cpus=1)(RolloutRunner)
         self.runners = [runner.remote(args, seed) for seed in runner_seeds(args.seed, args.num_runners)]
         self.obs_size = ray.get(self.runners[0].obs_size.remote())
-        self.overlap = args.overlap
+        self.args, self.overlap = args, args.overlap
         self.pending: list | None = None  # with --overlap: the rollouts under way
 
-    def launch(self, actor: Actor, critic: Critic) -> list:
-        """Start a rollout on every runner with these weights (broadcast once)."""
-        weights = ray.put((cpu_state(actor), cpu_state(critic)))
+    def launch(self, actor: Actor) -> list:
+        """Start a rollout on every runner with these actor weights (broadcast once)."""
+        weights = ray.put(cpu_state(actor))
         return [r.collect.remote(weights) for r in self.runners]
 
     def collect(self, actor: Actor, critic: Critic) -> RolloutBatch:
-        """The runners' rollouts with these weights, joined; with ``--overlap`` the rollouts started
-        at the previous call (weights one update old), and the next ones start now."""
-        refs = self.pending or self.launch(actor, critic)
-        self.pending = self.launch(actor, critic) if self.overlap else None
+        """The runners' rollouts played with ``actor``, valued here with ``critic``, joined; with
+        ``--overlap`` the rollouts started at the previous call (an actor one update old), and the
+        next ones start now."""
+        refs = self.pending or self.launch(actor)
+        self.pending = self.launch(actor) if self.overlap else None
         try:
-            batches = ray.get(refs)
+            played = ray.get(refs)
         except ray.exceptions.RayError as err:  # kept by the trainer as a failed rollout process is
             raise RolloutProcessError(f"a Ray runner failed: {runner_failure(err)}") from None
-        return RolloutBatch.concat(batches)
+        return RolloutBatch.concat([rollout.batch(critic, self.args) for rollout in played])
 
     def add_snapshot(self, actor: Actor) -> None:
         weights = ray.put(cpu_state(actor))

@@ -2,23 +2,29 @@
 
 :class:`ProcessSampler` runs one :class:`~manni_train.vector_rollout.VectorRollout` in a child
 process with one torch thread. With ``overlap`` (the fast trainer's ``--overlap``) the next rollout
-starts, with the weights the learner has at that moment, as soon as the previous one is handed
+starts, with the actor the learner has at that moment, as soon as the previous one is handed
 over, so it plays while the learner updates on that one: an iteration takes the longer of the
-rollout and the update, not their sum, and each rollout's weights are one update old (PPO's
+rollout and the update, not their sum, and each rollout's actor is one update old (PPO's
 ratios are taken against the policy that sampled; the Ray trainer's ``--overlap`` and Cleanba's
 one-update-stale actors do the same). Without ``overlap`` it collects one rollout per call, as the
 in-process rollout does (the same batches: tested).
 
-Nothing large goes through the pipe between the processes: the learner's rows are written to two
-sets of shared-memory buffers used in turn (the child fills one while the update reads the
-other), and the weights to the child's networks, which live in shared memory and are written only
+The child only plays (:meth:`~manni_train.vector_rollout.VectorRollout.play`, the actor's forward
+passes); the critic's values and the GAE of each rollout (:meth:`~manni_train.vector_rollout.Played.batch`)
+are computed here, in the update's process, with the critic of the latest update and all of a
+rollout's decisions in one batch: at one update epoch the update takes less time than a rollout, so
+this moves work from the slower process to the faster one.
+
+Nothing large goes through the pipe between the processes: the learner's rows and trajectories are
+written to two sets of shared-memory buffers used in turn (the child fills one while the update reads
+the other), and the weights to the child's actor, which lives in shared memory and is written only
 while the child waits for its next order. The child ignores Ctrl-C and a closed terminal's SIGHUP
 (the trainer keeps the run and then stops it) and leaves quietly when the trainer is gone. A child
 that dies or fails is reported as one error line (:class:`RolloutProcessError`), not waited for,
 and so is one that goes silent: it beats a shared counter while it starts and at every vector
 step, and one that stops beating for :data:`SILENCE_S` (stopped with SIGSTOP, stuck) is killed.
 
-The shared buffers take about 86 MB of ``/dev/shm`` on the defaults (:meth:`ProcessSampler.shared_bytes`);
+The shared buffers take about 96 MB of ``/dev/shm`` on the defaults (:meth:`ProcessSampler.shared_bytes`);
 :meth:`ProcessSampler.fits` checks, before training, that ``/dev/shm`` has room for them (a Docker
 container has 64 MB unless given more: ``docker run --shm-size=256m``).
 """
@@ -38,9 +44,9 @@ from torch import nn
 
 from manni_env.interrupts import TERMINAL_SIGNALS, deferred_interrupt, interrupt_ignored
 from manni_env.observation import ObservationEncoder
-from manni_train.networks import Actor, Critic, run_networks
+from manni_train.networks import Actor, Critic
 from manni_train.precision import compute_dtype
-from manni_train.vector_rollout import LearnerRows, RolloutBatch, VectorRollout
+from manni_train.vector_rollout import LearnerRows, Paths, Played, RolloutBatch, VectorRollout
 
 #: how long the child may go without a heartbeat (starting, or playing a vector step) before it is killed
 SILENCE_S = 15.0
@@ -76,11 +82,11 @@ def runner_seeds(seed: int, runners: int) -> list[int]:
 
 @dataclass
 class _Shared:
-    """What the child shares with the trainer: its rows' slots and its networks' tensors."""
+    """What the child shares with the trainer: its slots of rows and paths, and its networks' tensors."""
 
     slots: list[LearnerRows]
+    paths: list[Paths]
     actor: dict[str, torch.Tensor]  # the rollouts' actor
-    critic: dict[str, torch.Tensor]
     snapshot: dict[str, torch.Tensor]  # the next snapshot's weights
 
 
@@ -107,27 +113,27 @@ class ProcessSampler:
         self.close()
 
     def collect(self, actor: Actor, critic: Critic) -> RolloutBatch:
-        """A rollout with these weights; with ``overlap`` the one started at the previous call (weights
-        one update old; at the first call, these), and the next one starts now."""
+        """A rollout played with ``actor``, valued with ``critic``; with ``overlap`` the rollout started at
+        the previous call (an actor one update old; at the first call, this one), and the next one
+        starts now."""
         if not self.pending:
-            self._launch(actor, critic)
-        batch = self._receive()
+            self._launch(actor)
+        played = self._receive()
         if self.overlap:
-            self._launch(actor, critic)
-        return batch
+            self._launch(actor)
+        return played.batch(critic, self.args)
 
-    def shared_bytes(self, actor: Actor, critic: Critic) -> int:
-        """The shared memory the child takes: its two slots of rows and three networks (float32)."""
-        args = self.args
-        rows = LearnerRows.nbytes(args.num_envs * args.num_steps, self.obs_size, compute_dtype(args.precision),
-                                  args.critic == "deal", args.search_share > 0)
-        weights = sum(p.numel() for net in (actor, actor, critic) for p in net.parameters()) * 4
-        return 2 * rows + weights
+    def shared_bytes(self, actor: Actor) -> int:
+        """The shared memory the child takes: its two slots of rows and paths, and two actors (float32)."""
+        args, dtype, unseen = self.args, compute_dtype(self.args.precision), self.args.critic == "deal"
+        rows = LearnerRows.nbytes(args.num_envs * args.num_steps, self.obs_size, dtype, unseen, args.search_share > 0)
+        paths = Paths.nbytes(args.num_steps, args.num_envs, self.obs_size, dtype, unseen)
+        return 2 * (rows + paths) + 2 * 4 * sum(p.numel() for p in actor.parameters())
 
-    def fits(self, actor: Actor, critic: Critic) -> bool:
+    def fits(self, actor: Actor) -> bool:
         """Whether :data:`SHM_DIR` has room for :meth:`shared_bytes` (and :data:`SHM_MARGIN` more);
         if not, say so in one line on stderr, with the fix."""
-        free, need = shm_free_bytes(), self.shared_bytes(actor, critic)
+        free, need = shm_free_bytes(), self.shared_bytes(actor)
         if free is None or free >= need * (1 + SHM_MARGIN):
             return True
         print(f"manni train: {SHM_DIR} has {free / 1e6:,.1f} MB free but the rollout process needs about "
@@ -169,15 +175,14 @@ class ProcessSampler:
         child.close()
         self.shared = self._wait("start", START_TIMEOUT_S)
 
-    def _launch(self, actor: nn.Module, critic: nn.Module) -> None:
-        """Write the weights (and a pending snapshot) to the waiting child and start its next rollout."""
+    def _launch(self, actor: nn.Module) -> None:
+        """Write the actor's weights (and a pending snapshot) to the waiting child and start its next rollout."""
         if self.process is None:
             self._start()
         shared = self.shared
         with torch.no_grad():
-            for mine, theirs in ((actor, shared.actor), (critic, shared.critic)):
-                for name, tensor in mine.state_dict().items():
-                    theirs[name].copy_(tensor)
+            for name, tensor in actor.state_dict().items():
+                shared.actor[name].copy_(tensor)
             if self.snapshot is not None:
                 for name, tensor in self.snapshot.items():
                     shared.snapshot[name].copy_(tensor)
@@ -188,13 +193,11 @@ class ProcessSampler:
         except OSError:  # the child is gone (a closed pipe)
             raise self._stopped("before its rollout") from None
 
-    def _receive(self) -> RolloutBatch:
-        turn, steps, values, advantages, returns, deal_scores, seconds, cpu_seconds = self._wait("rollout")
+    def _receive(self) -> Played:
+        turn, steps, tails, deal_scores, seconds, cpu_seconds = self._wait("rollout")
         self.cpu_seconds += cpu_seconds
-        slot = self.shared.slots[turn]
-        return RolloutBatch(**slot.first(steps), values=torch.from_numpy(values),
-                            advantages=torch.from_numpy(advantages), returns=torch.from_numpy(returns),
-                            deal_scores=deal_scores, seconds=seconds, cpu_seconds=cpu_seconds)
+        return Played(self.shared.slots[turn].first(steps), self.shared.paths[turn], tails, deal_scores, seconds,
+                      cpu_seconds)
 
     def _wait(self, what: str, timeout_s: float | None = None):
         """The child's next reply; :class:`RolloutProcessError` if it failed or died, or if it went
@@ -250,12 +253,10 @@ def _serve(conn, args, seed: int, beats) -> None:
     try:
         rollout = VectorRollout(args, torch.Generator().manual_seed(seed), np.random.default_rng(seed), seed, slots=2,
                                 on_step=beat)
-        for slot in rollout.slots:
-            slot.share_memory_()
-        actor, critic = run_networks(rollout.obs_size, args)
-        actor.share_memory(), critic.share_memory()
-        snapshot = Actor(rollout.obs_size, args.hidden, args.activation).share_memory()
-        conn.send(("ready", _Shared(rollout.slots, actor.state_dict(), critic.state_dict(), snapshot.state_dict())))
+        for buffers in (*rollout.slots, *rollout.paths):
+            buffers.share_memory_()
+        actor, snapshot = (Actor(rollout.obs_size, args.hidden, args.activation).share_memory() for _ in range(2))
+        conn.send(("ready", _Shared(rollout.slots, rollout.paths, actor.state_dict(), snapshot.state_dict())))
         started.set()
         while True:
             order = conn.recv()
@@ -264,9 +265,9 @@ def _serve(conn, args, seed: int, beats) -> None:
             if order[1]:
                 rollout.add_snapshot(snapshot)
             turn = rollout.turn
-            batch = rollout.collect(actor, critic)
-            conn.send(("rollout", (turn, batch.steps, batch.values.numpy(), batch.advantages.numpy(),
-                                   batch.returns.numpy(), batch.deal_scores, batch.seconds, batch.cpu_seconds)))
+            played = rollout.play(actor)
+            conn.send(("rollout", (turn, played.rows["actions"].shape[0], played.tails, played.deal_scores,
+                                   played.seconds, played.cpu_seconds)))
     except (EOFError, ConnectionError):  # the trainer is gone (a closed or reset pipe)
         return
     except Exception as err:  # noqa: BLE001 - reported to the trainer as one line

@@ -116,8 +116,9 @@ class Args(SelfPlayArgs):
     again every 30 s; the fast trainer's --overlap keeps one of them for its rollout process)"""
     overlap: bool = True
     """play the rollouts in a process of their own, each during the update of the previous one, with
-    the weights one update old: an iteration takes the longer of rollout and update, not their sum
-    (manni_train.rollout_process; a /dev/shm too small for it is said, and the rollouts play here);
+    the actor one update old (the critic values them here, after it): an iteration takes the longer of
+    rollout and update, not their sum (manni_train.rollout_process; a /dev/shm too small for it is
+    said, and the rollouts play here);
     --no-overlap: rollouts and updates take turns in this process"""
     precision: str = "auto"
     """arithmetic of the networks' hidden layers in the warm start, the rollouts and the update: fp32,

@@ -8,7 +8,10 @@ opponents of ``--opponents``, :mod:`manni_train.opponents`), the shaped reward
 (:class:`manni_env.shaping.VectorTrickRewards`) and the rollout buffers. :meth:`VectorRollout.collect`
 plays ``num_steps`` vector steps with the given actor and critic and returns the learner's
 decisions with their advantages and returns (GAE along each (game, seat) trajectory) as a
-:class:`RolloutBatch`, ready for the PPO update.
+:class:`RolloutBatch`, ready for the PPO update. It does so in two halves: :meth:`VectorRollout.play`
+plays with the actor alone and keeps the trajectories (:class:`Played`), and :meth:`Played.batch`
+runs the critic over all their decisions in one batch and walks GAE along them, so that another
+process can take the second half (the rollout process leaves it to the update's).
 
 The fast trainer (:mod:`manni_train.ppo_vector`) runs one in its own process; the Ray trainer
 (:mod:`manni_train.ray_vector`) runs one in each of its runner actors and concatenates their batches.
@@ -32,7 +35,6 @@ from manni_env.shaping import VectorTrickRewards
 from manni_env.vector import VectorManni
 from manni_train.critic_view import UNSEEN_SIZE, pack_flags, unseen_cards
 from manni_train.expert_iteration import ExpertIteration, target_rows
-from manni_train.networks import policy_and_value
 from manni_train.precision import autocast, compute_dtype, padded_rows, run_padded
 from manni_train.snapshot_pool import SnapshotPool, sample
 
@@ -42,8 +44,23 @@ FIXED = -4  # FIXED - i: fixed opponent i of --opponents
 TENSORS = ("obs", "mask", "actions", "logp", "values", "advantages", "returns", "unseen", "target")
 
 
+class Buffers:
+    """Named tensor buffers (a dataclass's fields) that can move to shared memory."""
+
+    def buffers(self) -> dict[str, torch.Tensor | None]:
+        """The buffers by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def share_memory_(self) -> Buffers:
+        """Move the buffers to shared memory (another process may then read them); ``self``."""
+        for buffer in self.buffers().values():
+            if buffer is not None:
+                buffer.share_memory_()
+        return self
+
+
 @dataclass
-class LearnerRows:
+class LearnerRows(Buffers):
     """Buffers of a rollout's learner decisions, one row each (``size`` rows at most)."""
 
     obs: torch.Tensor  # in the compute dtype
@@ -67,20 +84,96 @@ class LearnerRows:
         return size * (obs_size * dtype.itemsize + NUM_ACTIONS + 8 + 4 + (UNSEEN_SIZE * 4 if unseen else 0)
                        + (NUM_ACTIONS * 4 if target else 0))
 
-    def buffers(self) -> dict[str, torch.Tensor | None]:
-        """The buffers by name (:class:`RolloutBatch`'s names)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
     def first(self, rows: int) -> dict[str, torch.Tensor | None]:
-        """Views of the first ``rows`` rows of every buffer, by name: a rollout's learner decisions."""
+        """Views of the first ``rows`` rows of every buffer, by name (:class:`RolloutBatch`'s names): a
+        rollout's learner decisions."""
         return {name: None if t is None else t[:rows] for name, t in self.buffers().items()}
 
-    def share_memory_(self) -> LearnerRows:
-        """Move the buffers to shared memory (another process may then read them); ``self``."""
-        for buffer in self.buffers().values():
-            if buffer is not None:
-                buffer.share_memory_()
-        return self
+
+@dataclass
+class Paths(Buffers):
+    """What GAE walks along in a rollout of ``steps`` vector steps of ``games`` games: per step and game
+    whether it was a learner decision, its seat, the reward credited to it and whether it ends its
+    episode; and the *tails*, the (game, seat) trajectories the rollout's end cut off, with the seat's
+    view at the end (the critic's bootstrap)."""
+
+    valid: torch.Tensor  # (steps, games) bool
+    seat: torch.Tensor  # (steps, games) int64
+    reward: torch.Tensor  # (steps, games) float32
+    done: torch.Tensor  # (steps, games) bool
+    tail_game: torch.Tensor  # (3 games,) int64: the first ``tails`` rows are a rollout's tails
+    tail_seat: torch.Tensor
+    tail_obs: torch.Tensor  # (3 games, obs_size) in the compute dtype
+    tail_unseen: torch.Tensor | None  # with --critic deal
+
+    @classmethod
+    def allocate(cls, steps: int, games: int, obs_size: int, dtype: torch.dtype, unseen: bool) -> Paths:
+        return cls(valid=torch.zeros((steps, games), dtype=torch.bool),
+                   seat=torch.zeros((steps, games), dtype=torch.long), reward=torch.zeros((steps, games)),
+                   done=torch.zeros((steps, games), dtype=torch.bool),
+                   tail_game=torch.zeros(3 * games, dtype=torch.long), tail_seat=torch.zeros(3 * games, dtype=torch.long),
+                   tail_obs=torch.zeros((3 * games, obs_size), dtype=dtype),
+                   tail_unseen=torch.zeros((3 * games, UNSEEN_SIZE)) if unseen else None)
+
+    @staticmethod
+    def nbytes(steps: int, games: int, obs_size: int, dtype: torch.dtype, unseen: bool) -> int:
+        """The bytes that :meth:`allocate` takes for these buffers."""
+        return steps * games * (1 + 8 + 4 + 1) + 3 * games * (8 + 8 + obs_size * dtype.itemsize
+                                                              + (UNSEEN_SIZE * 4 if unseen else 0))
+
+
+@dataclass
+class Played:
+    """A rollout played but not yet valued: its learner decisions (``rows``, :meth:`LearnerRows.first`),
+    their :class:`Paths` with ``tails`` tails, the learner's deal scores and the rollout's times.
+    :meth:`batch` makes it a :class:`RolloutBatch`."""
+
+    rows: dict[str, torch.Tensor | None]
+    paths: Paths
+    tails: int
+    deal_scores: list[float]
+    seconds: float
+    cpu_seconds: float
+
+    @torch.no_grad()
+    def batch(self, critic: nn.Module, args) -> RolloutBatch:
+        """The batch of these decisions with ``critic``'s values (all of them in one pass, under
+        ``args.precision``) and GAE advantages and returns (``args.gamma``, ``args.gae_lambda``)."""
+        dtype, paths, k, start = compute_dtype(args.precision), self.paths, self.tails, time.time()
+        with autocast(dtype):
+            values = run_padded(critic, dtype, *(t for t in (self.rows["obs"], self.rows["unseen"]) if t is not None))
+            tails = [paths.tail_obs[:k]] + ([] if paths.tail_unseen is None else [paths.tail_unseen[:k]])
+            tail_values = run_padded(critic, dtype, *tails)
+        advantages = torch.from_numpy(gae(paths, k, values.numpy(), tail_values.numpy(), args.gamma, args.gae_lambda))
+        # the rows stay views of the rollout's buffers (a fresh 30 MB tensor costs its page faults)
+        return RolloutBatch(**self.rows, values=values, advantages=advantages, returns=advantages + values,
+                            deal_scores=self.deal_scores, seconds=self.seconds, cpu_seconds=self.cpu_seconds,
+                            value_seconds=time.time() - start)
+
+
+def gae(paths: Paths, tails: int, values: np.ndarray, tail_values: np.ndarray, gamma: float,
+        lam: float) -> np.ndarray:
+    """GAE advantages of a rollout's learner decisions (in their order: by vector step, then game)
+    along each (game, seat) trajectory of ``paths``, backwards in time; ``values`` are the decisions'
+    values, ``tail_values`` those of the first ``tails`` tails (the bootstrap of a cut trajectory)."""
+    valid, seat = paths.valid.numpy(), paths.seat.numpy()
+    reward, done = paths.reward.numpy(), paths.done.numpy()
+    steps, games = valid.shape
+    value = np.zeros((steps, games), np.float32)
+    value[valid] = values
+    adv = np.zeros((steps, games), np.float32)
+    next_value = np.zeros((games, 3), np.float32)
+    next_value[paths.tail_game[:tails].numpy(), paths.tail_seat[:tails].numpy()] = tail_values
+    next_adv = np.zeros((games, 3), np.float32)
+    for t in reversed(range(steps)):
+        g = np.flatnonzero(valid[t])
+        s = seat[t, g]
+        live = 1.0 - done[t, g]
+        delta = reward[t, g] + gamma * next_value[g, s] * live - value[t, g]
+        adv[t, g] = delta + gamma * lam * live * next_adv[g, s]
+        next_value[g, s] = value[t, g]
+        next_adv[g, s] = adv[t, g]
+    return adv[valid]
 
 
 @dataclass
@@ -99,6 +192,7 @@ class RolloutBatch:
     deal_scores: list[float] = field(default_factory=list)  # deal scores of the learner's seats in finished deals
     seconds: float = 0.0  # wall time of the rollouts (the longest, for rollouts run side by side)
     cpu_seconds: float = 0.0  # process time of the rollouts (summed over runners)
+    value_seconds: float = 0.0  # wall time of valuing them (the critic's pass and the GAE: Played.batch)
 
     @property
     def steps(self) -> int:
@@ -125,7 +219,8 @@ class RolloutBatch:
         tensors = {name: torch.cat([getattr(b, name) for b in batches]) for name in TENSORS
                    if getattr(batches[0], name) is not None}
         return cls(**tensors, deal_scores=[s for b in batches for s in b.deal_scores],
-                   seconds=max(b.seconds for b in batches), cpu_seconds=sum(b.cpu_seconds for b in batches))
+                   seconds=max(b.seconds for b in batches), cpu_seconds=sum(b.cpu_seconds for b in batches),
+                   value_seconds=sum(b.value_seconds for b in batches))
 
 
 class Sampler(Protocol):
@@ -165,20 +260,16 @@ class VectorRollout:
         self.shaping = VectorTrickRewards(self.venv, args.reward, args.reward_of)
         self.controller = np.full((n, 3), LEARNER, np.int64)
         self.assign_seats(np.arange(n))
-        # rollout buffers: the learner's decisions one row each, in order of vector step and game (at
-        # most every game at every step), so only its rows are copied, in ``slots`` sets used in turn;
-        # and per vector step and game (``valid`` marks learner decisions) what the GAE walks along
+        # rollout buffers, in ``slots`` sets used in turn: the learner's decisions one row each, in order
+        # of vector step and game (at most every game at every step), so only its rows are copied; and
+        # per vector step and game what the GAE walks along (Paths)
         self.pack = pack_flags(args.rules()) if args.critic == "deal" else None  # with --critic deal
         # with --search-share, the search's targets of a share of the learner's card play
         self.expert = ExpertIteration(args, seed, self.dtype) if args.search_share else None
         self.slots = [LearnerRows.allocate(T * n, self.obs_size, self.dtype, self.pack is not None,
                                            self.expert is not None) for _ in range(slots)]
+        self.paths = [Paths.allocate(T, n, self.obs_size, self.dtype, self.pack is not None) for _ in range(slots)]
         self.turn = 0  # the slot of the next rollout
-        self.b_val = torch.zeros((T, n))
-        self.b_rew = np.zeros((T, n), np.float32)
-        self.b_done = np.zeros((T, n), bool)
-        self.b_valid = np.zeros((T, n), bool)
-        self.b_seat = np.zeros((T, n), np.int64)
 
     def assign_seats(self, games: np.ndarray) -> None:
         """Who plays each seat of ``games``: LEARNER, RULE_BASED, RANDOM or pool snapshot k >= 0, each seat
@@ -223,26 +314,30 @@ class VectorRollout:
         fixed = {FIXED - i: opponent for i, opponent in enumerate(self.opponents)}
         return {**fixed, RULE_BASED: self.rule_based, RANDOM: RandomPolicy()}
 
-    @torch.no_grad()
     def collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
-        """Play ``num_steps`` vector steps, the learner's seats with ``actor`` (sampled) and ``critic``;
-        the learner's decisions with GAE advantages and returns. The networks run under
-        ``--precision`` (one autocast context for the whole rollout, so bf16 copies of the weights
-        are made once). The batch's observations, masks, actions and log-probabilities are views of
-        this object's buffers (:attr:`slots`), valid until ``len(slots)`` more calls (copy them to keep
-        them longer); the observations are stored in the compute dtype (bfloat16 under bf16: what the
-        networks' first layers read)."""
-        with self.precision:
-            return self._collect(actor, critic)
+        """Play ``num_steps`` vector steps, the learner's seats with ``actor`` (sampled); the learner's
+        decisions with ``critic``'s values and GAE advantages and returns (:meth:`play`, then
+        :meth:`Played.batch`)."""
+        return self.play(actor).batch(critic, self.args)
 
-    def _collect(self, actor: nn.Module, critic: nn.Module) -> RolloutBatch:
+    @torch.no_grad()
+    def play(self, actor: nn.Module) -> Played:
+        """Play ``num_steps`` vector steps, the learner's seats with ``actor`` (sampled), under
+        ``--precision`` (one autocast context for the whole rollout, so bf16 copies of the weights are
+        made once). The rows and paths are views of this object's buffers (:attr:`slots`,
+        :attr:`paths`), valid until ``len(slots)`` more calls (copy them to keep them longer); the
+        observations are stored in the compute dtype (bfloat16 under bf16: what the networks' first
+        layers read)."""
+        with self.precision:
+            return self._play(actor)
+
+    def _play(self, actor: nn.Module) -> Played:
         args, venv, gen, rng, controller = self.args, self.venv, self.gen, self.rng, self.controller
         n, T = args.num_envs, args.num_steps
-        slot = self.slots[self.turn]
+        slot, paths = self.slots[self.turn], self.paths[self.turn]
         self.turn = (self.turn + 1) % len(self.slots)
         f_obs, f_mask, f_act, f_logp, f_unseen = slot.obs, slot.mask, slot.actions, slot.logp, slot.unseen
-        b_val = self.b_val
-        b_rew, b_done, b_valid, b_seat = self.b_rew, self.b_done, self.b_valid, self.b_seat
+        b_rew, b_done, b_valid, b_seat = (t.numpy() for t in (paths.reward, paths.done, paths.valid, paths.seat))
         obs, mask, to_move = self.obs, self.mask, self.to_move
         start, cpu_start = time.time(), time.process_time()
         deal_scores: list[float] = []
@@ -262,17 +357,14 @@ class VectorRollout:
             rows = torch.from_numpy(np.flatnonzero(learner))
             m = rows.numel()
             here = slice(filled, filled + m)
-            padded = padded_rows(rows, self.dtype)  # one gather (padded under bf16) for both networks
-            # (index_select: faster than obs_t[padded]); cast once for both networks and the buffer
+            padded = padded_rows(rows, self.dtype)  # one gather (padded under bf16) for the network and the buffer
+            # (index_select: faster than obs_t[padded]); cast once
             learner_obs = obs_t.index_select(0, padded).to(self.dtype)
             learner_mask = mask_t.index_select(0, padded)
-            unseen = None if self.pack is None else self.unseen(padded.numpy(), to_move[padded.numpy()])
-            logits, values = policy_and_value(actor, critic, learner_obs, learner_mask, unseen)
-            logits = logits[:m]
-            b_val[t, rows] = values[:m]
+            logits = actor(learner_obs, learner_mask)[:m]
             f_obs[here], f_mask[here] = learner_obs[:m], learner_mask[:m]
-            if unseen is not None:
-                f_unseen[here] = unseen[:m]
+            if f_unseen is not None:
+                f_unseen[here] = self.unseen(rows.numpy(), to_move[rows.numpy()])
             a = sample(logits, gen)
             actions[rows] = a
             f_act[here] = a
@@ -310,31 +402,12 @@ class VectorRollout:
         self.obs, self.mask, self.to_move = obs, mask, to_move
         if self.expert is not None:
             self.expert.fill(slot.target, actor, filled)
-
-        # bootstrap trajectories cut by the end of the rollout with the value of the seat's current view
-        next_value = np.zeros((n, 3), np.float32)
+        # the trajectories cut by the rollout's end, with the seat's current view (their bootstrap)
         g, s = np.nonzero(last_t >= 0)
-        if g.size:
-            inputs = [torch.from_numpy(venv.observe(g, s))]
-            if self.pack is not None:
-                inputs.append(self.unseen(g, s))
-            next_value[g, s] = run_padded(critic, self.dtype, *inputs).numpy()
-        # GAE along each (game, seat) trajectory, backwards in time
-        values = b_val.numpy()
-        adv = np.zeros((T, n), np.float32)
-        next_adv = np.zeros((n, 3), np.float32)
-        for t in reversed(range(T)):
-            g = np.flatnonzero(b_valid[t])
-            s = b_seat[t, g]
-            live = 1.0 - b_done[t, g]
-            delta = b_rew[t, g] + args.gamma * next_value[g, s] * live - values[t, g]
-            adv[t, g] = delta + args.gamma * args.gae_lambda * live * next_adv[g, s]
-            next_value[g, s] = values[t, g]
-            next_adv[g, s] = adv[t, g]
-        valid = torch.from_numpy(b_valid.reshape(-1))
-        f_adv = torch.from_numpy(adv.reshape(-1))[valid]
-        f_val = b_val.reshape(-1)[valid]
-        # views, not copies (a fresh 30 MB tensor costs its page faults: a sixth of a rollout's time)
-        return RolloutBatch(**slot.first(filled), values=f_val, advantages=f_adv, returns=f_adv + f_val,
-                            deal_scores=deal_scores, seconds=time.time() - start,
-                            cpu_seconds=time.process_time() - cpu_start)
+        tails = g.size
+        paths.tail_game[:tails], paths.tail_seat[:tails] = torch.from_numpy(g), torch.from_numpy(s)
+        paths.tail_obs[:tails] = torch.from_numpy(venv.observe(g, s))
+        if paths.tail_unseen is not None:
+            paths.tail_unseen[:tails] = self.unseen(g, s)
+        return Played(slot.first(filled), paths, tails, deal_scores, time.time() - start,
+                      time.process_time() - cpu_start)
