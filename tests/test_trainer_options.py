@@ -332,8 +332,8 @@ def test_the_defaults_by_variant_and_a_given_value_wins():
 
     assert run() == (12_000_000, 1e-3, 1, 1024)  # Hornafjarðarmanni
     assert run("--variant", "trjamann") == run("--variant", "laugarvatn") == (27_000_000, 1e-3, 1, 1024)
-    assert run("--variant", "basic") == (32_000_000, 5e-4, 2, 2048)
-    assert run("--variant", "basic", "--total-steps", "7", "--update-epochs", "3") == (7, 5e-4, 3, 2048)
+    assert run("--variant", "basic") == (32_000_000, 1e-3, 1, 1024)
+    assert run("--variant", "basic", "--total-steps", "7", "--update-epochs", "3") == (7, 1e-3, 3, 1024)
     saved = dataclasses.asdict(Args(variant="basic", total_steps=3, learning_rate=2e-4))
     assert (Args.from_dict(saved).total_steps, Args.from_dict(saved).learning_rate) == (3, 2e-4)  # --resume
 

@@ -24,7 +24,7 @@ from manni_train.record_demonstrations import load_records
 VARIANT_DEFAULTS: dict[str | None, dict[str, float]] = {
     None: {"total_steps": 27_000_000, "learning_rate": 1e-3, "update_epochs": 1, "minibatch_size": 1024},
     "hornafjardar": {"total_steps": 12_000_000, "learning_rate": 1e-3, "update_epochs": 1, "minibatch_size": 1024},
-    "basic": {"total_steps": 32_000_000, "learning_rate": 5e-4, "update_epochs": 2, "minibatch_size": 2048},
+    "basic": {"total_steps": 32_000_000, "learning_rate": 1e-3, "update_epochs": 1, "minibatch_size": 1024},
 }
 #: ``--play``: how the exported agent plays (``auto``: :meth:`Args.exported_play`)
 PLAY_CHOICES = ("auto", *PLAY_MODES)
@@ -44,16 +44,16 @@ class Args(SelfPlayArgs):
     still to train (default: 27,000,000; 12,000,000 in Hornafjarðarmanni, which learns fastest;
     32,000,000 in Basic Manni, which learns most slowly)"""
     learning_rate: float | None = None
-    """Adam learning rate (default: 1e-3; 5e-4 in Basic Manni)"""
+    """Adam learning rate (default: 1e-3)"""
     anneal_lr: bool = True
     # many games per vector step and large minibatches: the per-step and per-minibatch overheads
     # are spread over many decisions, and a fresh decision is cheaper than another pass over an old one
     num_envs: int = 1024
     num_steps: int = 32
     minibatch_size: int | None = None
-    """samples per minibatch of the PPO update (default: 1,024; 2,048 in Basic Manni)"""
+    """samples per minibatch of the PPO update (default: 1,024)"""
     update_epochs: int | None = None
-    """optimisation epochs over each rollout (default: 1; 2 in Basic Manni)"""
+    """optimisation epochs over each rollout (default: 1)"""
     # a population from the start: most opponents are the learner's own snapshots, one every 250,000
     # decisions, the 16 latest kept (they span the last 4 M decisions)
     opponent_mix: str = "snapshot=0.6,rule_based=0.3,random=0.05"
