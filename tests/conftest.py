@@ -9,12 +9,35 @@ this folder on ``sys.path`` when it loads this conftest. The hooks print the fuz
 
 from __future__ import annotations
 
+import signal
+import threading
+import warnings
 from collections import Counter
 
 import pytest
 from helpers.fuzzing import COUNTS, summary_lines
 
+from manni_env.interrupts import TERMINAL_SIGNALS
+
 _GATHERED: Counter = Counter()
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_as_in_a_fresh_process(request):
+    """Every test starts with Ctrl-C as a fresh process has it (the default handler, the terminal's
+    signals unblocked in the main thread), and a test that leaves it otherwise is named in a warning:
+    such a leftover made the interrupt tests run after it in the same worker fail (not yet found)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, TERMINAL_SIGNALS)
+    yield
+    handler = signal.getsignal(signal.SIGINT)
+    blocked = set(signal.pthread_sigmask(signal.SIG_BLOCK, [])) & set(TERMINAL_SIGNALS)
+    if handler is not signal.default_int_handler or blocked:
+        warnings.warn(f"{request.node.nodeid} left SIGINT's handler {handler!r}, blocked {sorted(blocked)}",
+                      stacklevel=1)
 
 
 @pytest.fixture(scope="module")
