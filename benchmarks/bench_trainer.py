@@ -126,25 +126,28 @@ def update_row(precision: str, minibatch: int, batch: RolloutBatch, epochs: int,
     return seconds, gflops_of(seconds, 3 * forward * epochs), peak
 
 
-def forward_flop(hidden: list[int], extra: int, torso: str) -> float:
+def forward_flop(hidden: list[int], extra: int, torso: str, critic_hidden: list[int] | None = None) -> float:
     """FLOP of the actor's and the critic's forward pass on one observation (multiply-adds × 2; the
-    critic's ``extra`` inputs under ``--critic deal``; one pass through a shared torso)."""
+    critic's ``extra`` inputs under ``--critic deal`` and its own ``critic_hidden`` layers, default
+    ``hidden``; one pass through a shared torso)."""
 
-    def macs(inputs: int) -> int:
-        sizes = [inputs, *hidden]
+    def macs(inputs: int, sizes: list[int]) -> int:
+        sizes = [inputs, *sizes]
         return sum(a * b for a, b in zip(sizes, sizes[1:]))
 
-    heads = hidden[-1] * (ACTIONS + 1)
-    return 2 * (macs(OBS) + heads if torso == "shared" else macs(OBS) + macs(OBS + extra) + heads)
+    if torso == "shared":
+        return 2 * (macs(OBS, hidden) + hidden[-1] * (ACTIONS + 1))
+    critic = critic_hidden or hidden
+    return 2 * (macs(OBS, hidden) + hidden[-1] * ACTIONS + macs(OBS + extra, critic) + critic[-1])
 
 
 def decision_flop(args: dict) -> float:
     """FLOP of one learner decision under a run's ``args.json``: the actor's and the critic's forward
     pass in the rollout, and forward + backward (3 × the forward) in each of ``update_epochs`` epochs
-    (multiply-adds × 2; the critic's extra inputs under ``--critic deal`` counted, a shared torso
-    once; a run saved before there were options for it counts their defaults)."""
+    (multiply-adds × 2; the critic's extra inputs under ``--critic deal`` and its ``--critic-hidden``
+    counted, a shared torso once; a run saved before there were options for it counts their defaults)."""
     forward = forward_flop(args.get("hidden", HIDDEN), unseen_size(args.get("critic", "seat")),
-                           args.get("torso", "separate"))
+                           args.get("torso", "separate"), args.get("critic_hidden"))
     return forward * (1 + 3 * args.get("update_epochs", 4))
 
 

@@ -1,6 +1,6 @@
 """The trainers' networks: ``--torso shared`` (one set of hidden layers for the actor and the critic)
 computes what the two networks compute on their own, trains each weight once, exports the same
-checkpoint format, and resumes; the CPU kind and ``ONEDNN_MAX_CPU_ISA`` are read as oneDNN reads them."""
+checkpoint format, and resumes; ``--critic-hidden`` narrows the critic alone; the CPU kind and ``ONEDNN_MAX_CPU_ISA`` are read as oneDNN reads them."""
 
 from __future__ import annotations
 
@@ -76,6 +76,54 @@ def test_bad_torso_options_are_one_error_line(argv, message, capsys):
         parse_args(Args, argv)
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--critic-hidden", "0"], "--critic-hidden needs positive layer sizes, got [0]"),
+    (["--critic-hidden", "64", "--torso", "shared"], "--critic-hidden needs --torso separate"),
+])
+def test_bad_critic_hidden_options_are_one_error_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        parse_args(Args, argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_narrower_critic_leaves_the_actor_and_its_checkpoint_as_they_were(tmp_path):
+    torch.manual_seed(0)
+    actor, critic = make_networks(OBS, [64, 48], "relu", critic_hidden=[16])
+    assert [m.out_features for m in critic.vf if isinstance(m, torch.nn.Linear)] == [16]
+    assert [m.out_features for m in actor.linears()] == [64, 48, ACTIONS]
+    with pytest.raises(ValueError, match="no hidden layers of its own"):
+        make_networks(OBS, [32], "relu", torso="shared", critic_hidden=[16])
+    result = train(Args(runs_dir=str(tmp_path), run_name="narrow", total_steps=400, critic_hidden=[8], **TINY))
+    run = result.run_dir
+    assert json.loads((run / "agent.json").read_text())["net_arch"] == [32, 32]  # the actor's, as before
+    # interrupted in PPO: the resume builds the run's critic again, 8 wide, and loads its weights
+    actor, critic = make_networks(OBS, [32, 32], "relu", critic_hidden=[8])
+    resume.save(run, resume.Progress(phase="ppo", steps=100), actor, critic, None, torch.Generator(),
+                np.random.default_rng(0))
+    args = resume.resumed(Args(resume=str(run)))
+    assert args.critic_hidden == [8]
+    again = make_networks(OBS, args.hidden, "relu", critic_hidden=args.critic_hidden)
+    resume.load(run, *again, torch.Generator(), np.random.default_rng(0))
+    assert torch.equal(again[1].vf[0].weight, critic.vf[0].weight)
+    saved = json.loads((run / "args.json").read_text())
+    del saved["critic_hidden"]  # a run saved before --critic-hidden existed: the critic as wide as the actor
+    (run / "args.json").write_text(json.dumps(saved))
+    assert resume.resumed(Args(resume=str(run))).critic_hidden == [32, 32]
+
+
+@pytest.mark.parametrize("options, critic_hidden", [
+    (dict(variant="trjamann"), [128, 128]),  # half the actor's width where that was measured
+    (dict(variant="trjamann", hidden=[64, 48]), [32, 24]),
+    (dict(variant="hornafjardar"), [256, 256]),  # as wide as the actor elsewhere
+    (dict(variant="laugarvatn"), [256, 256]),
+    (dict(variant="trjamann", critic_hidden=[256, 64]), [256, 64]),  # the command line wins
+    (dict(variant="trjamann", torso="shared"), None),  # the actor's layers
+])
+def test_the_critic_is_sized_by_variant_and_recorded_as_sized(options, critic_hidden):
+    assert Args(**options).critic_hidden == critic_hidden
 
 
 def test_a_shared_torso_run_exports_a_ppo_checkpoint_and_resumes(tmp_path):

@@ -136,7 +136,7 @@ class TrainArgs:
     """learner decisions to train for (vector, ray: exactly; sb3, rllib: rounded up to whole rollouts, and
     the progress bar and the run report the count trained)"""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
-    """hidden layer sizes of the actor and of the critic"""
+    """hidden layer sizes of the actor (and of the critic, unless a trainer sizes it apart: --critic-hidden)"""
     activation: str = "relu"
     """hidden activation: relu or tanh"""
     # PPO, under CleanRL's names (cleanrl/ppo.py); a trainer's Args may change a default

@@ -104,19 +104,25 @@ TORSOS = ("separate", "shared")
 
 
 def make_networks(obs_size: int, hidden: list[int], activation: str, unseen: int = 0,
-                  torso: str = "separate") -> tuple[Actor, Critic]:
-    """A fresh (actor, critic) pair; with ``torso="shared"`` the critic's hidden layers are the
-    actor's (one torso, two heads: about half the arithmetic of a decision)."""
+                  torso: str = "separate", critic_hidden: list[int] | None = None) -> tuple[Actor, Critic]:
+    """A fresh (actor, critic) pair; the critic's hidden layers are ``critic_hidden`` (default:
+    ``hidden``), or with ``torso="shared"`` the actor's (one torso, two heads: about half the
+    arithmetic of a decision)."""
     if torso not in TORSOS:
         raise ValueError(f"--torso must be one of {', '.join(TORSOS)}, got {torso!r}")
+    if torso == "shared" and critic_hidden is not None:
+        raise ValueError("a critic that shares the actor's layers has no hidden layers of its own")
     actor = Actor(obs_size, hidden, activation)
-    return actor, Critic(obs_size, hidden, activation, unseen, actor.pi if torso == "shared" else None)
+    if torso == "shared":
+        return actor, Critic(obs_size, hidden, activation, unseen, actor.pi)
+    return actor, Critic(obs_size, critic_hidden or hidden, activation, unseen)
 
 
 def run_networks(obs_size: int, args: TrainArgs) -> tuple[Actor, Critic]:
     """:func:`make_networks` as a fast-trainer run's options (``--hidden``, ``--activation``,
-    ``--critic``, ``--torso``) make them."""
-    return make_networks(obs_size, args.hidden, args.activation, unseen_size(args.critic), args.torso)
+    ``--critic``, ``--torso``, ``--critic-hidden``) make them."""
+    return make_networks(obs_size, args.hidden, args.activation, unseen_size(args.critic), args.torso,
+                         args.critic_hidden)
 
 
 def shares_torso(actor: Actor, critic: Critic) -> bool:

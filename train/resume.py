@@ -357,6 +357,8 @@ def resumed(args: A) -> A:
         # (with a critic of its own)
         run = type(args).from_dict({"overlap": False, "torso": "separate", **saved, "resume": str(path),
                                     "runs_dir": str(path.parent), "run_name": path.name})
+        if "critic_hidden" not in saved and getattr(run, "critic_hidden", None) is not None:
+            run.critic_hidden = list(run.hidden)  # saved before --critic-hidden: the critic as wide as the actor
         run.check()
     except (OSError, ValueError, TypeError, RecursionError) as err:
         if isinstance(err, ResumeError):

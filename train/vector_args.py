@@ -28,6 +28,10 @@ VARIANT_DEFAULTS: dict[str | None, dict[str, float]] = {
 }
 #: ``--play``: how the exported agent plays (``auto``: :meth:`Args.exported_play`)
 PLAY_CHOICES = ("auto", *PLAY_MODES)
+#: the variants whose critic is by default half as wide as the actor (``--critic-hidden``): as strong
+#: an agent over three training seeds against ``pimc``, at 1.2 times the learner decisions a second
+#: (benchmarks/results/time_to_strength.md); in the others it is as wide
+HALF_WIDTH_CRITIC = ("trjamann",)
 
 
 @dataclass
@@ -96,6 +100,10 @@ class Args(SelfPlayArgs):
     torso: str = "separate"
     """the critic's hidden layers: separate (its own) or shared (the actor's, under a value head of its own:
     about half the arithmetic of a decision; needs --critic seat); the exported agent is the same either way"""
+    critic_hidden: list[int] | None = None
+    """the critic's hidden layer sizes (default: half of --hidden's in Trjámann, --hidden's in the other
+    variants); the critic trains only, so its width leaves the actor, and so the exported agent, as it
+    is; not with --torso shared"""
     critic: str = "seat"
     """what the critic reads in training: seat (the seat's observation, as the actor) or deal (that and
     the cards hidden from the seat: the others' hands and the rest of the pack; the actor, and so the
@@ -154,6 +162,9 @@ class Args(SelfPlayArgs):
         for name, value in VARIANT_DEFAULTS.get(self.variant, VARIANT_DEFAULTS[None]).items():
             if getattr(self, name) is None:
                 setattr(self, name, value)
+        if self.critic_hidden is None and self.torso == "separate":  # recorded as sized (args.json)
+            halve = self.variant in HALF_WIDTH_CRITIC
+            self.critic_hidden = [max(1, size // 2) if halve else size for size in self.hidden]
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad argument."""
@@ -161,6 +172,10 @@ class Args(SelfPlayArgs):
         self.check_choices({"backend": BACKENDS, "precision": PRECISIONS, "reward_of": REWARD_BASES,
                             "critic": CRITIC_VIEWS, "play": PLAY_CHOICES, "torso": TORSOS})
         isa_cap()  # a ONEDNN_MAX_CPU_ISA oneDNN does not know, as one error line
+        if self.critic_hidden is not None and (not self.critic_hidden or min(self.critic_hidden) < 1):
+            raise ValueError(f"--critic-hidden needs positive layer sizes, got {self.critic_hidden}")
+        if self.critic_hidden is not None and self.torso == "shared":
+            raise ValueError("--critic-hidden needs --torso separate (a shared torso's critic has the actor's layers)")
         if self.torso == "shared" and self.critic != "seat":
             raise ValueError("--torso shared needs --critic seat (the actor's layers read its observation only)")
         self.check_at_least(1, "bc_batch_size")

@@ -354,8 +354,9 @@ class VectorRollout:
             learner = ctrl == LEARNER
             obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
             actions = torch.zeros(n, dtype=torch.long)
-            rows = torch.from_numpy(np.flatnonzero(learner))
-            m = rows.numel()
+            learner_rows = np.flatnonzero(learner)
+            rows = torch.from_numpy(learner_rows)
+            m = learner_rows.size
             here = slice(filled, filled + m)
             padded = padded_rows(rows, self.dtype)  # one gather (padded under bf16) for the network and the buffer
             # (index_select: faster than obs_t[padded]); cast once
@@ -364,13 +365,13 @@ class VectorRollout:
             logits = actor(learner_obs, learner_mask)[:m]
             f_obs[here], f_mask[here] = learner_obs[:m], learner_mask[:m]
             if f_unseen is not None:
-                f_unseen[here] = self.unseen(rows.numpy(), to_move[rows.numpy()])
+                f_unseen[here] = self.unseen(learner_rows, to_move[learner_rows])
             a = sample(logits, gen)
             actions[rows] = a
             f_act[here] = a
             f_logp[here] = torch.log_softmax(logits, 1).gather(1, a[:, None]).squeeze(1)
             if self.expert is not None:
-                self.expert.pick(venv, rows.numpy(), learner_mask[:m], logits, filled)
+                self.expert.pick(venv, learner_rows, learner_mask[:m], logits, filled)
             filled += m
             snapshot = np.flatnonzero(ctrl >= 0)
             if snapshot.size:  # every snapshot's games in one pass
