@@ -22,7 +22,7 @@ from manni_agents.registry import make_agent  # noqa: E402
 from manni_env.cli import main  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 from manni_train.learner import PPOLearner  # noqa: E402
-from manni_train.networks import Actor, Critic  # noqa: E402
+from manni_train.networks import Actor, Critic, run_networks  # noqa: E402
 from manni_train.ray_vector import ALGORITHM, Args, RaySampler, RemoteLearners, runner_seeds, train  # noqa: E402
 from manni_train.resume import RunFailed  # noqa: E402
 from manni_train.vector_rollout import VectorRollout  # noqa: E402
@@ -80,7 +80,7 @@ def test_a_runner_is_the_fast_trainers_rollout_and_the_remote_learner_its_update
 def test_two_learners_average_their_gradients_and_keep_the_same_weights(local_ray):
     args = Args(variant="trjamann", num_learners=2, **TINY)
     torch.manual_seed(1)
-    actor, critic = Actor(616, [16], "relu"), Critic(616, [16], "relu")
+    actor, critic = run_networks(616, args)  # (Trjámann's critic: half the actor's width)
     batch = VectorRollout(args, torch.Generator().manual_seed(2), np.random.default_rng(2), 2).collect(actor, critic)
     before = {k: v.clone() for k, v in actor.state_dict().items()}
     group = RemoteLearners(actor, critic, args, torch.Generator().manual_seed(3))
