@@ -95,6 +95,26 @@ def test_closing_takes_the_rollout_under_way_and_the_process_exits_by_itself():
     assert process.exitcode == 0 and time.monotonic() - start < 10
 
 
+def test_a_process_started_early_plays_the_same_rollouts_and_closes_before_any():
+    """The trainer starts the child before its warm start: the rollouts are those of a child started at
+    the first rollout, and a run stopped before any rollout still stops its child."""
+    args = Args(**TINY)
+    actor, critic = networks(args, 0)
+    batches = []
+    for early in (False, True):
+        with ProcessSampler(args, 5, overlap=False) as sampler:
+            if early:
+                sampler.start()
+                time.sleep(0.5)  # (still loading, or waiting with its "ready")
+            batches.append(sampler.collect(actor, critic))
+    assert same_batch(*batches)
+    sampler = ProcessSampler(args, 5, overlap=True)
+    sampler.start()
+    process = sampler.process
+    sampler.close()
+    assert process.exitcode == 0 and sampler.process is None
+
+
 def test_a_stop_signal_halfway_through_a_reply_leaves_the_pipe_in_step():
     """SIGTERM after a rollout's header is read and before its body: the stop is raised once the whole
     reply is read, so closing (which takes a rollout under way off the pipe) finds the pipe in step
@@ -230,7 +250,7 @@ def test_a_dev_shm_too_small_is_found_before_training_and_the_rollouts_stay_in_p
     assert sampler.shared_bytes(actor) == allocated + 2 * 4 * sum(p.numel() for p in actor.parameters())
     monkeypatch.setattr(rollout_process, "shm_free_bytes", lambda: 100_000)
     started = []
-    monkeypatch.setattr(ProcessSampler, "_start", lambda self: started.append(self))
+    monkeypatch.setattr(ProcessSampler, "start", lambda self: started.append(self))
     result = train(args)
     err = capsys.readouterr().err
     assert "/dev/shm has 0.1 MB free but the rollout process needs about" in err and "--shm-size" in err

@@ -26,7 +26,8 @@ from manni_env.rules import make_rules  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
 from manni_train import ppo_sb3, resume  # noqa: E402
 from manni_train.args import parse_args, parse_opponent_mix  # noqa: E402
-from manni_train.demonstrations import ObservationCodec, collect_demonstrations  # noqa: E402
+from manni_train import demonstrations  # noqa: E402
+from manni_train.demonstrations import ObservationCodec, collect_demonstrations, imitate  # noqa: E402
 from manni_train.warm_start import warm_start  # noqa: E402
 from manni_train.init_from import load_actor  # noqa: E402
 from manni_train.networks import Actor, Critic, greedy_policy, ppo_network  # noqa: E402
@@ -76,6 +77,25 @@ def test_compact_storage_refuses_a_flag_that_is_not_0_or_1():
     obs[3, 0] = 0.5
     with pytest.raises(ValueError, match="flags must be 0 or 1"):
         codec.encode(obs)
+
+
+def test_the_warm_start_is_measured_on_evenly_spaced_decisions(monkeypatch):
+    data = collect_demonstrations(make_rules("hornafjardar"), 600, seed=2)
+    monkeypatch.setattr(demonstrations, "MEASURED_ROWS", 100)  # every 6th decision
+
+    def evaluate(batch):
+        return torch.zeros(len(batch["actions"]), requires_grad=True), torch.zeros(len(batch["actions"]))
+
+    seen = []
+
+    def greedy(batch):  # plays action 0 everywhere; records which decisions it was shown
+        seen.extend(batch["actions"].tolist())
+        return torch.zeros_like(batch["actions"])
+
+    result = imitate(evaluate, greedy, [torch.nn.Parameter(torch.zeros(1))], data, epochs=0, lr=1e-3, batch_size=64, generator=torch.Generator())
+    assert seen == data.actions[::6].tolist()
+    assert result["bc/accuracy"] == np.mean(data.actions[::6] == 0) and result["bc/samples"] == 600
+    assert result["bc/value_mse"] == pytest.approx(np.mean(data.returns[::6].astype(np.float64) ** 2))
 
 
 def test_demonstrations_decode_to_the_teachers_observations_and_masks():

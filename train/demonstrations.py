@@ -28,9 +28,20 @@ from manni_train.critic_view import UNSEEN_SIZE, pack_flags, unseen_cards
 TEACHERS = ("rule_based", "random")
 #: most games stepped in lockstep, and fewest decisions per game (several deals, every phase)
 MAX_GAMES, MIN_STEPS = 1024, 200
+#: most decisions the warm start's accuracy and value error are measured on (evenly spaced over the
+#: data: within about 0.2 points of the whole's accuracy, in a tenth of the time on the defaults)
+MEASURED_ROWS = 65_536
 #: the blocks of scaled numbers of the observation layouts (first and last segment of each); a
 #: layout holds the first block (v0's), v1 also the second
 NUMBERS = (("exchange_counts", "deal_index"), ("unseen_above", "unseen_above"))
+
+
+def column_runs(columns: np.ndarray) -> list[tuple[int, int, int]]:
+    """Increasing ``columns`` as runs of consecutive columns, each ``(first, end, i)``: columns
+    ``first:end`` are ``columns[i : i + end - first]``."""
+    starts = np.flatnonzero(np.diff(columns, prepend=-2) != 1)
+    ends = np.append(starts[1:], columns.size)
+    return [(int(columns[a]), int(columns[b - 1]) + 1, int(a)) for a, b in zip(starts, ends)]
 
 
 class ObservationCodec:
@@ -49,6 +60,7 @@ class ObservationCodec:
         self.numbers = np.flatnonzero(is_number)  # the columns of scaled numbers, in order
         self.flag_columns = np.flatnonzero(~is_number)  # everything else is a 0/1 flag
         self.flags = self.flag_columns.size
+        self.flag_runs, self.number_runs = column_runs(self.flag_columns), column_runs(self.numbers)
 
     def encode(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(k, size) observations → (k, ⌈flags/8⌉) uint8 packed flags and (k, numbers) float32;
@@ -62,8 +74,9 @@ class ObservationCodec:
     def decode(self, bits: np.ndarray, numbers: np.ndarray) -> np.ndarray:
         """The float32 observations :meth:`encode` was given."""
         out = np.empty((len(bits), self.size), np.float32)
-        out[:, self.flag_columns] = np.unpackbits(bits, axis=1, count=self.flags)
-        out[:, self.numbers] = numbers
+        for part, runs in ((np.unpackbits(bits, axis=1, count=self.flags), self.flag_runs), (numbers, self.number_runs)):
+            for first, end, source in runs:  # slices: ten times faster than scattering every column
+                out[:, first:end] = part[:, source : source + end - first]
         return out
 
 
@@ -189,8 +202,9 @@ def imitate(
     ``generator``'s order, decoded from ``data`` a minibatch at a time.
 
     ``evaluate(batch)`` gives the log-probabilities of ``batch["actions"]`` and the values of
-    ``batch["obs"]``; ``greedy(batch)`` the policy's most likely actions. Returns the accuracy on the
-    data, the value MSE and the number of samples (``bc/...``)."""
+    ``batch["obs"]``; ``greedy(batch)`` the policy's most likely actions. Returns the accuracy and
+    the value MSE on the data (on :data:`MEASURED_ROWS` evenly spaced decisions where there are
+    more) and the number of samples (``bc/...``)."""
     from tqdm import tqdm
 
     def rows(idx) -> dict[str, torch.Tensor]:
@@ -209,11 +223,11 @@ def imitate(
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             optimizer.step()
-    hits, squared = 0, 0.0
+    hits, squared, measured = 0, 0.0, np.arange(0, n, -(-n // MEASURED_ROWS))  # evenly spaced, every phase
     with torch.no_grad(), precision:
-        for start in range(0, n, 8192):
-            batch = rows(slice(start, start + 8192))
+        for idx in np.array_split(measured, -(-measured.size // 8192)):
+            batch = rows(idx)
             hits += int((greedy(batch) == batch["actions"]).sum())
             _, values = evaluate(batch)
             squared += float(((values.float() - batch["returns"] * value_scale) ** 2).sum())
-    return {"bc/accuracy": hits / n, "bc/value_mse": squared / n, "bc/samples": n}
+    return {"bc/accuracy": hits / measured.size, "bc/value_mse": squared / measured.size, "bc/samples": n}

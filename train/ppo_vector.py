@@ -96,6 +96,8 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
 
     rollouts = own if isinstance(own, ProcessSampler) else contextlib.nullcontext()
     with writer, rollouts, run.kept_if_stopped():  # the run kept first, then the rollout process stopped
+        if isinstance(own, ProcessSampler) and progress.phase != "arena":
+            own.start()  # it loads while the warm start's games are played (on one core)
         if progress.phase == "warm start":
             if args.warm_start_records:
                 data = record_demonstrations(args.records(), args.rules(), args.bc_samples, args.history, args.reward,

@@ -93,8 +93,9 @@ class _Shared:
 class ProcessSampler:
     """The :class:`~manni_train.vector_rollout.Sampler` of one :class:`VectorRollout` in a child process
     (seeded with ``seed``, as the Ray trainer's runner of that seed); with ``overlap`` each rollout
-    plays during the previous update. The child starts at the first :meth:`collect`; call
-    :meth:`close` (or use the sampler as a context manager) to stop it."""
+    plays during the previous update. The child starts at :meth:`start` (the trainer calls it before
+    its warm start, so that the child loads while the teacher's games are played) or else at the first
+    :meth:`collect`; call :meth:`close` (or use the sampler as a context manager) to stop it."""
 
     def __init__(self, args, seed: int, overlap: bool):
         self.args, self.seed, self.overlap = args, seed, overlap
@@ -151,6 +152,8 @@ class ProcessSampler:
         if self.process is None:
             return
         try:
+            if self.shared is None:  # take its "ready" off the pipe first
+                self._wait("start", CLOSE_TIMEOUT_S)
             if self.pending:  # take the rollout under way off the pipe, where the child waits to hand it over
                 self._wait("last rollout", CLOSE_TIMEOUT_S)
             with deferred_interrupt():
@@ -164,7 +167,10 @@ class ProcessSampler:
             process.join()
         self.conn.close()
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Start the child without waiting for it (it loads Python, torch and its games meanwhile)."""
+        if self.process is not None:
+            return
         context = mp.get_context("spawn")  # not fork: a forked child may hang in the parent's thread pools
         self.conn, child = context.Pipe()
         self.beats = context.RawValue("Q", 0)
@@ -173,12 +179,12 @@ class ProcessSampler:
         with interrupt_ignored():  # Ctrl-C and SIGHUP are the trainer's, also while the child starts
             self.process.start()
         child.close()
-        self.shared = self._wait("start", START_TIMEOUT_S)
 
     def _launch(self, actor: nn.Module) -> None:
         """Write the actor's weights (and a pending snapshot) to the waiting child and start its next rollout."""
-        if self.process is None:
-            self._start()
+        self.start()
+        if self.shared is None:
+            self.shared = self._wait("start", START_TIMEOUT_S)
         shared = self.shared
         with torch.no_grad():
             for name, tensor in actor.state_dict().items():
