@@ -120,6 +120,29 @@ def test_ctrl_c_keeps_the_finished_deals_and_the_next_run_completes_the_cell(tmp
     assert "(interrupted)" not in (tmp_path / "basic" / "leaderboard.md").read_text()
 
 
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP"])
+def test_a_stop_signal_keeps_the_finished_deals_as_ctrl_c_does(tmp_path, capsys, monkeypatch, signum):
+    """``kill``, ``timeout`` or a closed terminal in the middle of a cell: its finished deals are kept."""
+    import os
+    import signal
+
+    import manni_agents.evaluation.arena as arena_module
+
+    real = arena_module._play_units
+
+    def stopped_at_unit_1(players, specs, rules, seed, mode, start, stop, want_records):
+        if start == 1:
+            os.kill(os.getpid(), getattr(signal, signum))
+        return real(players, specs, rules, seed, mode, start, stop, want_records)
+
+    monkeypatch.setattr(arena_module, "_play_units", stopped_at_unit_1)
+    before = signal.getsignal(getattr(signal, signum))
+    assert league(tmp_path, "random", "rule_based", "--variant", "basic") == 130
+    assert "manni league: interrupted" in capsys.readouterr().err
+    assert "1 of 2 deals (interrupted)" in (tmp_path / "basic" / "leaderboard.md").read_text()
+    assert signal.getsignal(getattr(signal, signum)) == before  # (put back as it was)
+
+
 def test_a_cell_is_played_again_when_its_bot_or_checkpoint_changes(tmp_path, capsys):
     import numpy as np
 

@@ -44,6 +44,7 @@ from manni_agents.evaluation.arena import ArenaInterrupted, ArenaResult, Interva
 from manni_agents.evaluation.arena import labels as arena_labels
 from manni_agents.evaluation.results import write_outputs
 from manni_env.files import replace_atomically, write_text
+from manni_env.interrupts import stop_signals
 from manni_env.rules import Rules, make_rules
 
 LEADERBOARD_FILES = ("leaderboard.md", "leaderboard.json", "leaderboard.png")
@@ -204,17 +205,19 @@ def _change(before: list[dict] | None, now: list[dict]) -> str:
 
 def play(cells: list[Cell], rules: Rules, seed: int, workers: int = 1, progress: bool = True,
          say: Callable[[str], None] = print) -> None:
-    """Play ``cells`` and write each one's files. On Ctrl-C the deals finished of the cell under way
-    are written too, and :class:`~manni_agents.evaluation.arena.ArenaInterrupted` is raised."""
-    for n, cell in enumerate(cells, 1):
-        say(f"[{n}/{len(cells)}] {cell.x} vs {cell.y} ×2: {cell.deals} deals, seed {seed}")
-        try:
-            result = run_arena([cell.x, cell.y, cell.y], rules, cell.deals, seed, workers=workers, progress=progress)
-        except ArenaInterrupted as stop:
-            if stop.result is not None:
-                write_cell(stop.result, cell.where, cell.players)
-            raise
-        write_cell(result, cell.where, cell.players)
+    """Play ``cells`` and write each one's files. On Ctrl-C, or a stop signal (``kill``, ``timeout``
+    and ``docker stop`` send SIGTERM, a closed terminal SIGHUP), the deals finished of the cell under
+    way are written too, and :class:`~manni_agents.evaluation.arena.ArenaInterrupted` is raised."""
+    with stop_signals():
+        for n, cell in enumerate(cells, 1):
+            say(f"[{n}/{len(cells)}] {cell.x} vs {cell.y} ×2: {cell.deals} deals, seed {seed}")
+            try:
+                result = run_arena([cell.x, cell.y, cell.y], rules, cell.deals, seed, workers=workers, progress=progress)
+            except ArenaInterrupted as stop:
+                if stop.result is not None:
+                    write_cell(stop.result, cell.where, cell.players)
+                raise
+            write_cell(result, cell.where, cell.players)
 
 
 def write_cell(result: ArenaResult, where: Path, players: list[dict] | None = None) -> None:
