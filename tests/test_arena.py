@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from collections import Counter
 
 import numpy as np
@@ -272,15 +273,17 @@ def test_interrupt_keeps_the_finished_units_and_their_records(tmp_path, monkeypa
     assert [r["seed"] for r in read_records(path)] == [arena.unit_seed(3, u) for u in range(3) for _ in range(6)]
 
 
-@pytest.mark.parametrize("group", [True, False], ids=["ctrl-c", "kill-int"])
-def test_sigint_stops_a_run_with_workers_promptly(tmp_path, group):
-    """The workers stop at once, the finished deals' records and results are kept and reported."""
+@pytest.mark.parametrize("group, signum", [(True, signal.SIGINT), (False, signal.SIGINT), (False, signal.SIGTERM)],
+                         ids=["ctrl-c", "kill-int", "kill"])
+def test_sigint_stops_a_run_with_workers_promptly(tmp_path, group, signum):
+    """The workers stop at once, the finished deals' records and results are kept and reported (also
+    on SIGTERM: ``kill``, ``timeout``, ``docker stop``)."""
     import time
 
     out, records = tmp_path / "out", tmp_path / "games.jsonl"
     argv = manni("arena", "random", "random", "random", "--deals", "100000", "--workers", "2",
                  "--records", str(records), "--out", str(out), "--no-progress")
-    run = interrupt_when_written(argv, records, group=group)
+    run = interrupt_when_written(argv, records, group=group, signum=signum)
     assert run.code == 130 and run.seconds < 10, run
     assert len(run.children) >= 2  # the workers (and multiprocessing's resource tracker)
     deadline = time.monotonic() + 5

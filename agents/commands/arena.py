@@ -49,6 +49,7 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from manni_agents.evaluation.arena import ArenaInterrupted, run_arena
     from manni_agents.registry import make_agent
     from manni_env.cli_options import prepare_output_file, rules_from_args
+    from manni_env.interrupts import stop_signals
 
     if len(args.agents) != 3:
         parser.error(f"arena needs exactly three agents (one per seat), got {len(args.agents)}: {' '.join(args.agents)}")
@@ -63,10 +64,11 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.records is not None:
         prepare_output_file(parser, args.records, "--records", args.append)
     try:
-        result = run_arena(
-            list(args.agents), rules, deals=args.deals, seed=args.seed, workers=args.workers,
-            records=args.records, progress=not args.no_progress, mode=args.mode,
-        )
+        with stop_signals():  # kill, timeout, docker stop, a closed terminal: as Ctrl-C, the finished deals kept
+            result = run_arena(
+                list(args.agents), rules, deals=args.deals, seed=args.seed, workers=args.workers,
+                records=args.records, progress=not args.no_progress, mode=args.mode,
+            )
     except ArenaInterrupted as stop:
         return _interrupted(stop, args)
     except BotError as err:

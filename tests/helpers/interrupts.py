@@ -25,9 +25,9 @@ def manni(*args: str) -> list[str]:
     return [sys.executable, "-m", "manni_env.cli", *args]
 
 
-def interrupt_when_written(argv: list[str], path: Path, group: bool = True) -> Interrupted:
-    """Run ``argv``; once ``path`` holds data send SIGINT to its process group (as Ctrl-C does) or,
-    with ``group=False``, to the process alone (``kill -INT``)."""
+def interrupt_when_written(argv: list[str], path: Path, group: bool = True, signum: int = signal.SIGINT) -> Interrupted:
+    """Run ``argv``; once ``path`` holds data send ``signum`` (SIGINT) to its process group (as Ctrl-C
+    does) or, with ``group=False``, to the process alone (``kill -INT``, or ``kill`` with SIGTERM)."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=_as_from_a_terminal)
     try:
@@ -38,9 +38,9 @@ def interrupt_when_written(argv: list[str], path: Path, group: bool = True) -> I
         children = children_of(proc.pid)
         sent = time.monotonic()
         if group:
-            os.killpg(proc.pid, signal.SIGINT)
+            os.killpg(proc.pid, signum)
         else:
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(signum)
         out, err = proc.communicate(timeout=30)
         return Interrupted(proc.returncode, out, err, time.monotonic() - sent, children)
     finally:
