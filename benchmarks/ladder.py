@@ -10,7 +10,7 @@ worlds, or with the most worlds of :data:`PIMC_CANDIDATES` whose CPU time a move
 
 Each rung plays ``manni arena RUNG BELOW BELOW``, a cell of :mod:`manni_agents.evaluation.league`
 kept in ``OUT/VARIANT/RUNG_vs_BELOW/`` (a kept cell is not played again; an interrupted one keeps
-its finished deals, shown as such, and the next run plays it again in full), over ``--deals``
+its finished deals, shown as such, and the next run resumes it after them), over ``--deals``
 duplicate deals × 6 seatings, seed ``--seed``. Its margin is RUNG − BELOW, the difference of
 their mean deal scores [95% CI]; a rung's margin over ``rule_based`` is the sum of the margins
 below it. Each rung's CPU ms a move comes from a separate

@@ -273,6 +273,56 @@ def test_interrupt_keeps_the_finished_units_and_their_records(tmp_path, monkeypa
     assert [r["seed"] for r in read_records(path)] == [arena.unit_seed(3, u) for u in range(3) for _ in range(6)]
 
 
+@pytest.mark.parametrize("mode, workers", [("deals", 1), ("games", 1), ("deals", 2)])
+def test_a_resumed_run_plays_only_the_units_after_the_earlier_ones_and_equals_an_uninterrupted_one(
+        mode, workers, tmp_path, monkeypatch):
+    """An interrupted run's result, as it is or read back from its JSON and games, resumes: only the
+    units after it are played and recorded, and the numbers equal a run never interrupted."""
+    import manni_agents.evaluation.arena as arena
+
+    agents, rules = ["random", "rule_based", "random"], make_rules("basic")
+    whole = run_arena(agents, rules, deals=5, seed=7, mode=mode, progress=False)
+    earlier = run_arena(agents, rules, deals=2, seed=7, mode=mode, progress=False)
+    read_back = arena.ArenaResult.from_dict(json.loads(json.dumps(earlier.to_dict())), earlier.games)
+    if workers == 1:  # (a spawned worker does not see this process's patches)
+        played = []
+        play = arena._play_units
+
+        def recorded(players, specs, rules, seed, mode, start, stop, want_records):
+            played.extend(range(start, stop))
+            return play(players, specs, rules, seed, mode, start, stop, want_records)
+
+        monkeypatch.setattr(arena, "_play_units", recorded)
+    path = tmp_path / "games.jsonl"
+    resumed = run_arena(agents, rules, deals=5, seed=7, mode=mode, progress=False, earlier=read_back, records=path,
+                        workers=workers)
+    if workers == 1:
+        assert played == [2, 3, 4]
+    assert [r["seed"] for r in read_records(path)] == [arena.unit_seed(7, u) for u in range(2, 5) for _ in range(6)]
+    assert resumed.games == whole.games
+    expected = _without_times(whole.to_dict())
+    expected["settings"]["workers"] = workers
+    assert _without_times(resumed.to_dict()) == expected
+    moves = {a.spec: a.moves for a in resumed.agents}
+    assert moves == {a.spec: a.moves for a in whole.agents}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"seed": 8}, "of other agents, rules, mode or seed"),
+    ({"agents": ["random", "random", "rule_based"]}, "of other agents, rules, mode or seed"),
+    ({"deals": 2}, "holds 2 units; it needs 1 to 1 of the 2 asked for"),
+    ({"games": "shuffled"}, "are not units 0 to 1 under all 6 seatings, in order"),
+])
+def test_resuming_from_a_result_that_does_not_fit_is_refused(change, message):
+    earlier = run_arena(["random", "rule_based", "random"], make_rules(), deals=2, seed=7, progress=False)
+    if change.get("games"):
+        earlier.games.reverse()
+    arguments = {"agents": ["random", "rule_based", "random"], "seed": 7, "deals": 4, **change}
+    with pytest.raises(ValueError, match=message):
+        run_arena(arguments["agents"], make_rules(), deals=arguments["deals"], seed=arguments["seed"], progress=False,
+                  earlier=earlier)
+
+
 @pytest.mark.parametrize("group, signum", [(True, signal.SIGINT), (False, signal.SIGINT), (False, signal.SIGTERM)],
                          ids=["ctrl-c", "kill-int", "kill"])
 def test_sigint_stops_a_run_with_workers_promptly(tmp_path, group, signum):

@@ -96,8 +96,11 @@ def test_a_kept_cell_of_other_settings_needs_force(tmp_path, capsys):
     assert "holds a result of other settings" in capsys.readouterr().err
 
 
-def test_ctrl_c_keeps_the_finished_deals_and_the_next_run_completes_the_cell(tmp_path, capsys, monkeypatch):
+def test_ctrl_c_keeps_the_finished_deals_and_the_next_run_resumes_the_cell(tmp_path, capsys, monkeypatch):
+    """The next run plays only the deals an interrupted cell lacks, and the league equals one never
+    interrupted; ``--force`` plays the cell in full."""
     from manni_agents.evaluation.arena import ArenaInterrupted
+    import manni_agents.evaluation.arena as arena_module
     import manni_agents.evaluation.league as league_module
 
     real = league_module.run_arena
@@ -114,10 +117,26 @@ def test_ctrl_c_keeps_the_finished_deals_and_the_next_run_completes_the_cell(tmp
     assert "manni league: interrupted" in capsys.readouterr().err
     assert "1 of 2 deals (interrupted)" in (tmp_path / "basic" / "leaderboard.md").read_text()
     monkeypatch.setattr(league_module, "run_arena", real)
+    played = []
+    play_units = arena_module._play_units
+
+    def recorded(players, specs, rules, seed, mode, start, stop, want_records):
+        played.extend((specs[0], unit) for unit in range(start, stop))
+        return play_units(players, specs, rules, seed, mode, start, stop, want_records)
+
+    monkeypatch.setattr(arena_module, "_play_units", recorded)
     assert league(tmp_path, "random", "rule_based", "--variant", "basic") == 0
     printed = capsys.readouterr().out
-    assert "kept random vs rule_based" in printed and "[1/1] rule_based vs random" in printed
+    assert "kept random vs rule_based" in printed
+    assert "resuming rule_based vs random ×2: 1 of its 2 deals kept from an interrupted run" in printed
+    assert "[1/1] rule_based vs random ×2: 2 deals (1 kept), seed 3" in printed
+    assert played == [("rule_based", 1)]
     assert "(interrupted)" not in (tmp_path / "basic" / "leaderboard.md").read_text()
+    assert league(tmp_path / "fresh", "random", "rule_based", "--variant", "basic") == 0
+    assert without_times(board(tmp_path)) == without_times(board(tmp_path / "fresh"))
+    played.clear()
+    assert league(tmp_path, "random", "rule_based", "--variant", "basic", "--force") == 0
+    assert played == [(x, unit) for x in ("random", "rule_based") for unit in (0, 1)]
 
 
 @pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP"])

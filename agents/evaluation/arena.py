@@ -26,7 +26,9 @@ a failing ``bot:`` agent with ``on_error=fallback`` (:mod:`manni_agents.bots.age
 Workers are spawned processes that each build the agents once and play small ranges of units; the
 results come back in unit order, so ``records`` grows unit by unit (with one worker, after every
 unit). Ctrl-C (``KeyboardInterrupt``) ends the workers at once and raises :class:`ArenaInterrupted`
-with the result of the units finished so far (the units whose records are written).
+with the result of the units finished so far (the units whose records are written). Given that
+result as ``earlier``, :func:`run_arena` resumes: it plays only the units after it, and since each
+unit is seeded on its own, the result equals an uninterrupted run's (but for the time per move).
 """
 
 from __future__ import annotations
@@ -151,6 +153,17 @@ class ArenaResult:
             "head_to_head": [asdict(p) for p in self.head_to_head],
         }
 
+    @classmethod
+    def from_dict(cls, data: dict, games: list[Game]) -> ArenaResult:
+        """The result :meth:`to_dict` gave, with its ``games`` (which ``to_dict`` leaves out)."""
+        def interval(value: dict | None) -> Interval | None:
+            return None if value is None else Interval(**value)
+
+        agents = [AgentStats(**{"label": a["spec"], **a, "deal_score": interval(a["deal_score"]),
+                                "win_share": interval(a["win_share"])}) for a in data["agents"]]
+        pairs = [PairStats(p["a"], p["b"], interval(p["difference"])) for p in data["head_to_head"]]
+        return cls(data["settings"], agents, pairs, games)
+
     def to_markdown(self) -> str:
         """Markdown: a settings line, the per-agent table and the head-to-head table."""
         s = self.settings
@@ -255,20 +268,25 @@ def run_arena(
     records: str | Path | None = None,
     progress: bool = True,
     mode: str = "deals",
+    earlier: ArenaResult | None = None,
 ) -> ArenaResult:
     """Play ``deals`` duplicate units (deals, or games when ``mode="games"``) of three agent specs
-    under all 6 seatings; see the module docstring. ``records`` appends every game, in unit then
-    seating order, as a ``manni-record/1`` line (players = specs in seat order) as soon as its unit
-    and all earlier ones are done. Raises :class:`ArenaInterrupted` on Ctrl-C."""
+    under all 6 seatings; see the module docstring. ``records`` appends every game played, in unit
+    then seating order, as a ``manni-record/1`` line (players = specs in seat order) as soon as its
+    unit and all earlier ones are done. ``earlier`` resumes an interrupted run: the result of its
+    first units (:attr:`ArenaInterrupted.result`, or one read back with :meth:`ArenaResult.from_dict`),
+    which are not played again; ``ValueError`` if it is not of these agents, rules, mode and seed,
+    or not units ``0..n-1`` with ``n < deals``. Raises :class:`ArenaInterrupted` on Ctrl-C."""
     _check_arguments(agents, deals, seed, workers, mode)
+    chunks: list[_Chunk] = [] if earlier is None else [_kept_chunk(earlier, agents, rules, seed, mode, deals)]
+    start = sum(c.units for c in chunks)
     for spec in agents:  # fail fast, in this process, on a bad spec or one that cannot play these rules
         _make_agent(spec, rules)
     if records is not None:
         Path(records).parent.mkdir(parents=True, exist_ok=True)
-    chunks: list[_Chunk] = []
     try:
-        with tqdm(total=deals, unit=mode[:-1], desc="arena", disable=not progress) as bar, \
-                _chunk_results(agents, rules, seed, mode, deals, workers, records is not None) as results:
+        with tqdm(total=deals, initial=start, unit=mode[:-1], desc="arena", disable=not progress) as bar, \
+                _chunk_results(agents, rules, seed, mode, start, deals, workers, records is not None) as results:
             for chunk in results:
                 with deferred_interrupt():  # the records on disk and the units counted stay equal
                     if records is not None:
@@ -309,20 +327,40 @@ def _result(agents: list[str], rules: Rules, seed: int, workers: int, mode: str,
     return ArenaResult(settings, stats, pairs, games)
 
 
+def _kept_chunk(earlier: ArenaResult, agents: list[str], rules: Rules, seed: int, mode: str, deals: int) -> _Chunk:
+    """``earlier``'s units as one chunk, each spec's time and moves on its first player index."""
+    s, want = earlier.settings, {"agents": list(agents), "variant": rules.variant, "options": rules.options(),
+                                 "mode": mode, "seed": seed}
+    if any(s.get(key) != value for key, value in want.items()):
+        raise ValueError("the earlier result to resume is of other agents, rules, mode or seed")
+    units = s["units"]
+    if not 0 < units < deals:
+        raise ValueError(f"the earlier result to resume holds {units} units; it needs 1 to {deals - 1} of the {deals} asked for")
+    if [(g.unit, g.seating, g.players) for g in earlier.games] != [(u, p, SEATINGS[p]) for u in range(units) for p in range(6)]:
+        raise ValueError(f"the earlier result's games are not units 0 to {units - 1} under all 6 seatings, in order")
+    chunk = _Chunk(units, list(earlier.games), [], [0.0, 0.0, 0.0], [0, 0, 0], [0, 0, 0])
+    for a in earlier.agents:
+        j = agents.index(a.spec)
+        chunk.seconds[j], chunk.moves[j], chunk.strikes[j] = a.ms_per_move * a.moves / 1000.0, a.moves, a.strikes
+        chunk.names[j] = a.label if a.label != a.spec else None
+    return chunk
+
+
 @contextlib.contextmanager
-def _chunk_results(specs: list[str], rules: Rules, seed: int, mode: str, deals: int, workers: int,
+def _chunk_results(specs: list[str], rules: Rules, seed: int, mode: str, first: int, deals: int, workers: int,
                    want_records: bool) -> Iterator[Iterator[_Chunk]]:
-    """The played chunks of units ``0..deals-1`` in unit order: one unit at a time in this process,
+    """The played chunks of units ``first..deals-1`` in unit order: one unit at a time in this process,
     or up to :data:`MAX_CHUNK` units per task in ``workers`` processes (terminated on leaving)."""
     if workers == 1:
         players = [_make_agent(spec) for spec in specs]
         try:
-            yield (_play_units(players, specs, rules, seed, mode, unit, unit + 1, want_records) for unit in range(deals))
+            yield (_play_units(players, specs, rules, seed, mode, unit, unit + 1, want_records)
+                   for unit in range(first, deals))
         finally:
             close_policies(players)
         return
-    size = max(1, min(math.ceil(deals / (workers * 8)), MAX_CHUNK))
-    spans = [(start, min(start + size, deals)) for start in range(0, deals, size)]
+    size = max(1, min(math.ceil((deals - first) / (workers * 8)), MAX_CHUNK))
+    spans = [(start, min(start + size, deals)) for start in range(first, deals, size)]
     task = functools.partial(_play_in_worker, specs, rules, seed, mode, want_records)
     with worker_pool(min(workers, len(spans))) as pool:
         yield pool.imap(task, spans)

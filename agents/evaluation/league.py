@@ -9,8 +9,10 @@ rules, seed, at least its deals) is kept while its players are the same (the spe
 checkpoint path the hash of its weights and metadata; for a bot the name and version it gives in
 ``hello`` and the hashes of what its command runs: :func:`bot_code`), so adding an agent plays only
 its new cells and recompiling or editing a bot or retraining a checkpoint in place plays its cells
-again (a bot whose code cannot be hashed, every run); a cell interrupted by Ctrl-C is completed by
-the next run. Tables and plots name a bot by the name it gives itself, as the arena does.
+again (a bot whose code cannot be hashed, every run). A cell interrupted by Ctrl-C or a stop signal
+keeps its finished deals, and the next run by the same players resumes it after them (the arena's
+``earlier``: the result equals an uninterrupted cell's but for the time per move). Tables and
+plots name a bot by the name it gives itself, as the arena does.
 
 The leaderboard of a variant, from the kept cells of its agents:
 
@@ -33,14 +35,15 @@ import re
 import shlex
 import shutil
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from manni_agents.bots.agent import BotAgent, BotError
 from manni_agents.bots.process import BotFault, script_of
-from manni_agents.evaluation.arena import ArenaInterrupted, ArenaResult, Interval, openskill_ratings, own_name, run_arena
+from manni_agents.evaluation.arena import (ArenaInterrupted, ArenaResult, Game, Interval, openskill_ratings, own_name,
+                                            run_arena)
 from manni_agents.evaluation.arena import labels as arena_labels
 from manni_agents.evaluation.results import write_outputs
 from manni_env.files import replace_atomically, write_text
@@ -157,29 +160,48 @@ class Cell:
     where: Path
     deals: int
     players: list[dict] | None = None  # identity of x and of y (None: not checked, not recorded)
+    resume: bool = False  # play on after the deals an interrupted run of the same players kept (:func:`kept_partial`)
+
+
+def kept_partial(where: Path) -> ArenaResult:
+    """The interrupted cell kept in ``where`` as the arena result of its finished deals, games
+    included, for the arena to resume (``ValueError`` if its files cannot be read as one)."""
+    data = saved(where)
+    agents, games = _games(where)
+    if data is None or agents != data["settings"]["agents"]:
+        raise ValueError(f"{where} holds no interrupted cell to resume; delete it or pass --force")
+    return ArenaResult.from_dict(data, [Game(u, p, tuple(players), tuple(score), 1, None) for u, p, players, score in games])
 
 
 def plan(pairs: list[tuple[str, str]], rules: Rules, seed: int, out: Path, deals_of: Callable[[str, str], int],
          force: bool = False, say: Callable[[str], None] = print, players: dict[str, dict] | None = None) -> list[Cell]:
-    """The cells of ``pairs`` to play; kept ones are announced with ``say``, and so are those played
-    again because a player changed (``players``: each spec's :func:`identity`; None: the players
-    are not compared). ``ValueError`` for a kept result of other settings (unless ``force``)."""
+    """The cells of ``pairs`` to play; kept ones are announced with ``say``, and so are those
+    resumed after an interrupted run's deals and those played again because a player changed
+    (``players``: each spec's :func:`identity`; None: the players are not compared). ``ValueError``
+    for a kept result of other settings (unless ``force``, which plays every cell in full)."""
     todo = []
     for x, y in pairs:
         who = None if players is None else [players[x], players[y]]
         cell = Cell(x, y, cell_dir(out, rules.variant, x, y), deals_of(x, y), who)
-        state = status(saved(cell.where), wanted(x, y, rules, seed), cell.deals)
+        result = saved(cell.where)
+        state = status(result, wanted(x, y, rules, seed), cell.deals)
         if state == "other" and not force:
             raise ValueError(f"{cell.where} holds a result of other settings (agents, rules, deals or seed); "
                              "pass --force to play it again, or choose another --out")
-        unknown = [f"{one['spec']}: {one['unknown']}" for one in who or () if "unknown" in one]
-        if state == "done" and not force and not unknown and (who is None or kept_players(cell.where) == who):
-            say(f"kept {x} vs {y} ×2 ({cell.deals} deals, seed {seed})")
-            continue
-        if state == "done" and not force:
-            why = ("cannot tell whether it changed (" + "; ".join(unknown) + ")" if unknown
-                   else _change(kept_players(cell.where), cell.players))
-            say(f"playing {x} vs {y} ×2 again: {why}")
+        if state in ("done", "partial") and not force:
+            unknown = [f"{one['spec']}: {one['unknown']}" for one in who or () if "unknown" in one]
+            same = not unknown and (who is None or kept_players(cell.where) == who)
+            kept = result["settings"]["units"] if result else 0
+            if same and state == "done":
+                say(f"kept {x} vs {y} ×2 ({cell.deals} deals, seed {seed})")
+                continue
+            if same and kept < cell.deals and (cell.where / "games.json").exists():
+                say(f"resuming {x} vs {y} ×2: {kept} of its {cell.deals} deals kept from an interrupted run")
+                cell = replace(cell, resume=True)
+            elif not same:
+                why = ("cannot tell whether it changed (" + "; ".join(unknown) + ")" if unknown
+                       else _change(kept_players(cell.where), cell.players))
+                say(f"playing {x} vs {y} ×2 again: {why}")
         todo.append(cell)
     return todo
 
@@ -210,9 +232,12 @@ def play(cells: list[Cell], rules: Rules, seed: int, workers: int = 1, progress:
     way are written too, and :class:`~manni_agents.evaluation.arena.ArenaInterrupted` is raised."""
     with stop_signals():
         for n, cell in enumerate(cells, 1):
-            say(f"[{n}/{len(cells)}] {cell.x} vs {cell.y} ×2: {cell.deals} deals, seed {seed}")
+            earlier = kept_partial(cell.where) if cell.resume else None
+            after = f" ({earlier.settings['units']} kept)" if earlier else ""
+            say(f"[{n}/{len(cells)}] {cell.x} vs {cell.y} ×2: {cell.deals} deals{after}, seed {seed}")
             try:
-                result = run_arena([cell.x, cell.y, cell.y], rules, cell.deals, seed, workers=workers, progress=progress)
+                result = run_arena([cell.x, cell.y, cell.y], rules, cell.deals, seed, workers=workers, progress=progress,
+                                   earlier=earlier)
             except ArenaInterrupted as stop:
                 if stop.result is not None:
                     write_cell(stop.result, cell.where, cell.players)
