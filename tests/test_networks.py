@@ -172,6 +172,19 @@ def test_the_cpu_kind_reads_the_flags_capped_by_onednn_max_cpu_isa(flags, isa, k
     assert cpu.cpu_kind(flags, environ) == kind
 
 
+@pytest.mark.parametrize("flags, isa, vendor, faster", [
+    (AMX, None, "GenuineIntel", True),
+    (AMX, "AVX512_CORE_BF16", "GenuineIntel", False),  # the emulation: Intel's AVX-512 BF16 is slower than fp32
+    (AVX512_BF16, None, "GenuineIntel", False),
+    (AVX512_BF16, None, "AuthenticAMD", True),
+    (AVX512_BF16, "AVX2", "AuthenticAMD", False),
+    (AVX2, None, "AuthenticAMD", False),
+])
+def test_auto_takes_bf16_where_it_outruns_fp32(flags, isa, vendor, faster):
+    environ = {} if isa is None else {cpu.ISA_VARIABLE: isa}
+    assert cpu.bf16_outruns_fp32(flags, environ, vendor) is faster
+
+
 def test_an_unknown_isa_cap_is_one_error_line(monkeypatch, capsys):
     with pytest.raises(ValueError, match="not a oneDNN ISA level"):
         cpu.isa_cap({cpu.ISA_VARIABLE: "AVX9000"})

@@ -18,8 +18,10 @@ from manni_env.engine import GameState  # noqa: E402
 from manni_env.rules import VARIANTS, ContractKind, make_rules  # noqa: E402
 from manni_env.shaping import VectorTrickRewards, trick_worth  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
+from manni_train.cpu import describe  # noqa: E402
 from manni_train.demonstrations import collect_demonstrations  # noqa: E402
 from manni_train.ppo_vector import Args, train, write_scalars  # noqa: E402
+from manni_train.precision import compute_dtype  # noqa: E402
 
 ANNOUNCEMENT_VARIANTS = ("trjamann", "laugarvatn")
 
@@ -208,6 +210,8 @@ def test_fast_trainer_smoke_run_writes_a_playable_agent(variant, tmp_path):
     torch.set_num_threads(1)
     agent = make_agent(f"ppo:{result.agent}")
     assert agent.meta["variant"] == variant and agent.meta["training"]["args"]["hidden"] == [32]
+    assert agent.meta["training"]["cpu"] == describe()  # what trained it, and in which arithmetic
+    assert agent.meta["training"]["precision"] == ("bf16" if compute_dtype("auto") == torch.bfloat16 else "fp32")
     state = GameState(make_rules(variant), seed=1)
     rng = np.random.default_rng(0)
     for _ in range(80):

@@ -32,7 +32,7 @@ from manni_train.warm_start import warm_start  # noqa: E402
 from manni_train.init_from import load_actor  # noqa: E402
 from manni_train.networks import Actor, Critic, greedy_policy, ppo_network  # noqa: E402
 from manni_train.ppo_vector import Args, train  # noqa: E402
-from manni_train.precision import PAD_ROWS, autocast, compute_dtype, native_bf16, padded_rows, run_padded  # noqa: E402
+from manni_train.precision import PAD_ROWS, autocast, compute_dtype, auto_bf16, padded_rows, run_padded  # noqa: E402
 from manni_train.reporting import evaluate  # noqa: E402
 from manni_train.resume import resumed  # noqa: E402
 from manni_train.threads import ThreadFitter, free_cores, usable_cores  # noqa: E402
@@ -114,7 +114,7 @@ def test_demonstrations_decode_to_the_teachers_observations_and_masks():
 
 def test_precision_choices_and_autocast():
     assert compute_dtype("fp32") == torch.float32 and compute_dtype("bf16") == torch.bfloat16
-    assert compute_dtype("auto") == (torch.bfloat16 if native_bf16(torch.device("cpu")) else torch.float32)
+    assert compute_dtype("auto") == (torch.bfloat16 if auto_bf16(torch.device("cpu")) else torch.float32)
     with pytest.raises(ValueError, match="--precision must be one of auto, fp32, bf16"):
         Args(precision="fp16").check()
     assert parse_args(Args, ["--precision", "bf16"]).precision == "bf16"

@@ -3,14 +3,14 @@
 Three kinds decide how fast ``manni train`` runs on a CPU (:data:`CPU_KINDS`):
 
 - ``amx``: Intel's AMX tiles multiply bfloat16 matrices (recent Xeons);
-- ``avx512_bf16``: AVX-512 BF16 instructions, no AMX (AMD Zen 4 and later, some Intel CPUs): about a
-  quarter of AMX's matmul rate;
+- ``avx512_bf16``: AVX-512 BF16 instructions, no AMX (AMD Zen 4 and later, Intel Cooper Lake): on
+  AMD 2 to 3.5 times its own float32 matmul rate, on Intel below it (:func:`bf16_outruns_fp32`);
 - ``fp32``: no native bfloat16 (most laptops: AVX2, Apple silicon): ``--precision auto`` trains in float32.
 
 oneDNN, which runs torch's CPU matrix products, can be told to use no instructions beyond a level with
 the environment variable ``ONEDNN_MAX_CPU_ISA`` (e.g. ``AVX512_CORE_BF16`` on an AMX machine
-emulates a CPU without AMX; ``AVX2`` one without bfloat16). :func:`cpu_kind` reads it, and so does
-``--precision auto`` (:func:`manni_train.precision.native_bf16`).
+emulates an Intel CPU without AMX; ``AVX2`` one without bfloat16). :func:`cpu_kind` reads it, and so
+does ``--precision auto`` (:func:`manni_train.precision.auto_bf16`).
 """
 
 from __future__ import annotations
@@ -78,6 +78,18 @@ def cpu_kind(flags: frozenset[str] | None = None, environ: dict[str, str] | None
     if {"avx512_bf16", "amx_bf16"} & flags and (cap is None or cap >= BF16_LEVEL):
         return "avx512_bf16"
     return "fp32"
+
+
+def bf16_outruns_fp32(flags: frozenset[str] | None = None, environ: dict[str, str] | None = None,
+                      vendor: str | None = None) -> bool:
+    """Whether oneDNN multiplies bfloat16 matrices faster than float32 ones on this CPU: with AMX,
+    and with AVX-512 BF16 on any vendor but Intel (AMD Zen 4 on: 2 to 3.5 times). On an Intel CPU
+    with AVX-512 BF16 and no AMX (or its AMX capped by ``ONEDNN_MAX_CPU_ISA``) bfloat16 is the slower:
+    one ``VDPBF16PS`` a cycle does the work of float32's two FMAs, and the conversions cost more
+    (measured on an AMX Xeon capped to ``AVX512_CORE_BF16``: 156 against 275 GFLOP/s)."""
+    kind = cpu_kind(flags, environ)
+    vendor = _cpuinfo("vendor_id") if vendor is None else vendor
+    return kind == "amx" or (kind == "avx512_bf16" and vendor != "GenuineIntel")
 
 
 def describe() -> dict[str, str]:

@@ -3,10 +3,10 @@
 With ``bf16`` the hidden layers of the actor and the critic run under :func:`torch.autocast` in
 bfloat16 (weights, gradients, the optimizer's state and the checkpoints stay float32; the output
 heads and the losses run in float32): the warm start, the rollouts' forward passes and the PPO
-update. ``auto`` takes bf16 where the device runs it natively (a CPU with AVX-512 BF16 or AMX, a
-GPU that supports bfloat16; not where ``ONEDNN_MAX_CPU_ISA`` caps oneDNN below bfloat16:
-:mod:`manni_train.cpu`) and fp32 elsewhere; ``bf16`` asked for explicitly runs anywhere, slowly
-where it is emulated. Under bf16 the batches are padded to a multiple of :data:`PAD_ROWS` rows
+update. ``auto`` takes bf16 where the device runs it natively and faster than fp32 (a CPU with AMX,
+or with AVX-512 BF16 unless it is Intel's: :func:`manni_train.cpu.bf16_outruns_fp32`; a GPU that
+supports bfloat16; not where ``ONEDNN_MAX_CPU_ISA`` caps oneDNN below bfloat16) and fp32
+elsewhere; ``bf16`` asked for explicitly runs anywhere, slowly where it is emulated. Under bf16 the batches are padded to a multiple of :data:`PAD_ROWS` rows
 (:func:`run_padded`), so that few distinct shapes reach the bf16 kernels.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from manni_train.cpu import cpu_kind
+from manni_train.cpu import bf16_outruns_fp32
 
 PRECISIONS = ("auto", "fp32", "bf16")
 #: under bf16 a batch's rows are padded to a multiple of this: oneDNN compiles kernels for every new
@@ -23,12 +23,13 @@ PRECISIONS = ("auto", "fp32", "bf16")
 PAD_ROWS = 32
 
 
-def native_bf16(device: torch.device) -> bool:
-    """Whether ``device`` computes bfloat16 matrix products natively."""
+def auto_bf16(device: torch.device) -> bool:
+    """Whether ``--precision auto`` computes in bfloat16 on ``device``: where it multiplies bfloat16
+    matrices natively and faster than float32 ones."""
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
     if device.type == "cpu":  # ONEDNN_MAX_CPU_ISA below AVX512_CORE_BF16 emulates a CPU without it
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()) and cpu_kind() != "fp32"
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()) and bf16_outruns_fp32()
     return False
 
 
@@ -37,7 +38,7 @@ def compute_dtype(precision: str, device: torch.device | str = "cpu") -> torch.d
     if precision not in PRECISIONS:
         raise ValueError(f"--precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     if precision == "auto":
-        return torch.bfloat16 if native_bf16(torch.device(device)) else torch.float32
+        return torch.bfloat16 if auto_bf16(torch.device(device)) else torch.float32
     return torch.bfloat16 if precision == "bf16" else torch.float32
 
 

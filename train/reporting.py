@@ -18,6 +18,8 @@ from manni_agents.evaluation.vector_arena import duplicate_interval, duplicate_m
 from manni_agents.vector_policy import VectorPolicy, make_vector_policy
 from manni_env.files import write_text
 from manni_train.args import TrainArgs
+from manni_train.cpu import describe
+from manni_train.precision import compute_dtype
 
 
 @dataclasses.dataclass
@@ -40,19 +42,25 @@ def command_line() -> str:
 
 
 def training_metadata(args: TrainArgs, algorithm: str, steps: int, wall_time: float, **versions: str) -> dict[str, Any]:
-    """The ``training`` and ``provenance`` entries of an exported agent's metadata."""
+    """The ``training`` and ``provenance`` entries of an exported agent's metadata: among them the CPU
+    (:func:`manni_train.cpu.describe`) and, for a trainer with ``--precision``, the arithmetic it
+    resolved to on it (``bf16`` or ``fp32``)."""
     import torch
 
+    training = {
+        "algorithm": algorithm,
+        "command": command_line(),
+        "args": dataclasses.asdict(args),
+        "timesteps": int(steps),
+        "wall_time_s": round(wall_time, 1),
+        "hardware": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
+        "cpu": describe(),
+        "torch_threads": torch.get_num_threads(),
+    }
+    if (precision := getattr(args, "precision", None)) is not None:
+        training["precision"] = "bf16" if compute_dtype(precision) == torch.bfloat16 else "fp32"
     return {
-        "training": {
-            "algorithm": algorithm,
-            "command": command_line(),
-            "args": dataclasses.asdict(args),
-            "timesteps": int(steps),
-            "wall_time_s": round(wall_time, 1),
-            "hardware": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
-            "torch_threads": torch.get_num_threads(),
-        },
+        "training": training,
         "provenance": {
             "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "python": platform.python_version(),
