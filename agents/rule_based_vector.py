@@ -42,8 +42,9 @@ from __future__ import annotations
 import numpy as np
 
 from manni_agents import rule_based_kernels
-from manni_env.rules import VariantSpec
+from manni_env.rules import Rules, VariantSpec
 from manni_env.vector import VectorManni, resolve_backend
+from manni_env.vector_kernels import new_state
 
 
 class VectorRuleBased:
@@ -72,4 +73,11 @@ class VectorRuleBased:
         out = np.empty(games.size, np.int64)
         k.act_kernel(venv.state, self._table, self._memo, games, out)
         return out
+
+    def compile(self, rules: Rules) -> None:
+        """Compile the kernel for the env state of ``rules`` (or load it from numba's cache) without
+        building an env, by running it on no games: a process that needs it soon can do this while
+        another compiles the env's kernels, and each then loads the other's from the cache."""
+        k, none = self._kernels, np.empty(0, np.int64)
+        k.act_kernel(new_state(rules, 1), k.rule_table(rules), k.Memo.empty(1), none, none.copy())
 

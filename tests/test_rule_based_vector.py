@@ -178,6 +178,22 @@ def test_one_policy_serves_envs_of_several_variants_and_sizes():
             venv.step(np.where(rng.random(venv.num_envs) < 0.8, actions, random_legal_actions(venv.action_mask(), rng)))
 
 
+@needs_numba
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compile_readies_the_kernel_an_env_will_call(variant):
+    """``compile`` compiles for exactly the types of a reset env's state: acting after it adds no
+    signature (no second compile), and the actions are those of a policy never compiled ahead."""
+    from manni_agents import rule_based_kernels
+
+    policy = VectorRuleBased("numba")
+    policy.compile(make_rules(variant))
+    compiled = list(rule_based_kernels.act_kernel.signatures)
+    venv = VectorManni(make_rules(variant), 6)
+    venv.reset(seed=2)
+    assert policy.act(venv).tolist() == VectorRuleBased("numba").act(venv).tolist()
+    assert rule_based_kernels.act_kernel.signatures == compiled
+
+
 def test_backend_choice_without_numba(monkeypatch):
     monkeypatch.setitem(sys.modules, "numba", None)  # makes `import numba` fail
     assert resolve_backend("auto") == "python"

@@ -42,6 +42,7 @@ import torch
 import torch.multiprocessing as mp
 from torch import nn
 
+from manni_agents.rule_based_vector import VectorRuleBased
 from manni_env.interrupts import TERMINAL_SIGNALS, deferred_interrupt, interrupt_ignored
 from manni_env.observation import ObservationEncoder
 from manni_train.networks import Actor, Critic
@@ -257,6 +258,9 @@ def _serve(conn, args, seed: int, beats) -> None:
 
     threading.Thread(target=beat_while_starting, daemon=True, name="heartbeat").start()
     try:
+        # the rule-based agent's kernel first (the teacher and an opponent): on a first run this
+        # process compiles it while the trainer compiles the env's kernels, and each loads the other's
+        VectorRuleBased().compile(args.rules())
         rollout = VectorRollout(args, torch.Generator().manual_seed(seed), np.random.default_rng(seed), seed, slots=2,
                                 on_step=beat)
         for buffers in (*rollout.slots, *rollout.paths):
