@@ -86,7 +86,8 @@ def cpu_time(spec: str, variant: str, deals: int, seed: int) -> dict:
     load = os.getloadavg()[0]
     seconds, _ = time_agent(spec, variant, deals, seed, clock=time.process_time)
     return {"ms_per_move": 1000 * sum(seconds) / len(seconds), "moves": len(seconds), "deals": deals,
-            "load_1min": round((load + os.getloadavg()[0]) / 2, 2), "measured": time.strftime("%Y-%m-%d %H:%M")}
+            "load_1min": round((load + os.getloadavg()[0]) / 2, 2), "measured": time.strftime("%Y-%m-%d %H:%M"),
+            "cpu_model": cpu_model()}
 
 
 def timed(specs: list[str], variant: str, deals: int, seed: int, kept: dict[str, dict],
@@ -174,7 +175,7 @@ def markdown(variant: str, table: list[dict], pimc: dict, seed: int) -> str:
               f"{seed}, duplicate deals × 6 seatings). Margin: RUNG − BELOW, the difference of their mean deal scores "
               "[95% CI]; over `rule_based`: the sum of the margins up to the rung. CPU ms a move: the timing pass "
               "(process CPU time per decision, three copies of the rung); arena ms a move: wall time inside `act` "
-              "in the rung's cell."), "", pimc_text(pimc), "",
+              "in the rung's cell."), "", pimc_text(pimc), "", cpu_text(table), "",
              "| rung | spec | margin over the rung below | deals | over `rule_based` | CPU ms a move | arena ms a move |",
              "|---|---|---|---:|---:|---:|---:|"]
     for row in table:
@@ -187,6 +188,12 @@ def markdown(variant: str, table: list[dict], pimc: dict, seed: int) -> str:
     if commands:
         lines += ["", "| rung | command of its cell |", "|---|---|", *commands]
     return "\n".join(lines) + "\n"
+
+
+def cpu_text(table: list[dict]) -> str:
+    """The CPUs the timing passes ran on, in words."""
+    models = dict.fromkeys(row["cpu"]["cpu_model"] for row in table if row["cpu"] is not None)
+    return f"Timing passes on: {', '.join(models) or 'none yet'} (`lscpu`'s model name)."
 
 
 def pimc_text(pimc: dict) -> str:
@@ -308,8 +315,8 @@ def check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
 def climb(args: argparse.Namespace) -> str:
     """Play and time the chosen rungs (kept ones stay), write the page, JSON and picture; the page."""
     rules = make_rules(args.variant)
-    kept = load_state(args)
-    timings = dict(kept.get("timings", {}))
+    kept = load_state(args)  # (timings of a state written before they named their CPU: the state's)
+    timings = {spec: {"cpu_model": kept.get("cpu_model", "unknown"), **timing} for spec, timing in kept.get("timings", {}).items()}
     pimc = pimc_choice(args, kept.get("pimc", {}), timings)
     ladder = rungs(args.variant, pimc["worlds"])
     pairs = pairs_of(ladder, args.rungs)
@@ -333,8 +340,7 @@ def load_state(args: argparse.Namespace) -> dict:
 def write(args: argparse.Namespace, ladder: list[Rung], pimc: dict, timings: dict, loads: dict) -> str:
     """``OUT/VARIANT.json``, ``.md`` and ``.png`` from the kept cells and timings; the page."""
     table = rows(ladder, make_rules(args.variant), args.out, timings, loads)
-    state = {"variant": args.variant, "seed": args.seed, "cpu_model": cpu_model(), "pimc": pimc,
-             "timings": timings, "loads": loads, "rungs": table}
+    state = {"variant": args.variant, "seed": args.seed, "pimc": pimc, "timings": timings, "loads": loads, "rungs": table}
     (args.out / f"{args.variant}.json").write_text(json.dumps(state, indent=1) + "\n")
     page = markdown(args.variant, table, pimc, args.seed)
     (args.out / f"{args.variant}.md").write_text(page)

@@ -9,6 +9,7 @@ from helpers.scripts import load_benchmark
 
 from manni_agents.registry import make_agent
 from manni_env.rules import VARIANTS, make_rules
+from manni_train.cpu import cpu_model
 
 ladder = load_benchmark("ladder")
 TINY = ["--variant", "hornafjardar", "--deals", "2", "--timing-deals", "1", "--pimc-worlds", "2", "--no-progress"]
@@ -42,6 +43,7 @@ def test_two_rungs_write_the_files_a_kept_rung_is_not_played_or_timed_again_and_
     assert state["rungs"][2]["pair"] is None and state["rungs"][2]["over_bottom"] is None
     page = (tmp_path / "hornafjardar.md").read_text()
     assert "| pimc 2 | `pimc:worlds=2` | not played |" in page and "manni arena pimc:worlds=16 rule_based rule_based" in page
+    assert pimc["cpu"]["cpu_model"] == cpu_model() and f"Timing passes on: {cpu_model()} " in page
 
     assert ladder.main([*TINY, "--rungs", "pimc", "--out", str(tmp_path)]) == 0
     again = capsys.readouterr().out
@@ -54,6 +56,21 @@ def test_two_rungs_write_the_files_a_kept_rung_is_not_played_or_timed_again_and_
     assert "timed pimc:worlds=2" in printed and "timed pimc:worlds=16" not in printed and "deals, seed" not in printed
     assert not (tmp_path / "hornafjardar" / "pimc-worlds=2_vs_pimc-worlds=16").exists()
     assert json.loads((tmp_path / "hornafjardar.json").read_text())["timings"]["pimc:worlds=2"]["moves"] > 0
+
+
+def test_timings_of_a_state_that_did_not_name_their_cpu_keep_the_states_cpu(tmp_path, capsys):
+    """A state written before timings named their CPU said it once for all: timings taken on another
+    machine since are not attributed to the one writing the page now."""
+    assert ladder.main([*TINY, "--rungs", "pimc", "--no-play", "--out", str(tmp_path)]) == 0
+    file = tmp_path / "hornafjardar.json"
+    state = json.loads(file.read_text())
+    for timing in state["timings"].values():
+        del timing["cpu_model"]
+    file.write_text(json.dumps({**state, "cpu_model": "Some Older CPU"}))
+    assert ladder.main([*TINY, "--rungs", "pimc", "--no-play", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert {t["cpu_model"] for t in json.loads(file.read_text())["timings"].values()} == {"Some Older CPU"}
+    assert "Timing passes on: Some Older CPU " in (tmp_path / "hornafjardar.md").read_text()
 
 
 def test_an_agent_is_placed_on_the_highest_rung_it_is_level_with(tmp_path, capsys):
