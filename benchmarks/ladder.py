@@ -315,8 +315,9 @@ def check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
 def climb(args: argparse.Namespace) -> str:
     """Play and time the chosen rungs (kept ones stay), write the page, JSON and picture; the page."""
     rules = make_rules(args.variant)
-    kept = load_state(args)  # (timings of a state written before they named their CPU: the state's)
-    timings = {spec: {"cpu_model": kept.get("cpu_model", "unknown"), **timing} for spec, timing in kept.get("timings", {}).items()}
+    kept = load_state(args)
+    state_cpu = kept.get("cpu_model", "unknown")  # (a state written before each timing named its CPU)
+    timings = {spec: {"cpu_model": state_cpu, **timing} for spec, timing in kept.get("timings", {}).items()}
     pimc = pimc_choice(args, kept.get("pimc", {}), timings)
     ladder = rungs(args.variant, pimc["worlds"])
     pairs = pairs_of(ladder, args.rungs)

@@ -84,9 +84,9 @@ def bf16_outruns_fp32(flags: frozenset[str] | None = None, environ: dict[str, st
                       vendor: str | None = None) -> bool:
     """Whether oneDNN multiplies bfloat16 matrices faster than float32 ones on this CPU: with AMX,
     and with AVX-512 BF16 on any vendor but Intel (AMD Zen 4 on: 2 to 3.5 times). On an Intel CPU
-    with AVX-512 BF16 and no AMX (or its AMX capped by ``ONEDNN_MAX_CPU_ISA``) bfloat16 is the slower:
-    one ``VDPBF16PS`` a cycle does the work of float32's two FMAs, and the conversions cost more
-    (measured on an AMX Xeon capped to ``AVX512_CORE_BF16``: 156 against 275 GFLOP/s)."""
+    with AVX-512 BF16 and no AMX (or its AMX capped by ``ONEDNN_MAX_CPU_ISA``) bfloat16 is the slower
+    (measured on an AMX Xeon capped to ``AVX512_CORE_BF16``: 156 against 275 GFLOP/s; likely because
+    one ``VDPBF16PS`` a cycle does the work of float32's two FMAs, and the conversions cost on top)."""
     kind = cpu_kind(flags, environ)
     vendor = _cpuinfo("vendor_id") if vendor is None else vendor
     return kind == "amx" or (kind == "avx512_bf16" and vendor != "GenuineIntel")

@@ -6,8 +6,9 @@ heads and the losses run in float32): the warm start, the rollouts' forward pass
 update. ``auto`` takes bf16 where the device runs it natively and faster than fp32 (a CPU with AMX,
 or with AVX-512 BF16 unless it is Intel's: :func:`manni_train.cpu.bf16_outruns_fp32`; a GPU that
 supports bfloat16; not where ``ONEDNN_MAX_CPU_ISA`` caps oneDNN below bfloat16) and fp32
-elsewhere; ``bf16`` asked for explicitly runs anywhere, slowly where it is emulated. Under bf16 the batches are padded to a multiple of :data:`PAD_ROWS` rows
-(:func:`run_padded`), so that few distinct shapes reach the bf16 kernels.
+elsewhere; ``bf16`` asked for explicitly runs anywhere, slowly where it is emulated. Under bf16
+the batches are padded to a multiple of :data:`PAD_ROWS` rows (:func:`run_padded`), so that few
+distinct shapes reach the bf16 kernels.
 """
 
 from __future__ import annotations

@@ -327,16 +327,22 @@ def _result(agents: list[str], rules: Rules, seed: int, workers: int, mode: str,
     return ArenaResult(settings, stats, pairs, games)
 
 
+def same_arena(agents: list[str], rules: Rules, mode: str, seed: int) -> dict:
+    """The settings two results share when their units are the same games: agents, rules, mode, seed."""
+    return {"agents": list(agents), "variant": rules.variant, "options": rules.options(), "mode": mode, "seed": seed}
+
+
 def _kept_chunk(earlier: ArenaResult, agents: list[str], rules: Rules, seed: int, mode: str, deals: int) -> _Chunk:
     """``earlier``'s units as one chunk, each spec's time and moves on its first player index."""
-    s, want = earlier.settings, {"agents": list(agents), "variant": rules.variant, "options": rules.options(),
-                                 "mode": mode, "seed": seed}
-    if any(s.get(key) != value for key, value in want.items()):
+    s = earlier.settings
+    if any(s.get(key) != value for key, value in same_arena(agents, rules, mode, seed).items()):
         raise ValueError("the earlier result to resume is of other agents, rules, mode or seed")
     units = s["units"]
     if not 0 < units < deals:
-        raise ValueError(f"the earlier result to resume holds {units} units; it needs 1 to {deals - 1} of the {deals} asked for")
-    if [(g.unit, g.seating, g.players) for g in earlier.games] != [(u, p, SEATINGS[p]) for u in range(units) for p in range(6)]:
+        raise ValueError(f"the earlier result to resume holds {units} units; "
+                         f"it needs 1 to {deals - 1} of the {deals} asked for")
+    expected = [(u, p, SEATINGS[p]) for u in range(units) for p in range(6)]
+    if [(g.unit, g.seating, g.players) for g in earlier.games] != expected:
         raise ValueError(f"the earlier result's games are not units 0 to {units - 1} under all 6 seatings, in order")
     chunk = _Chunk(units, list(earlier.games), [], [0.0, 0.0, 0.0], [0, 0, 0], [0, 0, 0])
     for a in earlier.agents:

@@ -43,7 +43,7 @@ import numpy as np
 from manni_agents.bots.agent import BotAgent, BotError
 from manni_agents.bots.process import BotFault, script_of
 from manni_agents.evaluation.arena import (ArenaInterrupted, ArenaResult, Game, Interval, openskill_ratings, own_name,
-                                            run_arena)
+                                            run_arena, same_arena)
 from manni_agents.evaluation.arena import labels as arena_labels
 from manni_agents.evaluation.results import write_outputs
 from manni_env.files import replace_atomically, write_text
@@ -126,7 +126,7 @@ def kept_players(where: Path) -> list[dict] | None:
 
 def wanted(x: str, y: str, rules: Rules, seed: int) -> dict:
     """The settings of cell (x, y) that a kept result.json must have, besides its deals."""
-    return {"agents": [x, y, y], "variant": rules.variant, "options": rules.options(), "mode": "deals", "seed": seed}
+    return same_arena([x, y, y], rules, "deals", seed)
 
 
 def saved(where: Path) -> dict | None:
@@ -191,7 +191,7 @@ def plan(pairs: list[tuple[str, str]], rules: Rules, seed: int, out: Path, deals
         if state in ("done", "partial") and not force:
             unknown = [f"{one['spec']}: {one['unknown']}" for one in who or () if "unknown" in one]
             same = not unknown and (who is None or kept_players(cell.where) == who)
-            kept = result["settings"]["units"] if result else 0
+            kept = result["settings"]["units"]
             if same and state == "done":
                 say(f"kept {x} vs {y} ×2 ({cell.deals} deals, seed {seed})")
                 continue
