@@ -42,10 +42,13 @@ def test_front_page_size_and_links():
 
 
 def test_headline_numbers_are_the_measured_ones():
-    """Every strength number of the headline table is in the strength and ladder pages it summarizes."""
+    """Every strength number of the headline table is in the strength and ladder pages or the arena
+    results it summarizes."""
     table = README.split("\n## Headline results\n", 1)[1].split("```", 1)[0]
     pages = [ROOT / "benchmarks/results/strength" / f"{v}.md" for v in ("hornafjardar", "basic", "trjamann", "laugarvatn")]
-    measured = "".join(p.read_text() for p in [*pages, *sorted((ROOT / "benchmarks/results/ladder").glob("*.md"))])
+    arenas = sorted((ROOT / "benchmarks/results/training/ppo_70m").rglob("result.md"))
+    ladder = sorted((ROOT / "benchmarks/results/ladder").glob("*.md"))
+    measured = "".join(p.read_text() for p in [*pages, *ladder, *arenas])
     for interval in re.findall(r"[+−-]\d\.\d{3} \[[+−-]\d\.\d{3}, [+−-]\d\.\d{3}\]", table):
         assert interval.replace("−", "-") in measured.replace("−", "-"), interval
     for ms in re.findall(r"\| (\d\.\d{3}) \|", table):
