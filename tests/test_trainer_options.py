@@ -24,7 +24,7 @@ from manni_env.engine import GameState  # noqa: E402
 from manni_env.observation import HISTORIES, ObservationEncoder  # noqa: E402
 from manni_env.rules import make_rules  # noqa: E402
 from manni_env.vector import VectorManni  # noqa: E402
-from manni_train import ppo_sb3, resume  # noqa: E402
+from manni_train import ppo_sb3, ppo_vector, resume  # noqa: E402
 from manni_train.args import parse_args, parse_opponent_mix  # noqa: E402
 from manni_train import demonstrations  # noqa: E402
 from manni_train.demonstrations import ObservationCodec, collect_demonstrations, imitate  # noqa: E402
@@ -404,6 +404,29 @@ def test_the_fitter_gives_torch_between_one_and_the_usable_cores():
         assert 1 <= fitter.maybe_refit() <= usable_cores()
     finally:
         torch.set_num_threads(before)
+
+
+
+def test_the_warm_start_fits_torch_threads_after_every_step(tmp_path, monkeypatch):
+    """With ``--torch-threads 0`` the warm start refits torch's threads as PPO does: started beside a
+    busy run with both cores to itself, its products would each wait for a descheduled thread."""
+    refits = []
+    monkeypatch.setattr(ThreadFitter, "maybe_refit", lambda self: refits.append(self.threads) or self.threads)
+    real, after_warm_start = ppo_vector.warm_start, []
+
+    def warm_start_then_count(*args, **kwargs):
+        result = real(*args, **kwargs)
+        after_warm_start.append(len(refits))
+        return result
+
+    monkeypatch.setattr(ppo_vector, "warm_start", warm_start_then_count)
+    before = torch.get_num_threads()
+    try:
+        train(Args(runs_dir=str(tmp_path), run_name="t", total_steps=200,
+                   **{**TINY, "torch_threads": 0, "bc_epochs": 2, "bc_batch_size": 100}))
+    finally:
+        torch.set_num_threads(before)
+    assert after_warm_start == [2 * 4]  # 400 samples in minibatches of 100, twice
 
 
 # ---- Ctrl-C keeps the run; --resume continues it ----

@@ -195,6 +195,7 @@ def imitate(
     precision: AbstractContextManager = nullcontext(),
     desc: str = "warm start",
     progress_bar: bool = False,
+    each_step: Callable[[], object] = lambda: None,
 ) -> dict:
     """Behaviour cloning warm start, for every trainer: the actor learns the teacher's moves
     (cross-entropy under the legal mask), the critic the returns to go (MSE, scaled by
@@ -202,7 +203,8 @@ def imitate(
     ``generator``'s order, decoded from ``data`` a minibatch at a time.
 
     ``evaluate(batch)`` gives the log-probabilities of ``batch["actions"]`` and the values of
-    ``batch["obs"]``; ``greedy(batch)`` the policy's most likely actions. Returns the accuracy and
+    ``batch["obs"]``; ``greedy(batch)`` the policy's most likely actions; ``each_step()`` is called
+    after every optimizer step (the vector trainer fits torch's threads there). Returns the accuracy and
     the value MSE on the data (on :data:`MEASURED_ROWS` evenly spaced decisions where there are
     more) and the number of samples (``bc/...``)."""
     from tqdm import tqdm
@@ -223,6 +225,7 @@ def imitate(
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             optimizer.step()
+            each_step()
     hits, squared, measured = 0, 0.0, np.arange(0, n, -(-n // MEASURED_ROWS))  # evenly spaced, every phase
     with torch.no_grad(), precision:
         for idx in np.array_split(measured, -(-measured.size // 8192)):

@@ -3,6 +3,7 @@ and the critic fits their returns to go (:func:`~manni_train.demonstrations.imit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import torch
@@ -15,11 +16,12 @@ if TYPE_CHECKING:
     from manni_train.ppo_vector import Args
 
 
-def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator) -> dict:
+def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, gen: torch.Generator,
+               each_step: Callable[[], object] = lambda: None) -> dict:
     """Behaviour cloning of the teacher (:func:`~manni_train.demonstrations.imitate`) under
     ``--precision``, the critic's targets scaled by ``reward_scale`` and its loss weighed by ``vf_coef``
     (as in PPO); with ``--init-from`` only the critic learns (the actor keeps the checkpoint's
-    weights; with ``--torso shared`` the value head)."""
+    weights; with ``--torso shared`` the value head). ``each_step()`` runs after every optimizer step."""
 
     def evaluate(batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         logits, values = policy_and_value(actor, critic, batch["obs"], batch["masks"], batch.get("unseen"))
@@ -34,4 +36,4 @@ def warm_start(actor: Actor, critic: Critic, data: Demonstrations, args: Args, g
                    learning, data, epochs=args.bc_epochs, lr=args.bc_lr,
                    batch_size=args.bc_batch_size, generator=gen, value_scale=args.reward_scale,
                    value_weight=args.vf_coef, precision=autocast(compute_dtype(args.precision)),
-                   desc=f"warm start ({what} {teacher})", progress_bar=args.progress_bar)
+                   desc=f"warm start ({what} {teacher})", progress_bar=args.progress_bar, each_step=each_step)
