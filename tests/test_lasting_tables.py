@@ -151,9 +151,9 @@ def test_records_exported_from_the_store_warm_start_a_training_run(tmp_path, lin
     _export_and_validate(db_path, out, 1)
     imitated = []
 
-    def warm_start(actor, critic, data, args, gen):
+    def warm_start(actor, critic, data, args, gen, **options):
         imitated.append(data.actions.tolist())
-        return real(actor, critic, data, args, gen)
+        return real(actor, critic, data, args, gen, **options)
 
     real = ppo_vector.warm_start
     monkeypatch.setattr(ppo_vector, "warm_start", warm_start)

@@ -112,7 +112,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
             if data is not None:
                 # threads fitted as in PPO: a busy neighbour would otherwise stall every product
                 refit = fitter.maybe_refit if fitter is not None else lambda: None
-                write_scalars(writer, warm_start(actor, critic, data, args, gen, refit), 0)
+                write_scalars(writer, warm_start(actor, critic, data, args, gen, each_step=refit), 0)
                 del data
             progress.phase = "ppo"
             run.optimizer_state = None  # a fresh optimizer after the warm start
