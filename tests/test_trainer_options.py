@@ -406,7 +406,6 @@ def test_the_fitter_gives_torch_between_one_and_the_usable_cores():
         torch.set_num_threads(before)
 
 
-
 def test_the_warm_start_fits_torch_threads_after_every_step(tmp_path, monkeypatch):
     """With ``--torch-threads 0`` the warm start refits torch's threads as PPO does: started beside a
     busy run with both cores to itself, its products would each wait for a descheduled thread."""
