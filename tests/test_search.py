@@ -222,6 +222,6 @@ def test_card_values_are_the_searchs_worlds_own_points_from_the_view_only(varian
     best, outcomes, _ = agent.evaluate(state.view(seat), np.random.default_rng(9))
     if variant == "hornafjardar":
         assert outcomes == pytest.approx({a: 1.5 * p for a, p in values.points.items()})
-        assert values.cost(best) == 0
+        assert values.cost(best) == pytest.approx(0, abs=1e-12)  # two cards may tie up to rounding
     costs = {a: values.cost(a) for a in values.points}
     assert min(costs.values()) == 0 and all(c == pytest.approx(values.best - values.points[a]) for a, c in costs.items())
