@@ -174,11 +174,11 @@ def test_the_checkpoints_play_mode_is_the_default_and_options_override_it(play, 
     assert not make_ppo_agent(f"{path},plain", symmetric=True).symmetric  # the spec's option wins
 
 
-def test_the_shipped_basic_and_laugarvatn_agents_play_symmetric_and_the_others_plain():
+def test_the_shipped_basic_agent_plays_symmetric_and_the_others_plain():
     """As their checkpoints' ``play`` says (agents/models/README.md); ``ppo:plain`` plays any of them plain."""
     for variant in VARIANTS:
         rules = make_rules(variant)
         shipped = make_agent("ppo", rules).agent_for(rules)
-        expected = variant in ("basic", "laugarvatn")
+        expected = variant == "basic"
         assert shipped.symmetric == expected == make_agent(f"ppo:{variant}", rules).symmetric
         assert not make_agent("ppo:plain", rules).agent_for(rules).symmetric
