@@ -61,7 +61,8 @@ def markdown(arenas: list[tuple[Path, int, dict]], total: dict) -> str:
              "|---|---|---|---|"]
     lines += [f"| {path} | `{row['a']}` | {units} | {text(row['difference'])} |" for path, units, row in arenas]
     units = sum(units for _, units, _ in arenas)
-    lines.append(f"| **pooled**, {len(arenas)} arenas | | {units} | **{text(total)}** |")
+    count = f"{len(arenas)} arena" + ("s" if len(arenas) != 1 else "")
+    lines.append(f"| **pooled**, {count} | | {units} | **{text(total)}** |")
     return "\n".join(lines) + "\n"
 
 

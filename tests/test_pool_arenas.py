@@ -32,6 +32,7 @@ def test_pooling_averages_the_first_agents_margins_over_the_same_opponent(tmp_pa
     assert total["mean"] == pytest.approx(-0.1)
     assert total["high"] - total["mean"] == pytest.approx(Z95 * 0.05 / math.sqrt(2))
     assert "| **pooled**, 2 arenas | | 1000 | **-0.100" in pool_arenas.markdown(arenas, total)
+    assert "| **pooled**, 1 arena | | 500 | **+0.100" in pool_arenas.markdown(*pool_arenas.pool([one]))
 
 
 def test_an_arena_of_two_opponents_needs_against(tmp_path):
