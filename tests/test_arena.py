@@ -148,7 +148,7 @@ def test_cli_arena_prints_the_table_and_writes_files(tmp_path, capsys):
     assert code == 0
     printed = capsys.readouterr().out
     assert "**trjamann**" in printed and "| rule_based | 1 |" in printed
-    assert {p.name for p in out.iterdir()} == {"result.json", "result.md", "result.png"}
+    assert {p.name for p in out.iterdir()} == {"result.json", "result.md", "result.png", "games.json"}
     assert len(read_records(records)) == 12
 
 
@@ -220,8 +220,9 @@ def test_cli_checks_outputs_before_playing(tmp_path, capsys):
     argv = ["random", "random", "rule_based", "--deals", "2", "--out", str(out), "--records", str(records)]
     assert main(["arena", *argv, "--no-progress"]) == 0
     capsys.readouterr()
-    first = {name: (out / name).read_bytes() for name in ("result.json", "result.md", "result.png")}
-    assert f"{out} already holds result.json, result.md, result.png; pass --force" in arena_error(capsys, *argv, "--append")
+    first = {name: (out / name).read_bytes() for name in ("result.json", "result.md", "result.png", "games.json")}
+    assert (f"{out} already holds result.json, result.md, result.png, games.json; pass --force to overwrite them, "
+            "or --resume to play on after an interrupted run") in arena_error(capsys, *argv, "--append")
     assert f"{records} already exists; pass --append" in arena_error(capsys, *argv, "--force")
     assert "--out: " + f"{records} exists and is not a directory" in arena_error(capsys, *argv[:5], "--out", str(records))
     assert f"--records: {out} is a directory" in arena_error(capsys, *argv[:5], "--records", str(out))
@@ -246,7 +247,7 @@ def test_result_files_are_replaced_atomically(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="disk full"):
         write_outputs(result, tmp_path)
     assert (tmp_path / "result.png").read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json", "result.md", "result.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["games.json", "result.json", "result.md", "result.png"]
 
 
 def test_interrupt_keeps_the_finished_units_and_their_records(tmp_path, monkeypatch):
@@ -342,6 +343,136 @@ def test_sigint_stops_a_run_with_workers_promptly(tmp_path, group, signum):
     assert not any(map(alive, run.children))
     units = json.loads((out / "result.json").read_text())["settings"]["units"]
     assert run.err == (f"manni arena: interrupted after {units} of 100000 deals; kept their {6 * units} games in "
-                       f"{records} and their results in {out}\n")
+                       f"{records} and their results in {out}; rerun with --resume to play the rest\n")
     assert f"{units} duplicate deals (interrupted: {units} of 100000)" in run.out
     assert len(read_records(records)) == 6 * units
+
+
+# ----------------------------------------------------------------------------- games.json and --resume
+def test_games_json_holds_every_game_and_a_league_cells_older_file_reads_as_deals(tmp_path):
+    from manni_agents.evaluation.results import kept_result, read_games
+
+    rules, results = make_rules("hornafjardar", target=3), {}
+    for mode in ("deals", "games"):
+        results[mode] = run_arena(["random", "rule_based", "random"], rules, deals=2, seed=4, progress=False, mode=mode)
+        write_outputs(results[mode], tmp_path / mode)
+        assert read_games(tmp_path / mode) == (["random", "rule_based", "random"], results[mode].games)
+        assert kept_result(tmp_path / mode).games == results[mode].games
+    assert any(g.deals > 1 for g in results["games"].games)  # (games mode: the deals and win shares are kept)
+    data = json.loads((tmp_path / "deals" / "games.json").read_text())
+    older = {**data, "fields": data["fields"][:4], "games": [row[:4] for row in data["games"]]}
+    (tmp_path / "deals" / "games.json").write_text(json.dumps(older))
+    assert read_games(tmp_path / "deals") == (["random", "rule_based", "random"], results["deals"].games)
+    assert [(g.deals, g.win) for g in results["deals"].games] == [(1, None)] * 12
+    assert read_games(tmp_path / "none") == ([], [])
+
+
+ARENA = ["random", "rule_based", "random", "--variant", "basic", "--deals", "5", "--seed", "7", "--no-progress"]
+
+
+def _units_played(monkeypatch, stop_at: int | None = None) -> list[int]:
+    """The units the arena plays (in this process: one worker) from now on, listed as they start;
+    with ``stop_at``, Ctrl-C when that unit starts."""
+    import manni_agents.evaluation.arena as arena
+
+    played, play = [], arena._play_units
+
+    def listed(players, specs, rules, seed, mode, start, stop, want_records):
+        if start == stop_at:
+            raise KeyboardInterrupt
+        played.extend(range(start, stop))
+        return play(players, specs, rules, seed, mode, start, stop, want_records)
+
+    monkeypatch.setattr(arena, "_play_units", listed)
+    return played
+
+
+def _interrupted_arena(monkeypatch, capsys, *args: str) -> str:
+    """``manni arena ARENA ARGS`` stopped by Ctrl-C after 2 of its 5 units: its last error line."""
+    with monkeypatch.context() as patch:
+        _units_played(patch, stop_at=2)
+        assert main(["arena", *ARENA, *args]) == 130
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def _files(where) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(where.iterdir())}
+
+
+@pytest.mark.parametrize("extra", [[], ["--mode", "games", "--target", "3"]], ids=["deals", "games"])
+def test_an_interrupted_arena_resumed_equals_one_never_interrupted(tmp_path, capsys, monkeypatch, extra):
+    """``--resume`` plays only the units after the kept ones; result, games and records then equal
+    an uninterrupted run's (but for the time per move)."""
+    out, records = tmp_path / "out", tmp_path / "games.jsonl"
+    argv = [*extra, "--out", str(out), "--records", str(records)]
+    unit = "games" if extra else "deals"
+    assert _interrupted_arena(monkeypatch, capsys, *argv) == (
+        f"manni arena: interrupted after 2 of 5 {unit}; kept their 12 games in {records} and their results in {out}; "
+        "rerun with --resume to play the rest")
+    assert json.loads((out / "result.json").read_text())["settings"]["units_requested"] == 5
+    played = _units_played(monkeypatch)
+    assert main(["arena", *ARENA, *argv, "--resume"]) == 0
+    assert played == [2, 3, 4]
+    assert capsys.readouterr().out.startswith(f"resuming after 2 of 5 {unit} kept in {out}\n")
+    fresh, fresh_records = tmp_path / "fresh", tmp_path / "fresh.jsonl"
+    assert main(["arena", *ARENA, *extra, "--out", str(fresh), "--records", str(fresh_records)]) == 0
+    resumed, whole = (json.loads((where / "result.json").read_text()) for where in (out, fresh))
+    assert "units_requested" not in resumed["settings"] and _without_times(resumed) == _without_times(whole)
+    assert (out / "games.json").read_bytes() == (fresh / "games.json").read_bytes()
+    assert "interrupted" not in (out / "result.md").read_text()
+    assert records.read_bytes() == fresh_records.read_bytes()  # every game once, in order
+    assert len(read_records(records)) == 30
+
+
+def test_resume_refuses_what_it_cannot_continue_and_leaves_the_run_as_it_is(tmp_path, capsys, monkeypatch):
+    out, records, other = tmp_path / "out", tmp_path / "games.jsonl", tmp_path / "other.jsonl"
+    argv = ["--out", str(out), "--records", str(records)]
+    _interrupted_arena(monkeypatch, capsys, *argv)
+    kept, held = _files(out), records.read_bytes()
+    older = tmp_path / "older"
+    older.mkdir()
+    for name in ("result.json", "result.md", "result.png"):  # as an older manni arena left an interrupted run
+        (older / name).write_bytes(kept[name])
+    other.write_bytes(held + held.splitlines(keepends=True)[-1])  # the last game twice
+    rerun = ["random", "rule_based", "random", "--variant", "basic", "--seed", "7"]
+    settings = "pass --force instead of --resume to replace it, or choose another --out"
+    for args, message in [
+        (["--seed", "8"], f"{out} holds a result of other settings: seed 7 (asked: 8); {settings}"),
+        (["--target", "5", "--mode", "games"],
+         f"{out} holds a result of other settings: mode deals (asked: games), target 10 (asked: 5); {settings}"),
+        (["--variant", "trjamann"],
+         f"{out} holds a result of other settings: variant basic (asked: trjamann); {settings}"),
+        (["--deals", "2"], f"{out} already keeps 2 deals of the 5 its run asked for; pass a --deals above 2 to play on"),
+        (["--records", str(tmp_path / "none.jsonl")], f"argument --records: {tmp_path / 'none.jsonl'} holds 0 games, "
+         "not the 12 of the 2 deals kept; pass the interrupted run's --records file, or none"),
+        (["--records", str(other)], f"argument --records: {other} holds 13 games, not the 12 of the 2 deals kept"),
+        (["--force"], "argument --resume: not allowed with argument --force"),
+    ]:
+        assert message in arena_error(capsys, *rerun, "--deals", "5", *argv, *args, "--resume")
+    line = arena_error(capsys, "random", "random", "rule_based", "--variant", "basic", "--seed", "7", *argv, "--resume")
+    assert "seed" not in line and "agents random rule_based random (asked: random random rule_based)" in line
+    line = arena_error(capsys, *rerun, "--deals", "5", "--out", str(older), "--resume")
+    assert line == (f"manni arena: error: argument --resume: {older} holds an interrupted result without its games.json "
+                    "(written by an older manni arena), which cannot be resumed; pass --force instead of --resume "
+                    "to play it afresh")
+    assert arena_error(capsys, *rerun, "--resume") == ("manni arena: error: argument --resume: needs --out DIR, "
+                                                       "the directory of the run to resume")
+    assert _files(out) == kept and records.read_bytes() == held and len(_files(older)) == 3
+    assert not (tmp_path / "none.jsonl").exists()
+
+
+def test_resume_plays_into_an_empty_out_and_prints_a_complete_one(tmp_path, capsys, monkeypatch):
+    """A script may always pass ``--resume``: a new ``--out`` is played, a complete one not again."""
+    out = tmp_path / "out"
+    argv = ["random", "rule_based", "random", "--variant", "basic", "--deals", "2", "--no-progress", "--out", str(out)]
+    assert main(["arena", *argv, "--resume"]) == 0
+    kept = _files(out)
+    assert set(kept) == {"result.json", "result.md", "result.png", "games.json"}
+    table = capsys.readouterr().out.split("\n\nwrote ")[0]
+    played = _units_played(monkeypatch)
+    assert main(["arena", *argv, "--resume"]) == 0
+    assert played == [] and _files(out) == kept
+    said = f"{out} already holds the complete result of these 2 deals; nothing to play"
+    assert capsys.readouterr().out == f"{table}\n\n{said}\n"
+    assert ("holds a result of other settings: 2 deals (asked: 3)"
+            in arena_error(capsys, *argv, "--deals", "3", "--resume"))

@@ -2,9 +2,9 @@
 
 A *cell* ``(X, Y)`` is ``manni arena X Y Y`` in deals mode (:func:`manni_agents.evaluation.arena.run_arena`, seeded
 with the league's seed), kept in ``OUT/VARIANT/X_vs_Y/`` as ``result.json``/``.md``/``.png`` and
-``games.json`` (every game's seating and scores, for the ratings) and ``players.json`` (who X and Y
-were: :func:`identity`). In a spec, characters other than letters, digits and ``_.=,-`` become
-``-`` in the directory name. A cell whose ``result.json`` already holds these settings (agents,
+``games.json`` (every game's seating and scores, for the ratings and to resume: :mod:`.results`)
+and ``players.json`` (who X and Y were: :func:`identity`). In a spec, characters other than
+letters, digits and ``_.=,-`` become ``-`` in the directory name. A cell whose ``result.json`` already holds these settings (agents,
 rules, seed, at least its deals) is kept while its players are the same (the spec; for a
 checkpoint path the hash of its weights and metadata; for a bot the name and version it gives in
 ``hello`` and the hashes of what its command runs: :func:`bot_code`), so adding an agent plays only
@@ -45,7 +45,7 @@ from manni_agents.bots.process import BotFault, script_of
 from manni_agents.evaluation.arena import (ArenaInterrupted, ArenaResult, Game, Interval, openskill_ratings, own_name,
                                             run_arena, same_arena)
 from manni_agents.evaluation.arena import labels as arena_labels
-from manni_agents.evaluation.results import write_outputs
+from manni_agents.evaluation.results import GAMES_FILE, kept_result, read_games, saved, write_outputs
 from manni_env.files import replace_atomically, write_text
 from manni_env.interrupts import stop_signals
 from manni_env.rules import Rules, make_rules
@@ -129,20 +129,6 @@ def wanted(x: str, y: str, rules: Rules, seed: int) -> dict:
     return same_arena([x, y, y], rules, "deals", seed)
 
 
-def saved(where: Path) -> dict | None:
-    """The result.json in ``where``, or None; ValueError if it is unreadable."""
-    file = where / "result.json"
-    if not file.exists():
-        return None
-    try:
-        data = json.loads(file.read_text())
-        if not {"settings", "agents", "head_to_head"} <= data.keys() or "units" not in data["settings"]:
-            raise ValueError("keys missing")
-    except (OSError, ValueError, AttributeError, TypeError) as err:
-        raise ValueError(f"{file} is not a readable arena result ({err}); delete it or pass --force") from None
-    return data
-
-
 def status(result: dict | None, want: dict, deals: int) -> str:
     """``missing``, ``done`` (these settings, at least ``deals``), ``partial`` (these settings, interrupted) or ``other``."""
     if result is None:
@@ -160,17 +146,7 @@ class Cell:
     where: Path
     deals: int
     players: list[dict] | None = None  # identity of x and of y (None: not checked, not recorded)
-    resume: bool = False  # play on after the deals an interrupted run of the same players kept (:func:`kept_partial`)
-
-
-def kept_partial(where: Path) -> ArenaResult:
-    """The interrupted cell kept in ``where`` as the arena result of its finished deals, games
-    included, for the arena to resume (``ValueError`` if its files cannot be read as one)."""
-    data = saved(where)
-    agents, games = _games(where)
-    if data is None or agents != data["settings"]["agents"]:
-        raise ValueError(f"{where} holds no interrupted cell to resume; delete it or pass --force")
-    return ArenaResult.from_dict(data, [Game(u, p, tuple(players), tuple(score), 1, None) for u, p, players, score in games])
+    resume: bool = False  # play on after the deals an interrupted run of the same players kept (:func:`kept_result`)
 
 
 def plan(pairs: list[tuple[str, str]], rules: Rules, seed: int, out: Path, deals_of: Callable[[str, str], int],
@@ -195,7 +171,7 @@ def plan(pairs: list[tuple[str, str]], rules: Rules, seed: int, out: Path, deals
             if same and state == "done":
                 say(f"kept {x} vs {y} ×2 ({cell.deals} deals, seed {seed})")
                 continue
-            if same and kept < cell.deals and (cell.where / "games.json").exists():
+            if same and kept < cell.deals and (cell.where / GAMES_FILE).exists():
                 say(f"resuming {x} vs {y} ×2: {kept} of its {cell.deals} deals kept from an interrupted run")
                 cell = replace(cell, resume=True)
             elif not same:
@@ -232,7 +208,7 @@ def play(cells: list[Cell], rules: Rules, seed: int, workers: int = 1, progress:
     way are written too, and :class:`~manni_agents.evaluation.arena.ArenaInterrupted` is raised."""
     with stop_signals():
         for n, cell in enumerate(cells, 1):
-            earlier = kept_partial(cell.where) if cell.resume else None
+            earlier = kept_result(cell.where) if cell.resume else None
             after = f" ({earlier.settings['units']} kept)" if earlier else ""
             say(f"[{n}/{len(cells)}] {cell.x} vs {cell.y} ×2: {cell.deals} deals{after}, seed {seed}")
             try:
@@ -246,14 +222,11 @@ def play(cells: list[Cell], rules: Rules, seed: int, workers: int = 1, progress:
 
 
 def write_cell(result: ArenaResult, where: Path, players: list[dict] | None = None) -> None:
-    """``players.json`` (who played, when known), ``games.json`` (seating and scores of every
-    game), then the arena's result files."""
+    """``players.json`` (who played, when known), then the arena's result files and ``games.json``
+    (:func:`~manni_agents.evaluation.results.write_outputs`)."""
     where.mkdir(parents=True, exist_ok=True)
     if players is not None:
         write_text(where / "players.json", json.dumps({"players": players}, indent=2) + "\n")
-    games = [[g.unit, g.seating, list(g.players), list(g.score)] for g in result.games]
-    data = {"agents": result.settings["agents"], "fields": ["unit", "seating", "players", "score"], "games": games}
-    write_text(where / "games.json", json.dumps(data, separators=(",", ":")) + "\n")
     write_outputs(result, where)
 
 
@@ -398,7 +371,7 @@ def leaderboard(out: Path, agents: list[str], rules: Rules, seed: int, players: 
     played (see the module docstring)."""
     results = kept_results(out, agents, rules, players)
     names = labels(players)
-    ratings = _ratings(agents, [_games(cell_dir(out, rules.variant, x, y)) for x, y in results])
+    ratings = _ratings(agents, [read_games(cell_dir(out, rules.variant, x, y)) for x, y in results])
     standings = []
     for spec in agents:
         own = [r["agents"][0]["deal_score"] for (x, _), r in results.items() if x == spec]
@@ -442,16 +415,8 @@ def _combined(scores: list[dict]) -> Interval:
     return Interval(mean, mean - half, mean + half)
 
 
-def _games(where: Path) -> tuple[list[str], list[list]]:
-    """(agents, games) of a cell's games.json; no games for a cell kept without one."""
-    file = where / "games.json"
-    if not file.exists():
-        return [], []
-    data = json.loads(file.read_text())
-    return data["agents"], data["games"]
-
-
-def _ratings(agents: list[str], cells: list[tuple[list[str], list[list]]]) -> dict[str, tuple[float, float]]:
-    """openskill ratings over the cells' games, cells in order (see the module docstring)."""
-    matches = (([specs[j] for j in players], score) for specs, games in cells for _, _, players, score in games)
+def _ratings(agents: list[str], cells: list[tuple[list[str], list[Game]]]) -> dict[str, tuple[float, float]]:
+    """openskill ratings over the cells' games (a cell kept without games.json has none), cells in
+    order (see the module docstring)."""
+    matches = (([specs[j] for j in g.players], g.score) for specs, games in cells for g in games)
     return openskill_ratings(agents, matches)
