@@ -149,10 +149,26 @@ def test_warm_start_data_depend_on_the_seed_only():
     ({"bc_teacher": "pimc"}, "--bc-teacher must be one of rule_based, random"),
     ({"variant": "trjamann", "target": 5}, "option 'target' is not valid for variant 'trjamann'"),
     ({"save_every": -1}, "--save-every must not be negative"),
+    ({"anneal_lr_to": 1.5}, "--anneal-lr-to is a fraction of --learning-rate from 0 to 1, got 1.5"),
+    ({"anneal_lr_to": 0.5, "anneal_lr": False}, "--anneal-lr-to needs --anneal-lr"),
 ])
 def test_bad_arguments_are_named(change, message):
     with pytest.raises(ValueError, match=message):
         Args(**change).check()
+
+
+def test_the_learning_rate_decays_linearly_to_its_end_fraction():
+    """--anneal-lr decays --learning-rate linearly over --total-steps, to 0 or to --anneal-lr-to of
+    it; --no-anneal-lr keeps it."""
+    from manni_train.ppo_vector import learning_rate
+
+    args = Args(variant="trjamann", total_steps=1_000, learning_rate=1e-3)
+    args.check()
+    assert [learning_rate(args, steps) for steps in (0, 500, 1_000)] == pytest.approx([1e-3, 5e-4, 0.0])
+    args.anneal_lr_to = 0.5
+    assert [learning_rate(args, steps) for steps in (0, 500, 1_000)] == pytest.approx([1e-3, 7.5e-4, 5e-4])
+    args.anneal_lr, args.anneal_lr_to = False, 0.0
+    assert learning_rate(args, 700) == 1e-3
 
 
 def test_no_final_arena_is_too_small_for_a_confidence_interval():

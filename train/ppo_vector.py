@@ -128,7 +128,7 @@ def train(args: Args, sampler: Sampler | None = None, make_learner: Callable[...
                        disable=not args.progress_bar)
 
             while progress.steps < args.total_steps and not (args.time_limit_s and run.wall_time() > args.time_limit_s):
-                lr = args.learning_rate * (1.0 - progress.steps / args.total_steps if args.anneal_lr else 1.0)
+                lr = learning_rate(args, progress.steps)
                 collect_start = time.time()
                 batch = sampler.collect(actor, critic)
                 # the rollout's time, or with --overlap what it took beyond the update (its valuing apart)
@@ -181,6 +181,14 @@ def write_scalars(writer: SummaryWriter, scalars: Mapping[str, float], step: int
     with deferred_interrupt():
         for name, value in scalars.items():
             writer.add_scalar(name, value, step)
+
+
+def learning_rate(args: Args, steps: int) -> float:
+    """The learning rate after ``steps`` learner decisions: ``--learning-rate``, or with ``--anneal-lr``
+    decayed linearly from it to ``--anneal-lr-to`` of it at ``--total-steps``."""
+    if not args.anneal_lr:
+        return args.learning_rate
+    return args.learning_rate * (1.0 - (1.0 - args.anneal_lr_to) * steps / args.total_steps)
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:

@@ -50,6 +50,9 @@ class Args(SelfPlayArgs):
     learning_rate: float | None = None
     """Adam learning rate (default: 1e-3)"""
     anneal_lr: bool = True
+    anneal_lr_to: float = 0.0
+    """with --anneal-lr, the fraction of --learning-rate the linear decay ends at after --total-steps
+    (0: to zero; 0.5: to half, the rate a run twice as long has at this run's end)"""
     # many games per vector step and large minibatches: the per-step and per-minibatch overheads
     # are spread over many decisions, and a fresh decision is cheaper than another pass over an old one
     num_envs: int = 1024
@@ -179,6 +182,10 @@ class Args(SelfPlayArgs):
         if self.torso == "shared" and self.critic != "seat":
             raise ValueError("--torso shared needs --critic seat (the actor's layers read its observation only)")
         self.check_at_least(1, "bc_batch_size")
+        if not 0.0 <= self.anneal_lr_to <= 1.0:
+            raise ValueError(f"--anneal-lr-to is a fraction of --learning-rate from 0 to 1, got {self.anneal_lr_to}")
+        if self.anneal_lr_to and not self.anneal_lr:
+            raise ValueError("--anneal-lr-to needs --anneal-lr (with --no-anneal-lr the rate stays constant)")
         if self.save_every < 0:
             raise ValueError(f"--save-every must not be negative (0: no copies), got {self.save_every}")
         check_expert_iteration(self)
