@@ -139,15 +139,15 @@ def audit(frames: list[str], deals: list[dict], seat: int) -> None:
     """No frame carries a card of another seat's hand before it was played: a frame of deal ``d``
     shows only the seat's own cards and the played cards of deals 1 to ``d`` (the log and the review
     keep earlier deals'), so the first deal's frames, where the rejoin is, are held to that deal's."""
+    known = [set()]  # known[d]: what the seat may have seen by deal d
+    for dealt in deals:
+        known.append(known[-1] | set(dealt["hands"][seat]) | set(dealt.get("manni") or [])  # a swap gives the Manni
+                     | {c for trick in dealt["tricks"] for c in trick["cards"]})
     for frame in frames:
         game = json.loads(frame).get("game") if frame.startswith("{") else None
-        deal = game["deal"] if game else 1
-        known: set[str] = set()
-        for dealt in deals[:deal]:
-            known |= set(dealt["hands"][seat]) | set(dealt.get("manni") or [])  # a swap gives the Manni
-            known |= {c for trick in dealt["tricks"] for c in trick["cards"]}
+        seen = known[min(game["deal"] if game else 1, len(deals))]
         shown = set(CARD.findall(frame))
-        assert shown <= known, sorted(shown - known)
+        assert shown <= seen, sorted(shown - seen)
 
 
 def test_the_waiting_and_invite_pages_say_what_the_table_is(served):

@@ -14,9 +14,9 @@ from manni_env.files import replace_atomically
 if TYPE_CHECKING:
     from manni_agents.evaluation.arena import ArenaResult, Game
 
-#: the files :func:`write_outputs` writes (``manni arena --out``)
-RESULT_FILES = ("result.json", "result.md", "result.png", "games.json")
 GAMES_FILE = "games.json"
+#: the files :func:`write_outputs` writes (``manni arena --out``)
+RESULT_FILES = ("result.json", "result.md", "result.png", GAMES_FILE)
 #: a game's fields in ``games.json``, in order; the league's files from before ``deals`` and
 #: ``win`` were written have the first four (deals mode: one deal, no win share)
 GAME_FIELDS = ("unit", "seating", "players", "score", "deals", "win")
