@@ -195,6 +195,17 @@ def test_a_run_saved_before_overlap_existed_resumes_without_it(run):
     assert not resume.resumed(Args(resume=str(run))).overlap
 
 
+def test_a_run_saved_before_anneal_lr_to_existed_keeps_its_decay_to_zero(run):
+    _ppo_state(run)
+    saved = json.loads((run / "args.json").read_text())
+    saved["variant"], saved["anneal_lr_to"] = "trjamann", 0.5
+    (run / "args.json").write_text(json.dumps(saved))
+    assert resume.resumed(Args(resume=str(run))).anneal_lr_to == 0.5
+    del saved["anneal_lr_to"]  # not Trjámann's default of now: the schedule the run started with
+    (run / "args.json").write_text(json.dumps(saved))
+    assert resume.resumed(Args(resume=str(run))).anneal_lr_to == 0.0
+
+
 def test_a_run_directory_of_the_older_name_resumes_where_it_is(finished, tmp_path, capsys):
     """Runs were named ``<variant>_ppovec_s<seed>_<time>`` before the names followed ``--trainer
     vector``: such a directory resumes, and the run goes on in it."""

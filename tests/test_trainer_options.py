@@ -351,9 +351,18 @@ def test_the_defaults_by_variant_and_a_given_value_wins():
         return args.total_steps, args.learning_rate, args.update_epochs, args.minibatch_size
 
     assert run() == (12_000_000, 1e-3, 1, 1024)  # Hornafjarðarmanni
-    assert run("--variant", "trjamann") == run("--variant", "laugarvatn") == (27_000_000, 1e-3, 1, 1024)
+    assert run("--variant", "laugarvatn") == (27_000_000, 1e-3, 1, 1024)
+    assert run("--variant", "trjamann") == (20_000_000, 1e-3, 1, 1024)
     assert run("--variant", "basic") == (32_000_000, 1e-3, 1, 1024)
     assert run("--variant", "basic", "--total-steps", "7", "--update-epochs", "3") == (7, 1e-3, 3, 1024)
+    trjamann = parse_args(Args, ["--variant", "trjamann"])
+    assert (trjamann.opponent_mix, trjamann.anneal_lr_to) == ("snapshot=0.95,random=0.05", 0.5)
+    assert "rule_based" in parse_args(Args, []).mix() and parse_args(Args, []).anneal_lr_to == 0.0
+    given = parse_args(Args, ["--variant", "trjamann", "--opponent-mix", "none", "--anneal-lr-to", "0.2"])
+    assert (given.opponent_mix, given.anneal_lr_to) == ("none", 0.2)
+    constant = parse_args(Args, ["--variant", "trjamann", "--no-anneal-lr"])  # no decay: nothing to end at
+    constant.check()
+    assert constant.anneal_lr_to == 0.0
     saved = dataclasses.asdict(Args(variant="basic", total_steps=3, learning_rate=2e-4))
     assert (Args.from_dict(saved).total_steps, Args.from_dict(saved).learning_rate) == (3, 2e-4)  # --resume
 

@@ -354,8 +354,9 @@ def resumed(args: A) -> A:
         if not isinstance(saved, dict):
             raise ValueError("not a JSON object")
         # a run saved before --overlap (--torso) existed played its rollouts in the trainer's process
-        # (with a critic of its own)
-        run = type(args).from_dict({"overlap": False, "torso": "separate", **saved, "resume": str(path),
+        # (with a critic of its own); one saved before --anneal-lr-to decayed its rate to 0
+        run = type(args).from_dict({"overlap": False, "torso": "separate", "anneal_lr_to": 0.0, **saved,
+                                    "resume": str(path),
                                     "runs_dir": str(path.parent), "run_name": path.name})
         if "critic_hidden" not in saved and getattr(run, "critic_hidden", None) is not None:
             run.critic_hidden = list(run.hidden)  # saved before --critic-hidden: the critic as wide as the actor

@@ -18,13 +18,21 @@ from manni_train.networks import TORSOS
 from manni_train.precision import PRECISIONS
 from manni_train.record_demonstrations import load_records
 
+#: the opponents of the defaults: the learner's own snapshots (60%, ``--snapshot-every``,
+#: ``--pool-size``), ``rule_based`` 30%, ``random`` 5%, the rest the learner
+POPULATION_MIX = "snapshot=0.6,rule_based=0.3,random=0.05"
+#: Trjámann's opponents: snapshots and ``random`` only, no ``rule_based`` (level with ``pimc`` sooner)
+SNAPSHOT_MIX = "snapshot=0.95,random=0.05"
+_ONE_EPOCH = {"learning_rate": 1e-3, "update_epochs": 1, "minibatch_size": 1024, "anneal_lr_to": 0.0,
+              "opponent_mix": POPULATION_MIX}
 #: the defaults that differ by variant (``None``: the others): how many learner decisions to train
-#: for and how to update on them, each row measured over three training seeds against ``pimc``
-#: (benchmarks/results/time_to_strength.md); an option given on the command line wins
-VARIANT_DEFAULTS: dict[str | None, dict[str, float]] = {
-    None: {"total_steps": 27_000_000, "learning_rate": 1e-3, "update_epochs": 1, "minibatch_size": 1024},
-    "hornafjardar": {"total_steps": 12_000_000, "learning_rate": 1e-3, "update_epochs": 1, "minibatch_size": 1024},
-    "basic": {"total_steps": 32_000_000, "learning_rate": 1e-3, "update_epochs": 1, "minibatch_size": 1024},
+#: for, how to update on them and against whom, each row measured over three training seeds against
+#: ``pimc`` (benchmarks/results/time_to_strength.md); an option given on the command line wins
+VARIANT_DEFAULTS: dict[str | None, dict[str, float | str]] = {
+    None: {**_ONE_EPOCH, "total_steps": 27_000_000},
+    "hornafjardar": {**_ONE_EPOCH, "total_steps": 12_000_000},
+    "trjamann": {**_ONE_EPOCH, "total_steps": 20_000_000, "anneal_lr_to": 0.5, "opponent_mix": SNAPSHOT_MIX},
+    "basic": {**_ONE_EPOCH, "total_steps": 32_000_000},
 }
 #: ``--play``: how the exported agent plays (``auto``: :meth:`Args.exported_play`)
 PLAY_CHOICES = ("auto", *PLAY_MODES)
@@ -46,13 +54,14 @@ class Args(SelfPlayArgs):
     total_steps: int | None = None
     """learner decisions to train for, exactly: the last update takes only the rollout's first decisions
     still to train (default: 27,000,000; 12,000,000 in Hornafjarðarmanni, which learns fastest;
-    32,000,000 in Basic Manni, which learns most slowly)"""
+    20,000,000 in Trjámann; 32,000,000 in Basic Manni, which learns most slowly)"""
     learning_rate: float | None = None
     """Adam learning rate (default: 1e-3)"""
     anneal_lr: bool = True
-    anneal_lr_to: float = 0.0
+    anneal_lr_to: float | None = None
     """with --anneal-lr, the fraction of --learning-rate the linear decay ends at after --total-steps
-    (0: to zero; 0.5: to half, the rate a run twice as long has at this run's end)"""
+    (0: to zero; 0.5: to half, the rate a run twice as long has at this run's end; default: 0, 0.5 in
+    Trjámann)"""
     # many games per vector step and large minibatches: the per-step and per-minibatch overheads
     # are spread over many decisions, and a fresh decision is cheaper than another pass over an old one
     num_envs: int = 1024
@@ -63,7 +72,11 @@ class Args(SelfPlayArgs):
     """optimisation epochs over each rollout (default: 1)"""
     # a population from the start: most opponents are the learner's own snapshots, one every 250,000
     # decisions, the 16 latest kept (they span the last 4 M decisions)
-    opponent_mix: str = "snapshot=0.6,rule_based=0.3,random=0.05"
+    opponent_mix: str | None = None
+    """who plays each seat at the start of a game: KIND=SHARE,... with KIND snapshot (a frozen copy of
+    the learner from the pool), rule_based or random, and SHARE a probability (0.2 or 1/3), drawn per
+    seat; the rest, and at least one seat, is the learner's; none: pure self-play (default:
+    snapshot=0.6,rule_based=0.3,random=0.05; snapshot=0.95,random=0.05 in Trjámann)"""
     snapshot_every: int = 250_000
     pool_size: int = 16
     eval_every: int = 1_000_000
@@ -163,8 +176,8 @@ class Args(SelfPlayArgs):
 
     def __post_init__(self) -> None:
         for name, value in VARIANT_DEFAULTS.get(self.variant, VARIANT_DEFAULTS[None]).items():
-            if getattr(self, name) is None:
-                setattr(self, name, value)
+            if getattr(self, name) is None:  # no decay (--no-anneal-lr): nothing for it to end at
+                setattr(self, name, 0.0 if name == "anneal_lr_to" and not self.anneal_lr else value)
         if self.critic_hidden is None and self.torso == "separate":  # recorded as sized (args.json)
             halve = self.variant in HALF_WIDTH_CRITIC
             self.critic_hidden = [max(1, size // 2) if halve else size for size in self.hidden]
