@@ -162,10 +162,11 @@ def test_the_learning_rate_decays_linearly_to_its_end_fraction():
     it; --no-anneal-lr keeps it."""
     from manni_train.ppo_vector import learning_rate
 
-    args = Args(variant="trjamann", total_steps=1_000, learning_rate=1e-3)
+    args = Args(variant="laugarvatn", total_steps=1_000, learning_rate=1e-3)  # to 0 by default
     args.check()
     assert [learning_rate(args, steps) for steps in (0, 500, 1_000)] == pytest.approx([1e-3, 5e-4, 0.0])
-    args.anneal_lr_to = 0.5
+    args = Args(variant="trjamann", total_steps=1_000, learning_rate=1e-3)  # to half by default
+    args.check()
     assert [learning_rate(args, steps) for steps in (0, 500, 1_000)] == pytest.approx([1e-3, 7.5e-4, 5e-4])
     args.anneal_lr, args.anneal_lr_to = False, 0.0
     assert learning_rate(args, 700) == 1e-3
