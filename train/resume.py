@@ -356,8 +356,7 @@ def resumed(args: A) -> A:
         # a run saved before --overlap (--torso) existed played its rollouts in the trainer's process
         # (with a critic of its own); one saved before --anneal-lr-to decayed its rate to 0
         run = type(args).from_dict({"overlap": False, "torso": "separate", "anneal_lr_to": 0.0, **saved,
-                                    "resume": str(path),
-                                    "runs_dir": str(path.parent), "run_name": path.name})
+                                    "resume": str(path), "runs_dir": str(path.parent), "run_name": path.name})
         if "critic_hidden" not in saved and getattr(run, "critic_hidden", None) is not None:
             run.critic_hidden = list(run.hidden)  # saved before --critic-hidden: the critic as wide as the actor
         run.check()

@@ -23,16 +23,17 @@ from manni_train.record_demonstrations import load_records
 POPULATION_MIX = "snapshot=0.6,rule_based=0.3,random=0.05"
 #: Trjámann's opponents: snapshots and ``random`` only, no ``rule_based`` (level with ``pimc`` sooner)
 SNAPSHOT_MIX = "snapshot=0.95,random=0.05"
-_ONE_EPOCH = {"learning_rate": 1e-3, "update_epochs": 1, "minibatch_size": 1024, "anneal_lr_to": 0.0,
-              "opponent_mix": POPULATION_MIX}
+#: what every variant's defaults share unless its row says otherwise
+_EVERY_VARIANT = {"learning_rate": 1e-3, "update_epochs": 1, "minibatch_size": 1024, "anneal_lr_to": 0.0,
+                  "opponent_mix": POPULATION_MIX}
 #: the defaults that differ by variant (``None``: the others): how many learner decisions to train
 #: for, how to update on them and against whom, each row measured over three training seeds against
 #: ``pimc`` (benchmarks/results/time_to_strength.md); an option given on the command line wins
 VARIANT_DEFAULTS: dict[str | None, dict[str, float | str]] = {
-    None: {**_ONE_EPOCH, "total_steps": 27_000_000},
-    "hornafjardar": {**_ONE_EPOCH, "total_steps": 12_000_000},
-    "trjamann": {**_ONE_EPOCH, "total_steps": 20_000_000, "anneal_lr_to": 0.5, "opponent_mix": SNAPSHOT_MIX},
-    "basic": {**_ONE_EPOCH, "total_steps": 32_000_000},
+    None: {**_EVERY_VARIANT, "total_steps": 27_000_000},
+    "hornafjardar": {**_EVERY_VARIANT, "total_steps": 12_000_000},
+    "trjamann": {**_EVERY_VARIANT, "total_steps": 20_000_000, "anneal_lr_to": 0.5, "opponent_mix": SNAPSHOT_MIX},
+    "basic": {**_EVERY_VARIANT, "total_steps": 32_000_000},
 }
 #: ``--play``: how the exported agent plays (``auto``: :meth:`Args.exported_play`)
 PLAY_CHOICES = ("auto", *PLAY_MODES)
@@ -175,9 +176,12 @@ class Args(SelfPlayArgs):
     """weight of the search targets' cross-entropy in the update's loss"""
 
     def __post_init__(self) -> None:
-        for name, value in VARIANT_DEFAULTS.get(self.variant, VARIANT_DEFAULTS[None]).items():
-            if getattr(self, name) is None:  # no decay (--no-anneal-lr): nothing for it to end at
-                setattr(self, name, 0.0 if name == "anneal_lr_to" and not self.anneal_lr else value)
+        defaults = VARIANT_DEFAULTS.get(self.variant, VARIANT_DEFAULTS[None])
+        if not self.anneal_lr:  # no decay (--no-anneal-lr): nothing for it to end at
+            defaults = {**defaults, "anneal_lr_to": 0.0}
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                setattr(self, name, value)
         if self.critic_hidden is None and self.torso == "separate":  # recorded as sized (args.json)
             halve = self.variant in HALF_WIDTH_CRITIC
             self.critic_hidden = [max(1, size // 2) if halve else size for size in self.hidden]
