@@ -23,9 +23,10 @@ It writes ``OUT/VARIANT.json`` (every number), ``OUT/VARIANT.md`` (the table) an
 
 ``--no-play`` times the rungs and writes the page without playing a cell. ``--place SPEC ...``
 puts agents on the ladder instead (:func:`rung_reached`): each plays two copies of each rung from
-the bottom until it falls behind one, and ``OUT/VARIANT_placed.md`` says the highest rung it is
-level with, beside the learner decisions and training minutes a ``ppo`` checkpoint records. On the
-agents a training run saved along the way, that is its time-to-rung curve.
+the bottom until it falls behind one, and ``OUT/VARIANT_placed.md`` says the highest rung each agent
+placed so far is level with (``OUT/VARIANT_placed.json`` keeps them), beside the learner decisions
+and training minutes a ``ppo`` checkpoint records. On the agents a training run saved along the way,
+that is its time-to-rung curve.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from time_to_strength import REFERENCE_DIR, reference_path  # noqa: E402
 
 from manni_agents.evaluation.arena import Interval  # noqa: E402
 from manni_agents.evaluation.league import cell_dir, command_of, plan, play, saved  # noqa: E402
+from manni_env.files import replace_atomically  # noqa: E402
 from manni_env.rules import VARIANTS, Rules, make_rules  # noqa: E402
 from manni_train.cpu import cpu_model  # noqa: E402
 
@@ -259,23 +261,49 @@ def rung_reached(spec: str, variant: str, deals: int, seed: int = 1, out: Path =
     return {"spec": spec, "reached": reached, "margins": margins}
 
 
-def placed_markdown(variant: str, places: list[dict], ladder: list[Rung], deals: int, seed: int) -> str:
-    """The table of agents put on the ladder, with the training a ``ppo`` checkpoint records."""
-    rules = make_rules(variant)
+def place(args: argparse.Namespace) -> str:
+    """Put each ``--place`` agent on the ladder and keep it in ``OUT/VARIANT_placed.json`` beside the
+    agents placed before, with the learner decisions and training seconds its checkpoint records; write
+    ``OUT/VARIANT_placed.md`` from all of them; the page. An agent placed again replaces its row. Each
+    is written as soon as it is placed, the file read again first, so an interruption loses no finished
+    agent and runs side by side keep each other's."""
+    worlds = args.pimc_worlds or load_state(args).get("pimc", {}).get("worlds", PIMC_CANDIDATES[-1])
+    args.out.mkdir(parents=True, exist_ok=True)
+    for spec in args.place:
+        reached = rung_reached(spec, args.variant, args.deals, args.seed, args.out, args.workers, worlds,
+                               not args.no_progress)
+        training = training_of(spec, make_rules(args.variant))
+        reached |= {"deals": args.deals, "seed": args.seed, "learner_decisions": whole_training(training, "timesteps"),
+                    "training_s": whole_training(training, "wall_time_s")}
+        places = {**placed(args.out, args.variant), spec: reached}
+        page = placed_markdown(args.variant, list(places.values()), rungs(args.variant, worlds))
+        stem = args.out / f"{args.variant}_placed"
+        replace_atomically((stem.with_suffix(".json"), lambda path: path.write_text(json.dumps(places, indent=1) + "\n")),
+                           (stem.with_suffix(".md"), lambda path: path.write_text(page)))
+    return page
+
+
+def placed(out: Path, variant: str) -> dict[str, dict]:
+    """The agents already on ``variant``'s ladder under ``out``, by spec (``{}`` when none)."""
+    file = out / f"{variant}_placed.json"
+    return json.loads(file.read_text()) if file.is_file() else {}
+
+
+def placed_markdown(variant: str, places: list[dict], ladder: list[Rung]) -> str:
+    """The table of agents put on the ladder, with the training their ``ppo`` checkpoints recorded."""
     lines = [f"# On the ladder: {variant}", "",
-             (f"Each agent against two copies of each rung from the bottom (`manni arena AGENT RUNG RUNG`, {deals} "
-              f"duplicate deals × 6 seatings, seed {seed}) until it falls behind one: the highest rung it is level "
-              "with (margin ≥ 0), and its margin over each rung [95% CI]."), "",
-             "| agent | learner decisions | training minutes | highest rung reached | "
-             + " | ".join(f"− {r.label}" for r in ladder) + " |", "|---" * (4 + len(ladder)) + "|"]
+             ("Each agent against two copies of each rung from the bottom (`manni arena AGENT RUNG RUNG`, duplicate "
+              "deals × 6 seatings) until it falls behind one: the highest rung it is level with (margin ≥ 0), and its "
+              "margin over each rung [95% CI]."), "",
+             "| agent | learner decisions | training minutes | deals, seed | highest rung reached | "
+             + " | ".join(f"− {r.label}" for r in ladder) + " |", "|---" * (5 + len(ladder)) + "|"]
     labels = {r.key: r.label for r in ladder}
-    for place in places:
-        training = training_of(place["spec"], rules)
-        steps, wall = whole_training(training, "timesteps"), whole_training(training, "wall_time_s")
-        margins = [Interval(**place["margins"][r.key]).text() if r.key in place["margins"] else "–" for r in ladder]
-        lines.append(f"| `{place['spec']}` | {'–' if steps is None else f'{steps:,}'} | "
-                     f"{'–' if wall is None else f'{wall / 60:.1f}'} | {labels.get(place['reached'], 'none')} | "
-                     + " | ".join(margins) + " |")
+    for where in places:
+        steps, wall = where["learner_decisions"], where["training_s"]
+        margins = [Interval(**where["margins"][r.key]).text() if r.key in where["margins"] else "–" for r in ladder]
+        lines.append(f"| `{where['spec']}` | {'–' if steps is None else f'{steps:,}'} | "
+                     f"{'–' if wall is None else f'{wall / 60:.1f}'} | {where['deals']}, {where['seed']} | "
+                     f"{labels.get(where['reached'], 'none')} | " + " | ".join(margins) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -294,8 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pimc-worlds", type=int, help="worlds of the strong pimc rung, not measured")
     parser.add_argument("--no-play", action="store_true",
                         help="only time the rungs not timed yet and write the page (an interrupted cell stays as it is)")
-    parser.add_argument("--place", nargs="+", metavar="SPEC", help="put these agents on the ladder instead (rung_reached; the strong pimc rung: --pimc-worlds, "
-                        "else the worlds recorded in OUT/VARIANT.json, else 64)")
+    parser.add_argument("--place", nargs="+", metavar="SPEC",
+                        help="put these agents on the ladder instead, beside those placed before (OUT/VARIANT_placed.json); "
+                        "the strong pimc rung: --pimc-worlds, else the worlds recorded in OUT/VARIANT.json, else 64")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
 
@@ -355,13 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     check(args, parser)
     try:
         if args.place:
-            worlds = args.pimc_worlds or load_state(args).get("pimc", {}).get("worlds", PIMC_CANDIDATES[-1])
-            places = [rung_reached(spec, args.variant, args.deals, args.seed, args.out, args.workers, worlds,
-                                   not args.no_progress) for spec in args.place]
-            ladder = rungs(args.variant, worlds)
-            page = placed_markdown(args.variant, places, ladder, args.deals, args.seed)
-            args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / f"{args.variant}_placed.md").write_text(page)
+            page = place(args)
         else:
             page = climb(args)
     except ValueError as err:

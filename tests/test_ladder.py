@@ -73,12 +73,18 @@ def test_timings_of_a_state_that_did_not_name_their_cpu_keep_the_states_cpu(tmp_
     assert "Timing passes on: Some Older CPU " in (tmp_path / "hornafjardar.md").read_text()
 
 
-def test_an_agent_is_placed_on_the_highest_rung_it_is_level_with(tmp_path, capsys):
+def test_an_agent_is_placed_on_the_highest_rung_it_is_level_with_beside_those_placed_before(tmp_path, capsys):
     weak = ladder.rung_reached("random", "hornafjardar", 2, out=tmp_path, pimc_worlds=2)
     assert weak["reached"] is None and list(weak["margins"]) == ["rule_based"] and weak["margins"]["rule_based"]["mean"] < 0
+    earlier = {"spec": "rule_based", "reached": "rule_based", "margins": {}, "deals": 300, "seed": 7,
+               "learner_decisions": 4_000_000, "training_s": 150.0}
+    (tmp_path / "hornafjardar_placed.json").write_text(json.dumps({"rule_based": earlier}))
     assert ladder.main([*TINY, "--place", "random", "--out", str(tmp_path)]) == 0
     assert "kept random vs rule_based" in capsys.readouterr().out
-    assert "| `random` | – | – | none | " in (tmp_path / "hornafjardar_placed.md").read_text()
+    page = (tmp_path / "hornafjardar_placed.md").read_text()
+    assert "| `rule_based` | 4,000,000 | 2.5 | 300, 7 | rule_based | " in page and "| `random` | – | – | 2, 1 | none | " in page
+    kept = json.loads((tmp_path / "hornafjardar_placed.json").read_text())
+    assert kept["rule_based"] == earlier and kept["random"]["reached"] is None
 
 
 @pytest.mark.parametrize("bad, message", [(["--deals", "0"], "--deals: must be at least 1"),

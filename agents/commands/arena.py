@@ -157,7 +157,7 @@ def _kept(parser: argparse.ArgumentParser, args: argparse.Namespace, rules: Rule
         parser.error(f"argument --resume: {args.out} already keeps {kept['units']} {args.mode} of the "
                      f"{kept['units_requested']} its run asked for; pass a --deals above {kept['units']} to play on")
     try:
-        return kept_result(args.out)
+        return kept_result(args.out, data)
     except ValueError as err:
         parser.error(f"argument --resume: {err}")
 

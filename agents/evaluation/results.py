@@ -74,13 +74,14 @@ def saved(where: str | Path) -> dict | None:
     return data
 
 
-def kept_result(where: str | Path) -> ArenaResult:
+def kept_result(where: str | Path, data: dict | None = None) -> ArenaResult:
     """The result kept in directory ``where``, its games included, as
     :func:`~manni_agents.evaluation.arena.run_arena` takes it to resume (``earlier``); ValueError if
-    its ``result.json`` and ``games.json`` cannot be read as one."""
+    its ``result.json`` and ``games.json`` cannot be read as one. ``data``: its ``result.json`` as
+    :func:`saved` read it already (read here if not given)."""
     from manni_agents.evaluation.arena import ArenaResult
 
-    data = saved(where)
+    data = saved(where) if data is None else data
     agents, games = read_games(where)
     if data is None or agents != data["settings"]["agents"] or len(games) != 6 * data["settings"]["units"]:
         raise ValueError(f"{where} holds no result with its games to resume; delete it or pass --force")
