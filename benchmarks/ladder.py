@@ -314,9 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=int, default=1, help="worker processes of each arena (default 1)")
     parser.add_argument("--seed", type=int, default=1, help="seed of every cell and timing pass (default 1)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR", help=f"result directory (default {DEFAULT_OUT})")
-    parser.add_argument("--rungs", nargs="+", choices=RUNG_KEYS, default=list(RUNG_KEYS), metavar="RUNG",
-                        help=f"play only these rungs' cells against the rung below (of: {' '.join(RUNG_KEYS)}); "
-                        "the page shows every kept cell")
+    parser.add_argument("--rungs", nargs="+", choices=RUNG_KEYS, metavar="RUNG",
+                        help=f"play only these rungs' cells against the rung below (of: {' '.join(RUNG_KEYS)}; default: "
+                        "all); the page shows every kept cell")
     parser.add_argument("--timing-deals", type=int, default=5, help="deals of each timing pass (default 5)")
     parser.add_argument("--pimc-limit-ms", type=float, default=50.0, help="CPU ms a move of the strong pimc rung (default 50)")
     parser.add_argument("--pimc-worlds", type=int, help="worlds of the strong pimc rung, not measured")
@@ -339,6 +339,9 @@ def check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         parser.error("argument --seed must be ≥ 0 and --pimc-limit-ms > 0")
     if args.out.exists() and not args.out.is_dir():
         parser.error(f"argument --out: {args.out} exists and is not a directory")
+    if args.place and (args.rungs or args.no_play):
+        parser.error(f"argument {'--rungs' if args.rungs else '--no-play'}: not with --place, "
+                     "which plays every rung from the bottom until the agent falls behind one")
 
 
 def climb(args: argparse.Namespace) -> str:
@@ -349,8 +352,9 @@ def climb(args: argparse.Namespace) -> str:
     timings = {spec: {"cpu_model": state_cpu, **timing} for spec, timing in kept.get("timings", {}).items()}
     pimc = pimc_choice(args, kept.get("pimc", {}), timings)
     ladder = rungs(args.variant, pimc["worlds"])
-    pairs = pairs_of(ladder, args.rungs)
-    wanted = dict.fromkeys([*(lower.spec for _, lower in pairs), *(r.spec for r in ladder if r.key in args.rungs)])
+    chosen = args.rungs or list(RUNG_KEYS)
+    pairs = pairs_of(ladder, chosen)
+    wanted = dict.fromkeys([*(lower.spec for _, lower in pairs), *(r.spec for r in ladder if r.key in chosen)])
     timings = timed(list(wanted), args.variant, args.timing_deals, args.seed, timings)
     loads = dict(kept.get("loads", {}))
     args.out.mkdir(parents=True, exist_ok=True)

@@ -89,7 +89,9 @@ def test_an_agent_is_placed_on_the_highest_rung_it_is_level_with_beside_those_pl
 
 @pytest.mark.parametrize("bad, message", [(["--deals", "0"], "--deals: must be at least 1"),
                                           (["--pimc-worlds", "0"], "--pimc-worlds: must be at least 1"),
-                                          (["--rungs", "nope"], "invalid choice: 'nope'")])
+                                          (["--rungs", "nope"], "invalid choice: 'nope'"),
+                                          (["--place", "random", "--rungs", "pimc"], "--rungs: not with --place"),
+                                          (["--place", "random", "--no-play"], "--no-play: not with --place")])
 def test_bad_arguments_are_usage_errors(bad, message, capsys):
     with pytest.raises(SystemExit):
         ladder.main(["--variant", "trjamann", *bad])
