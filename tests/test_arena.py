@@ -348,6 +348,29 @@ def test_sigint_stops_a_run_with_workers_promptly(tmp_path, group, signum):
     assert len(read_records(records)) == 6 * units
 
 
+def test_stopping_a_pool_is_bounded_when_its_terminate_never_returns():
+    """Pool.terminate can wait forever on a lock that a worker it stopped held: stop_pool still
+    returns after its timeout, the pool's workers killed."""
+    import multiprocessing
+    import threading
+    import time
+
+    from manni_agents.evaluation.arena import stop_pool
+
+    class StuckPool:
+        def __init__(self) -> None:
+            self._pool = [multiprocessing.get_context("spawn").Process(target=time.sleep, args=(60,), daemon=True)]
+            self._pool[0].start()
+            self.terminate = threading.Event().wait  # never set: a terminate that never returns
+
+    pool = StuckPool()
+    started = time.monotonic()
+    stop_pool(pool, timeout=0.5)
+    assert 0.5 <= time.monotonic() - started < 5
+    pool._pool[0].join(5)
+    assert pool._pool[0].exitcode == -signal.SIGKILL
+
+
 # ----------------------------------------------------------------------------- games.json and --resume
 def test_games_json_holds_every_game_and_a_league_cells_older_file_reads_as_deals(tmp_path):
     from manni_agents.evaluation.results import kept_result, read_games

@@ -38,6 +38,7 @@ import functools
 import itertools
 import math
 import multiprocessing
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -372,13 +373,33 @@ def _chunk_results(specs: list[str], rules: Rules, seed: int, mode: str, first: 
         yield pool.imap(task, spans)
 
 
+#: seconds :func:`worker_pool` waits for a pool to stop before it leaves it to stop in the background
+POOL_STOP_TIMEOUT = 5.0
+
+
 @contextlib.contextmanager
 def worker_pool(processes: int) -> Iterator[multiprocessing.pool.Pool]:
-    """Spawned worker processes that ignore Ctrl-C (this process stops them), terminated on leaving."""
+    """Spawned worker processes that ignore Ctrl-C (this process stops them), terminated on leaving,
+    also on Ctrl-C or an error, within :data:`POOL_STOP_TIMEOUT` seconds."""
     with interrupt_ignored():
         pool = multiprocessing.get_context("spawn").Pool(processes)
-    with pool:  # leaving terminates the workers, also on Ctrl-C or an error
+    try:
         yield pool
+    finally:
+        stop_pool(pool, POOL_STOP_TIMEOUT)
+
+
+def stop_pool(pool: multiprocessing.pool.Pool, timeout: float) -> None:
+    """``pool.terminate()``, waited for at most ``timeout`` seconds. Its workers get SIGTERM early in
+    it, but its threads can then wait forever for a lock that a worker held when it was stopped (a
+    large result half written to a pipe nobody reads any more): past the timeout its workers are
+    killed and the rest is left to a daemon thread, so an interrupted run still ends."""
+    stopper = threading.Thread(target=pool.terminate, name="stop-pool", daemon=True)
+    stopper.start()
+    stopper.join(timeout)
+    if stopper.is_alive():
+        for worker in pool._pool:  # (the pool's own list of its worker processes)
+            worker.kill()
 
 
 #: the agents of this worker process, built for its first task (a pool lives for one run only)
