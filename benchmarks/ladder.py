@@ -26,7 +26,7 @@ puts agents on the ladder instead (:func:`rung_reached`): each plays two copies 
 the bottom until it falls behind one, and ``OUT/VARIANT_placed.md`` says the highest rung each agent
 placed so far is level with (``OUT/VARIANT_placed.json`` keeps them), beside the learner decisions
 and training minutes a ``ppo`` checkpoint records. On the agents a training run saved along the way,
-that is its time-to-rung curve.
+that is its time-to-rung curve; ``--up-to RUNG`` stops each agent there, sparing the costly rungs above.
 """
 
 from __future__ import annotations
@@ -241,12 +241,13 @@ def plot(variant: str, table: list[dict], path: Path) -> None:
 
 def rung_reached(spec: str, variant: str, deals: int, seed: int = 1, out: Path = DEFAULT_OUT, workers: int = 1,
                  pimc_worlds: int = PIMC_CANDIDATES[-1], progress: bool = False,
-                 say: Callable[[str], None] = print) -> dict:
+                 say: Callable[[str], None] = print, up_to: str | None = None) -> dict:
     """Put the agent ``spec`` on ``variant``'s ladder: it plays two copies of each rung from the bottom
     (``manni arena SPEC RUNG RUNG``, ``deals`` duplicate deals, a league cell under ``out`` kept like the
     ladder's) until its margin over one is below 0. Returns ``reached``, the key of the highest rung
     it is level with or ahead of (None: not even the bottom one), and ``margins``, its margin over
-    each rung it played (a rung with its own spec counts as level, unplayed)."""
+    each rung it played (a rung with its own spec counts as level, unplayed). With ``up_to`` (a rung's
+    key) it stops after that rung even when ahead of it, and ``up_to`` is returned too."""
     rules = make_rules(variant)
     reached, margins = None, {}
     for rung in rungs(variant, pimc_worlds):
@@ -258,7 +259,9 @@ def rung_reached(spec: str, variant: str, deals: int, seed: int = 1, out: Path =
             if margins[rung.key]["mean"] < 0:
                 break
         reached = rung.key
-    return {"spec": spec, "reached": reached, "margins": margins}
+        if rung.key == up_to:
+            break
+    return {"spec": spec, "reached": reached, "margins": margins, "up_to": up_to}
 
 
 def place(args: argparse.Namespace) -> str:
@@ -271,7 +274,7 @@ def place(args: argparse.Namespace) -> str:
     args.out.mkdir(parents=True, exist_ok=True)
     for spec in args.place:
         reached = rung_reached(spec, args.variant, args.deals, args.seed, args.out, args.workers, worlds,
-                               not args.no_progress)
+                               not args.no_progress, up_to=args.up_to)
         training = training_of(spec, make_rules(args.variant))
         reached |= {"deals": args.deals, "seed": args.seed, "learner_decisions": whole_training(training, "timesteps"),
                     "training_s": whole_training(training, "wall_time_s")}
@@ -303,8 +306,15 @@ def placed_markdown(variant: str, places: list[dict], ladder: list[Rung]) -> str
         margins = [Interval(**where["margins"][r.key]).text() if r.key in where["margins"] else "–" for r in ladder]
         lines.append(f"| `{where['spec']}` | {'–' if steps is None else f'{steps:,}'} | "
                      f"{'–' if wall is None else f'{wall / 60:.1f}'} | {where['deals']}, {where['seed']} | "
-                     f"{labels.get(where['reached'], 'none')} | " + " | ".join(margins) + " |")
+                     f"{reached_text(where, labels, ladder[-1].key)} | " + " | ".join(margins) + " |")
     return "\n".join(lines) + "\n"
+
+
+def reached_text(where: dict, labels: dict[str, str], top: str) -> str:
+    """A placed agent's highest rung, "or higher (not played further)" where ``--up-to`` stopped it there."""
+    reached = where["reached"]
+    stopped = reached is not None and reached == where.get("up_to") and reached != top
+    return labels.get(reached, "none") + (" or higher (not played further)" if stopped else "")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -325,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--place", nargs="+", metavar="SPEC",
                         help="put these agents on the ladder instead, beside those placed before (OUT/VARIANT_placed.json); "
                         "the strong pimc rung: --pimc-worlds, else the worlds recorded in OUT/VARIANT.json, else 64")
+    parser.add_argument("--up-to", choices=RUNG_KEYS, metavar="RUNG",
+                        help="with --place: stop after this rung even when the agent is ahead of it (of: "
+                        f"{' '.join(RUNG_KEYS)}; default: the top)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
 
@@ -339,6 +352,8 @@ def check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         parser.error("argument --seed must be ≥ 0 and --pimc-limit-ms > 0")
     if args.out.exists() and not args.out.is_dir():
         parser.error(f"argument --out: {args.out} exists and is not a directory")
+    if args.up_to and not args.place:
+        parser.error("argument --up-to: only with --place")
     if args.place and (args.rungs or args.no_play):
         parser.error(f"argument {'--rungs' if args.rungs else '--no-play'}: not with --place, "
                      "which plays every rung from the bottom until the agent falls behind one")

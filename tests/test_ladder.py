@@ -87,11 +87,23 @@ def test_an_agent_is_placed_on_the_highest_rung_it_is_level_with_beside_those_pl
     assert kept["rule_based"] == earlier and kept["random"]["reached"] is None
 
 
+def test_up_to_stops_an_agent_at_that_rung_even_when_level_with_it(tmp_path, capsys):
+    # rule_based is level with its own rung without a cell; without --up-to it would go on to pimc 16
+    assert ladder.main([*TINY, "--place", "rule_based", "--up-to", "rule_based", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    kept = json.loads((tmp_path / "hornafjardar_placed.json").read_text())["rule_based"]
+    assert kept["reached"] == kept["up_to"] == "rule_based" and kept["margins"] == {}
+    assert not list(tmp_path.glob("hornafjardar/*"))
+    assert "| rule_based or higher (not played further) | – | – |" in (tmp_path / "hornafjardar_placed.md").read_text()
+
+
 @pytest.mark.parametrize("bad, message", [(["--deals", "0"], "--deals: must be at least 1"),
                                           (["--pimc-worlds", "0"], "--pimc-worlds: must be at least 1"),
                                           (["--rungs", "nope"], "invalid choice: 'nope'"),
                                           (["--place", "random", "--rungs", "pimc"], "--rungs: not with --place"),
-                                          (["--place", "random", "--no-play"], "--no-play: not with --place")])
+                                          (["--place", "random", "--no-play"], "--no-play: not with --place"),
+                                          (["--up-to", "pimc"], "--up-to: only with --place"),
+                                          (["--place", "random", "--up-to", "top"], "invalid choice: 'top'")])
 def test_bad_arguments_are_usage_errors(bad, message, capsys):
     with pytest.raises(SystemExit):
         ladder.main(["--variant", "trjamann", *bad])
