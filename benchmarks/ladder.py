@@ -24,9 +24,10 @@ It writes ``OUT/VARIANT.json`` (every number), ``OUT/VARIANT.md`` (the table) an
 ``--no-play`` times the rungs and writes the page without playing a cell. ``--place SPEC ...``
 puts agents on the ladder instead (:func:`rung_reached`): each plays two copies of each rung from
 the bottom until it falls behind one, and ``OUT/VARIANT_placed.md`` says the highest rung each agent
-placed so far is level with (``OUT/VARIANT_placed.json`` keeps them), beside the learner decisions
-and training minutes a ``ppo`` checkpoint records. On the agents a training run saved along the way,
-that is its time-to-rung curve; ``--up-to RUNG`` stops each agent there, sparing the costly rungs above.
+placed so far is level with (``OUT/VARIANT_placed.json`` keeps them), beside its wall ms a move in
+those arenas and the learner decisions and training minutes a ``ppo`` checkpoint records. On the
+agents a training run saved along the way, that is its time-to-rung curve; ``--up-to RUNG`` stops
+each agent there, sparing the costly rungs above.
 """
 
 from __future__ import annotations
@@ -264,6 +265,15 @@ def rung_reached(spec: str, variant: str, deals: int, seed: int = 1, out: Path =
     return {"spec": spec, "reached": reached, "margins": margins, "up_to": up_to}
 
 
+def arena_ms(out: Path, variant: str, spec: str, ladder: list[Rung], keys: list[str]) -> float | None:
+    """The placed agent ``spec``'s wall ms a move over its kept cells against the rungs ``keys``
+    (weighted by its moves in each); None without a kept cell."""
+    cells = [saved(cell_dir(out, variant, spec, r.spec)) for r in ladder if r.key in keys]
+    played = [cell["agents"][0] for cell in cells if cell is not None]
+    moves = sum(row["moves"] for row in played)
+    return sum(row["ms_per_move"] * row["moves"] for row in played) / moves if moves else None
+
+
 def place(args: argparse.Namespace) -> str:
     """Put each ``--place`` agent on the ladder and keep it in ``OUT/VARIANT_placed.json`` beside the
     agents placed before, with the learner decisions and training seconds its checkpoint records; write
@@ -271,6 +281,7 @@ def place(args: argparse.Namespace) -> str:
     is written as soon as it is placed, the file read again first, so an interruption loses no finished
     agent and runs side by side keep each other's."""
     worlds = args.pimc_worlds or load_state(args).get("pimc", {}).get("worlds", PIMC_CANDIDATES[-1])
+    ladder = rungs(args.variant, worlds)
     args.out.mkdir(parents=True, exist_ok=True)
     for spec in args.place:
         reached = rung_reached(spec, args.variant, args.deals, args.seed, args.out, args.workers, worlds,
@@ -279,7 +290,10 @@ def place(args: argparse.Namespace) -> str:
         reached |= {"deals": args.deals, "seed": args.seed, "learner_decisions": whole_training(training, "timesteps"),
                     "training_s": whole_training(training, "wall_time_s")}
         places = {**placed(args.out, args.variant), spec: reached}
-        page = placed_markdown(args.variant, list(places.values()), rungs(args.variant, worlds))
+        for where in places.values():  # (rows placed before the arena's time a move was kept: from their cells)
+            if "ms_per_move" not in where:
+                where["ms_per_move"] = arena_ms(args.out, args.variant, where["spec"], ladder, list(where["margins"]))
+        page = placed_markdown(args.variant, list(places.values()), ladder)
         stem = args.out / f"{args.variant}_placed"
         replace_atomically((stem.with_suffix(".json"), lambda path: path.write_text(json.dumps(places, indent=1) + "\n")),
                            (stem.with_suffix(".md"), lambda path: path.write_text(page)))
@@ -298,14 +312,15 @@ def placed_markdown(variant: str, places: list[dict], ladder: list[Rung]) -> str
              ("Each agent against two copies of each rung from the bottom (`manni arena AGENT RUNG RUNG`, duplicate "
               "deals × 6 seatings) until it falls behind one: the highest rung it is level with (margin ≥ 0), and its "
               "margin over each rung [95% CI]."), "",
-             "| agent | learner decisions | training minutes | deals, seed | highest rung reached | "
-             + " | ".join(f"− {r.label}" for r in ladder) + " |", "|---" * (5 + len(ladder)) + "|"]
+             "| agent | learner decisions | training minutes | ms a move (arena, wall) | deals, seed | highest rung reached | "
+             + " | ".join(f"− {r.label}" for r in ladder) + " |", "|---" * (6 + len(ladder)) + "|"]
     labels = {r.key: r.label for r in ladder}
     for where in places:
-        steps, wall = where["learner_decisions"], where["training_s"]
+        steps, wall, ms = where["learner_decisions"], where["training_s"], where.get("ms_per_move")
         margins = [Interval(**where["margins"][r.key]).text() if r.key in where["margins"] else "–" for r in ladder]
         lines.append(f"| `{where['spec']}` | {'–' if steps is None else f'{steps:,}'} | "
-                     f"{'–' if wall is None else f'{wall / 60:.1f}'} | {where['deals']}, {where['seed']} | "
+                     f"{'–' if wall is None else f'{wall / 60:.1f}'} | {'–' if ms is None else f'{ms:.3g}'} | "
+                     f"{where['deals']}, {where['seed']} | "
                      f"{reached_text(where, labels, ladder[-1].key)} | " + " | ".join(margins) + " |")
     return "\n".join(lines) + "\n"
 

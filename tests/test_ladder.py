@@ -82,9 +82,13 @@ def test_an_agent_is_placed_on_the_highest_rung_it_is_level_with_beside_those_pl
     assert ladder.main([*TINY, "--place", "random", "--out", str(tmp_path)]) == 0
     assert "kept random vs rule_based" in capsys.readouterr().out
     page = (tmp_path / "hornafjardar_placed.md").read_text()
-    assert "| `rule_based` | 4,000,000 | 2.5 | 300, 7 | rule_based | " in page and "| `random` | – | – | 2, 1 | none | " in page
     kept = json.loads((tmp_path / "hornafjardar_placed.json").read_text())
-    assert kept["rule_based"] == earlier and kept["random"]["reached"] is None
+    cell = json.loads(next(tmp_path.glob("hornafjardar/random_vs_rule_based/result.json")).read_text())
+    assert kept["random"]["ms_per_move"] == cell["agents"][0]["ms_per_move"] > 0  # the placed agent's time a move
+    ms = f"{kept['random']['ms_per_move']:.3g}"
+    assert "| `rule_based` | 4,000,000 | 2.5 | – | 300, 7 | rule_based | " in page
+    assert f"| `random` | – | – | {ms} | 2, 1 | none | " in page
+    assert kept["rule_based"] == {**earlier, "ms_per_move": None} and kept["random"]["reached"] is None
 
 
 def test_up_to_stops_an_agent_at_that_rung_even_when_level_with_it(tmp_path, capsys):
