@@ -277,7 +277,7 @@ def arena_ms(out: Path, variant: str, spec: str, ladder: list[Rung], keys: list[
 def place(args: argparse.Namespace) -> str:
     """Put each ``--place`` agent on the ladder and keep it in ``OUT/VARIANT_placed.json`` beside the
     agents placed before, with the learner decisions and training seconds its checkpoint records; write
-    ``OUT/VARIANT_placed.md`` from all of them; the page. An agent placed again replaces its row. Each
+    ``OUT/VARIANT_placed.md`` and its picture, ``.png`` (:func:`plot_placed`), from all of them; the page. An agent placed again replaces its row. Each
     is written as soon as it is placed, the file read again first, so an interruption loses no finished
     agent and runs side by side keep each other's."""
     worlds = args.pimc_worlds or load_state(args).get("pimc", {}).get("worlds", PIMC_CANDIDATES[-1])
@@ -293,10 +293,12 @@ def place(args: argparse.Namespace) -> str:
         for where in places.values():  # (rows placed before the arena's time a move was kept: from their cells)
             if "ms_per_move" not in where:
                 where["ms_per_move"] = arena_ms(args.out, args.variant, where["spec"], ladder, list(where["margins"]))
-        page = placed_markdown(args.variant, list(places.values()), ladder)
+        rows_placed = list(places.values())
+        page = placed_markdown(args.variant, rows_placed, ladder)
         stem = args.out / f"{args.variant}_placed"
         replace_atomically((stem.with_suffix(".json"), lambda path: path.write_text(json.dumps(places, indent=1) + "\n")),
-                           (stem.with_suffix(".md"), lambda path: path.write_text(page)))
+                           (stem.with_suffix(".md"), lambda path: path.write_text(page)),
+                           (stem.with_suffix(".png"), lambda path: plot_placed(args.variant, rows_placed, ladder, path)))
     return page
 
 
@@ -323,6 +325,46 @@ def placed_markdown(variant: str, places: list[dict], ladder: list[Rung]) -> str
                      f"{where['deals']}, {where['seed']} | "
                      f"{reached_text(where, labels, ladder[-1].key)} | " + " | ".join(margins) + " |")
     return "\n".join(lines) + "\n"
+
+
+def run_of(spec: str) -> str:
+    """The training run a placed agent comes from: for ``ppo:RUN/agent`` and ``ppo:RUN/agents/N`` (the
+    networks ``--save-every`` keeps), ``RUN``; any other spec is a run of its own."""
+    name, _, arg = spec.partition(":")
+    if name != "ppo" or not arg:
+        return spec
+    path = Path(arg)
+    return str(path.parent.parent if path.parent.name == "agents" else path.parent)
+
+
+def plot_placed(variant: str, places: list[dict], ladder: list[Rung], path: Path) -> None:
+    """PNG, the time-to-rung curves: the placed agents whose checkpoints record their learner decisions,
+    their margin over each rung played [95% CI] against those decisions, a panel per rung, the agents of
+    one run (:func:`run_of`) joined by a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    trained = sorted((p for p in places if p["learner_decisions"] is not None), key=lambda p: p["learner_decisions"])
+    played = [r for r in ladder if any(r.key in p["margins"] for p in trained)]
+    fig, axes = plt.subplots(1, max(len(played), 1), figsize=(4 * max(len(played), 1), 4), squeeze=False, sharex=True, sharey=True)
+    for ax, rung in zip(axes[0], played):
+        for run in dict.fromkeys(run_of(p["spec"]) for p in trained):
+            points = [p for p in trained if run_of(p["spec"]) == run and rung.key in p["margins"]]
+            margins = [p["margins"][rung.key] for p in points]
+            ax.errorbar([p["learner_decisions"] / 1e6 for p in points], [m["mean"] for m in margins],
+                        yerr=[[m["mean"] - m["low"] for m in margins], [m["high"] - m["mean"] for m in margins]],
+                        marker="o", capsize=4, label=run if points else None)
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.set(xlabel="learner decisions (M)", title=f"− {rung.label}")
+    axes[0][0].set(ylabel="margin over the rung (95% CI)")
+    if played:
+        axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"Time to rung: {variant} (at or above 0: the agent reached the rung)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def reached_text(where: dict, labels: dict[str, str], top: str) -> str:

@@ -89,6 +89,18 @@ def test_an_agent_is_placed_on_the_highest_rung_it_is_level_with_beside_those_pl
     assert "| `rule_based` | 4,000,000 | 2.5 | – | 300, 7 | rule_based | " in page
     assert f"| `random` | – | – | {ms} | 2, 1 | none | " in page
     assert kept["rule_based"] == {**earlier, "ms_per_move": None} and kept["random"]["reached"] is None
+    assert (tmp_path / "hornafjardar_placed.png").stat().st_size > 0  # the time-to-rung picture
+
+
+def test_the_agents_a_run_keeps_along_the_way_are_one_run_on_the_time_to_rung_picture(tmp_path):
+    assert ladder.run_of("ppo:runs/laug_s1/agents/8004992") == ladder.run_of("ppo:runs/laug_s1/agent") == "runs/laug_s1"
+    assert ladder.run_of("ppo:runs/other/agent") == "runs/other"
+    assert ladder.run_of("ppo") == "ppo" and ladder.run_of("pimc:worlds=16") == "pimc:worlds=16"
+    margin = {"mean": 0.1, "low": -0.1, "high": 0.3}
+    places = [{"spec": f"ppo:runs/laug_s1/agents/{n}", "learner_decisions": n, "margins": {"rule_based": margin}}
+              for n in (8_000_000, 4_000_000)] + [{"spec": "random", "learner_decisions": None, "margins": {"pimc": margin}}]
+    ladder.plot_placed("laugarvatn", places, ladder.rungs("laugarvatn", 32), tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").stat().st_size > 0
 
 
 def test_up_to_stops_an_agent_at_that_rung_even_when_level_with_it(tmp_path, capsys):
