@@ -16,6 +16,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CARD = re.compile(r"\b[2-9TJQKA][CDHS]\b")
 #: where the screenshots for the docs go (``MANNI_DOCS_SCREENSHOTS=1``)
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
+#: seconds a move's button or card is waited for before :meth:`Person.click_a_move` takes it as gone
+MOVE_GONE_S = 3
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -44,14 +46,21 @@ class Person:
     def my_turn(self) -> bool:
         return bool(self.page.evaluate("Boolean(game && game.your_turn && !busy) && document.getElementById('summary').hidden"))
 
-    def click_a_move(self) -> None:
-        """The first button (keep the hand, ...) or the first playable card; waits for the push."""
+    def click_a_move(self) -> bool:
+        """The first button (keep the hand, ...) or the first playable card, then wait for the push.
+        False when the move went away before the click: a push of the others' moves redrew the page
+        between :meth:`my_turn` and the click (the caller asks again whose turn it is)."""
+        from playwright.sync_api import TimeoutError as PageTimeout
+
         page = self.page
-        if page.locator("#buttons button.action").count():
-            page.locator("#buttons button.action").first.click()
-        else:
-            page.locator("#hand button.card:not([disabled])").first.click()
+        buttons = page.locator("#buttons button.action")
+        move = buttons.first if buttons.count() else page.locator("#hand button.card:not([disabled])").first
+        try:
+            move.click(timeout=MOVE_GONE_S * 1000)
+        except PageTimeout:
+            return False
         page.wait_for_function("!document.body.classList.contains('busy')")
+        return True
 
 
 #: skips a browser test module where the machine has no Chromium
