@@ -277,9 +277,9 @@ def arena_ms(out: Path, variant: str, spec: str, ladder: list[Rung], keys: list[
 def place(args: argparse.Namespace) -> str:
     """Put each ``--place`` agent on the ladder and keep it in ``OUT/VARIANT_placed.json`` beside the
     agents placed before, with the learner decisions and training seconds its checkpoint records; write
-    ``OUT/VARIANT_placed.md`` and its picture, ``.png`` (:func:`plot_placed`), from all of them; the page. An agent placed again replaces its row. Each
-    is written as soon as it is placed, the file read again first, so an interruption loses no finished
-    agent and runs side by side keep each other's."""
+    ``OUT/VARIANT_placed.md`` and its picture ``.png`` (:func:`plot_placed`) from all of them; the page.
+    An agent placed again replaces its row. Each is written as soon as it is placed, the file read again
+    first, so an interruption loses no finished agent and runs side by side keep each other's."""
     worlds = args.pimc_worlds or load_state(args).get("pimc", {}).get("worlds", PIMC_CANDIDATES[-1])
     ladder = rungs(args.variant, worlds)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -348,7 +348,8 @@ def plot_placed(variant: str, places: list[dict], ladder: list[Rung], path: Path
 
     trained = sorted((p for p in places if p["learner_decisions"] is not None), key=lambda p: p["learner_decisions"])
     played = [r for r in ladder if any(r.key in p["margins"] for p in trained)]
-    fig, axes = plt.subplots(1, max(len(played), 1), figsize=(4 * max(len(played), 1), 4), squeeze=False, sharex=True, sharey=True)
+    panels = max(len(played), 1)
+    fig, axes = plt.subplots(1, panels, figsize=(4 * panels, 4), squeeze=False, sharex=True, sharey=True)
     for ax, rung in zip(axes[0], played):
         for run in dict.fromkeys(run_of(p["spec"]) for p in trained):
             points = [p for p in trained if run_of(p["spec"]) == run and rung.key in p["margins"]]
