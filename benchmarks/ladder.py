@@ -208,6 +208,11 @@ def pimc_text(pimc: dict) -> str:
             f"within {pimc['limit_ms']:g} ms.")
 
 
+def error_bars(margins: list[dict]) -> list[list[float]]:
+    """matplotlib's ``yerr`` for margins ``{mean, low, high}``: the distances down to ``low`` and up to ``high``."""
+    return [[m["mean"] - m["low"] for m in margins], [m["high"] - m["mean"] for m in margins]]
+
+
 def plot(variant: str, table: list[dict], path: Path) -> None:
     """PNG: each rung's margin over the rung below [95% CI]; the margin over ``rule_based`` against CPU ms a move."""
     import matplotlib
@@ -218,8 +223,7 @@ def plot(variant: str, table: list[dict], path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     played = [row for row in table if row.get("pair")]
     margins = [row["pair"]["margin"] for row in played]
-    left.errorbar(range(len(played)), [m["mean"] for m in margins],
-                  yerr=[[m["mean"] - m["low"] for m in margins], [m["high"] - m["mean"] for m in margins]], fmt="o", capsize=6)
+    left.errorbar(range(len(played)), [m["mean"] for m in margins], yerr=error_bars(margins), fmt="o", capsize=6)
     left.axhline(0.0, color="grey", linewidth=0.8)
     left.set(xticks=range(len(played)), xticklabels=[f"{r['label']}\n− {r['pair']['below']}" for r in played],
              ylabel="margin over the rung below (95% CI)", title="Each rung against the rung below")
@@ -350,13 +354,15 @@ def plot_placed(variant: str, places: list[dict], ladder: list[Rung], path: Path
     played = [r for r in ladder if any(r.key in p["margins"] for p in trained)]
     panels = max(len(played), 1)
     fig, axes = plt.subplots(1, panels, figsize=(4 * panels, 4), squeeze=False, sharex=True, sharey=True)
+    runs: dict[str, list[dict]] = {}
+    for where in trained:
+        runs.setdefault(run_of(where["spec"]), []).append(where)
     for ax, rung in zip(axes[0], played):
-        for run in dict.fromkeys(run_of(p["spec"]) for p in trained):
-            points = [p for p in trained if run_of(p["spec"]) == run and rung.key in p["margins"]]
+        for run, agents in runs.items():
+            points = [p for p in agents if rung.key in p["margins"]]
             margins = [p["margins"][rung.key] for p in points]
             ax.errorbar([p["learner_decisions"] / 1e6 for p in points], [m["mean"] for m in margins],
-                        yerr=[[m["mean"] - m["low"] for m in margins], [m["high"] - m["mean"] for m in margins]],
-                        marker="o", capsize=4, label=run if points else None)
+                        yerr=error_bars(margins), marker="o", capsize=4, label=run if points else None)
         ax.axhline(0.0, color="grey", linewidth=0.8)
         ax.set(xlabel="learner decisions (M)", title=f"− {rung.label}")
     axes[0][0].set(ylabel="margin over the rung (95% CI)")
