@@ -264,6 +264,33 @@ def test_bad_input_gets_clear_messages_and_changes_nothing(client):
         assert latest(sockets[seat], sockets[seat].receive_json())["version"] == before + 1
 
 
+def test_a_move_chosen_before_the_game_went_on_is_refused_and_changes_nothing(client):
+    """A second click that arrives after the first move was made carries the count of moves it was
+    chosen after: refused, where without it the seat's next decision could take a stale card."""
+    table_id = new_table(client, deal_seed=4)
+    _, token_a = join(client, table_id, "A")
+    _, token_b = join(client, table_id, "B")
+    with ExitStack() as stack:
+        sockets, states = connect_all(client, table_id, {0: token_a, 1: token_b}, stack)
+        seat = states[0]["game"]["to_move"]
+        before = states[seat]
+        move = choose(before["game"], np.random.default_rng(0))
+        sockets[seat].send_json({"type": "move", "actions": move, "after": before["moves"] + 1})
+        reply = sockets[seat].receive_json()
+        assert reply["type"] == "error" and "gone on since" in reply["message"], reply
+        sockets[seat].send_json({"type": "move", "actions": move, "after": before["moves"]})
+        made = latest(sockets[seat], sockets[seat].receive_json())
+        assert made["version"] == before["version"] + 1 and made["moves"] > before["moves"]
+        sockets[seat].send_json({"type": "move", "actions": move, "after": before["moves"]})  # the second click
+        reply = sockets[seat].receive_json()
+        assert reply["type"] == "error" and "gone on since" in reply["message"], reply
+        sockets[seat].send_json({"type": "move", "actions": move, "after": -1})
+        assert "after" in sockets[seat].receive_json()["message"]
+        assert client.get(f"/api/tables/{table_id}").json()["seats"] == made["table"]["seats"]
+        spectator = stack.enter_context(client.websocket_connect(f"/ws/tables/{table_id}"))
+        assert hello(spectator, None)["moves"] == made["moves"]  # nothing changed since
+
+
 def test_rejoin_within_the_grace_period_keeps_seat_hand_and_turn(client):
     table_id = new_table(client, deal_seed=5, grace_seconds=60)
     _, token_a = join(client, table_id, "A")

@@ -13,7 +13,7 @@ POST       ``/api/tables/{id}/seats``      join ``{name, bot?}`` → ``{seat, to
 GET        ``/api/tables/{id}/replay``     a finished table's replay
 WebSocket  ``/ws/tables/{id}``             first message ``{"type": "hello", "token": T}``
                                            (a seat) or ``{"type": "watch"}``; then
-                                           ``{"type": "move", "actions": [...]}`` and
+                                           ``{"type": "move", "actions": [...], "after"?}`` and
                                            ``{"type": "start"}``
 =========  ==============================  =================================================
 
@@ -99,6 +99,7 @@ class Move(BaseModel):
     type: Literal["move"]
     actions: list[Annotated[StrictInt, Field(ge=0, lt=NUM_ACTIONS)]] = Field(min_length=1, max_length=MAX_ACTIONS)
     seat: StrictInt | None = None  # optional: refused unless it is the connection's own seat
+    after: Annotated[StrictInt, Field(ge=0)] | None = None  # optional: the state's moves it was chosen after
 
 
 class Start(BaseModel):
@@ -443,7 +444,7 @@ async def _handle(message: dict, table: Table, seat: int | None) -> None:
         move = _parse(Move, message)
         if move.seat is not None and move.seat != seat:
             raise Refused(f"you sit in seat {seat}: a move for seat {move.seat} is not yours to make")
-        await run_in_threadpool(table.act, seat, move.actions)
+        await run_in_threadpool(table.act, seat, move.actions, move.after)
     except TableError as err:
         raise Refused(str(err)) from None
 

@@ -338,11 +338,21 @@ class Table:
             return min(times) if times else None
 
     # ------------------------------------------------------------------ moves
-    def act(self, seat: int, actions: Sequence[int]) -> None:
+    @property
+    def moves(self) -> int:
+        """How many moves every seat has made in the game so far."""
+        return sum(map(len, self.probabilities))
+
+    def act(self, seat: int, actions: Sequence[int], after: int | None = None) -> None:
         """The move of the person in ``seat``: one decision, or the discards of one exchange (as
-        :meth:`WebGame.act`); then the agents play until a person is on turn. All or nothing."""
+        :meth:`WebGame.act`); then the agents play until a person is on turn. All or nothing.
+        ``after``: the :attr:`moves` the move was chosen after; refused if the game has gone on since
+        (a second click, say, that arrives after the first move was made)."""
         with self.lock:
             state = self.state
+            if after is not None and after != self.moves:
+                raise TableError(f"the game has gone on since this move was chosen ({self.moves} moves made, not "
+                                 f"{after}): choose again")
             if not 1 <= len(actions) <= MAX_ACTIONS:
                 raise TableError(f"send 1 to {MAX_ACTIONS} actions, got {len(actions)}")
             if self.closed or state.finished:
@@ -495,8 +505,8 @@ class Table:
                 game = _SeatWindow(self, 0 if seat is None else seat).snapshot()
                 if seat is None:
                     game = self._public(game)
-            return {"type": "state", "version": self.version, "seat": seat, "table": self.info(), "game": game,
-                    "hints": self._hints(seat), "review": self._review(seat)}
+            return {"type": "state", "version": self.version, "moves": self.moves, "seat": seat, "table": self.info(),
+                    "game": game, "hints": self._hints(seat), "review": self._review(seat)}
 
     def _public(self, game: dict) -> dict:
         """A seat's snapshot less everything private: what a spectator sees."""

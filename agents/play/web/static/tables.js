@@ -99,7 +99,7 @@ function openTable(id, token) {
   $("home").hidden = true;
   $("invite").value = `${location.origin}/#table=${id}`;
   $("seats-panel").hidden = false;
-  tableView = { id, token, seat: null, ws: null, tries: 0, over: false, move: tableMove };
+  tableView = { id, token, seat: null, ws: null, tries: 0, over: false, move: tableMove, moves: null };
   roundsSeen = Infinity;  // set from the first state: a rejoin does not show old deals' summaries
   connectTable();
 }
@@ -119,11 +119,14 @@ function connectTable() {
   });
 }
 
+// A move is sent with the count of moves it was chosen after: the server refuses it if the game has
+// gone on since. The page stays busy until a state with another count (the move made) or an error
+// arrives, not on pushes that change only the seats (someone joining or leaving).
 function tableMove(actions) {
   if (busy || !tableView.ws || tableView.ws.readyState !== WebSocket.OPEN) return;
   busy = true;
   document.body.classList.add("busy");
-  tableView.ws.send(JSON.stringify({ type: "move", actions }));
+  tableView.ws.send(JSON.stringify({ type: "move", actions, after: tableView.moves }));
 }
 
 function notBusy() {
@@ -133,6 +136,7 @@ function notBusy() {
 
 function onTableMessage(message) {
   if (message.type === "welcome") {
+    notBusy();  // a new socket: a move sent on the old one was made or lost, and the next state says which
     tableView.seat = message.seat;
     tableView.tries = 0;
     showError("");
@@ -144,7 +148,8 @@ function onTableMessage(message) {
       localStorage.removeItem(tokenKey(tableView.id));
     }
   } else if (message.type === "state") {
-    notBusy();
+    if (message.moves !== tableView.moves) notBusy();
+    tableView.moves = message.moves;
     showTableState(message);
   }
 }
