@@ -46,7 +46,7 @@ def test_headline_numbers_are_the_measured_ones():
     results it summarizes."""
     table = README.split("\n## Headline results\n", 1)[1].split("```", 1)[0]
     pages = [ROOT / "benchmarks/results/strength" / f"{v}.md" for v in ("hornafjardar", "basic", "trjamann", "laugarvatn")]
-    arenas = sorted((ROOT / "benchmarks/results/training/ppo_70m").rglob("*.md"))  # arenas, pooled tables
+    arenas = sorted((ROOT / "benchmarks/results/training").glob("ppo_*m/**/*.md"))  # long runs' arenas, pooled tables
     ladder = sorted((ROOT / "benchmarks/results/ladder").rglob("*.md"))  # pages and their cells
     measured = "".join(p.read_text() for p in [*pages, *ladder, *arenas])
     for interval in re.findall(r"[+−-]\d\.\d{3} \[[+−-]\d\.\d{3}, [+−-]\d\.\d{3}\]", table):
