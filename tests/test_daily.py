@@ -21,6 +21,7 @@ from manni_agents.play.web.store import GameStore  # noqa: E402
 from manni_env.records import validate_record  # noqa: E402
 
 from helpers.people import choose  # noqa: E402
+from helpers.serving import serving  # noqa: E402
 
 TODAY = dt.date(2026, 12, 4)
 
@@ -114,24 +115,10 @@ def test_matchpoints_count_each_other_result_and_ties_half():
 @pytest.fixture
 def served_with_db(tmp_path, lineup):
     """The URL of a server with a database (2 daily deals) in a thread on a free 127.0.0.1 port."""
-    import threading
-    import time
-
-    from manni_agents.play.web.app import listen, server
-
-    sock = listen("127.0.0.1", 0)
     app = create_app(GameStore(tmp_path / "records"), lineup, db=Database.open(database_url(str(tmp_path / "s.sqlite3"))),
                      daily_deals=2)
-    uvicorn_server = server(app)
-    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uvicorn_server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    uvicorn_server.should_exit = True
-    thread.join(timeout=15)
+    with serving(app) as (port, _):
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_a_connected_bot_plays_every_deal_of_the_day_with_manni_bot_connect(served_with_db, monkeypatch, tmp_path):

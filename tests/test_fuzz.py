@@ -19,6 +19,7 @@ import math
 import numpy as np
 import pytest
 from helpers.fuzzing import clear, tally
+from helpers.serving import serving
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -584,27 +585,19 @@ def test_raw_tcp_fuzz_of_the_connection_layer(tmp_path, monkeypatch, caplog):
     server logs no traceback."""
     pytest.importorskip("uvicorn")
     import socket
-    import threading
-    import time
 
     from manni_agents.play.web import connections
-    from manni_agents.play.web.app import create_app, listen, server
+    from manni_agents.play.web.app import create_app
     from manni_agents.play.web.lineup import Lineup
     from manni_agents.play.web.store import GameStore
 
     monkeypatch.setattr(connections, "HEAD_SECONDS", 0.5)
     monkeypatch.setattr(connections, "BODY_SECONDS", 0.5)
     rng = np.random.default_rng(12)
-    sock = listen("127.0.0.1", 0)
-    uvicorn_server = server(create_app(GameStore(tmp_path / "web"), Lineup()))
-    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not uvicorn_server.started:
-        time.sleep(0.02)
-    try:
+    with serving(create_app(GameStore(tmp_path / "web"), Lineup())) as (port, _):
         clients = []
         for _ in range(RAW_BUDGET):
-            client = socket.create_connection(sock.getsockname()[:2], timeout=5)
+            client = socket.create_connection(("127.0.0.1", port), timeout=5)
             try:
                 client.sendall(_raw_head(rng))
             except OSError:  # the server refused it before it was all sent
@@ -621,7 +614,4 @@ def test_raw_tcp_fuzz_of_the_connection_layer(tmp_path, monkeypatch, caplog):
             status = int(data[9:12]) if data.startswith(b"HTTP/1.1 ") else None
             assert status is None or status < 500, data[:300]
             tally("manni serve raw TCP", status is None or status >= 400)
-    finally:
-        uvicorn_server.should_exit = True
-        thread.join(timeout=15)
     assert "Traceback" not in caplog.text

@@ -10,7 +10,6 @@ import select
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -23,6 +22,8 @@ pytest.importorskip("uvicorn")
 from manni_agents.play.web import connections  # noqa: E402
 from manni_agents.play.web.connections import AcceptErrors, Gate  # noqa: E402
 
+from helpers.serving import serving  # noqa: E402
+
 GET = b"GET /api/variants HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 
@@ -30,23 +31,12 @@ GET = b"GET /api/variants HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 def running(tmp_path) -> Iterator[tuple[int, Gate]]:
     """The port and the connection gate of ``manni serve``'s server running in a thread on
     127.0.0.1 (the module's bounds as the test set them)."""
-    from manni_agents.play.web.app import create_app, listen, server
+    from manni_agents.play.web.app import create_app
     from manni_agents.play.web.lineup import Lineup
     from manni_agents.play.web.store import GameStore
 
-    sock = listen("127.0.0.1", 0)
-    uvicorn_server = server(create_app(GameStore(tmp_path / "web"), Lineup()))
-    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uvicorn_server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield sock.getsockname()[1], uvicorn_server.config.http.gate
-    finally:
-        uvicorn_server.should_exit = True
-        thread.join(timeout=15)
+    with serving(create_app(GameStore(tmp_path / "web"), Lineup())) as (port, uvicorn_server):
+        yield port, uvicorn_server.config.http.gate
 
 
 def answer(sock: socket.socket, timeout: float = 10.0) -> bytes:

@@ -17,6 +17,7 @@ pytest.importorskip("sqlalchemy")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 from helpers.browser import CHROMIUM, CHROMIUM_ARGS, Person, needs_chromium  # noqa: E402
+from helpers.serving import serving  # noqa: E402
 
 pytestmark = needs_chromium
 BOT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'examples/bots/simple_bot.py'}"
@@ -25,23 +26,14 @@ BOT = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'examples/bots/s
 @pytest.fixture
 def served_with_db(tmp_path):
     """The URL of a server with a database (one daily deal) on a free 127.0.0.1 port."""
-    from manni_agents.play.web.app import create_app, listen, server
+    from manni_agents.play.web.app import create_app
     from manni_agents.play.web.database import Database, database_url
     from manni_agents.play.web.lineup import Lineup
     from manni_agents.play.web.store import GameStore
 
-    sock = listen("127.0.0.1", 0)
     db = Database.open(database_url(str(tmp_path / "db.sqlite3")))
-    uvicorn_server = server(create_app(GameStore(tmp_path / "web"), Lineup(), db=db, daily_deals=1))
-    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uvicorn_server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    uvicorn_server.should_exit = True
-    thread.join(timeout=15)
+    with serving(create_app(GameStore(tmp_path / "web"), Lineup(), db=db, daily_deals=1)) as (port, _):
+        yield f"http://127.0.0.1:{port}/"
 
 
 def _play_to_the_end(people: list[Person]) -> None:

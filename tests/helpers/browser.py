@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import threading
-import time
 from pathlib import Path
 
 import pytest
+from helpers.serving import serving
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: a card in the records' notation (``TS``): what no visible text of the page may show
@@ -70,20 +69,10 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on thi
 @pytest.fixture
 def served(tmp_path):
     """``(url, store)`` of a server running in a thread on a free 127.0.0.1 port."""
-    from manni_agents.play.web.app import create_app, listen, server
+    from manni_agents.play.web.app import create_app
     from manni_agents.play.web.lineup import Lineup
     from manni_agents.play.web.store import GameStore
 
     store = GameStore(tmp_path / "web")
-    sock = listen("127.0.0.1", 0)
-    port = sock.getsockname()[1]
-    uvicorn_server = server(create_app(store, Lineup()))
-    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uvicorn_server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/", store
-    uvicorn_server.should_exit = True
-    thread.join(timeout=15)
+    with serving(create_app(store, Lineup())) as (port, _):
+        yield f"http://127.0.0.1:{port}/", store
