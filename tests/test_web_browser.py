@@ -14,7 +14,7 @@ pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 from manni_agents.play.web.replay import build_replay  # noqa: E402
-from helpers.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served  # noqa: E402,F401 (served: the server fixture)
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, open_forms, served  # noqa: E402,F401 (served: the server fixture)
 from manni_env.actions import action_to_str  # noqa: E402
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, read_records, validate_record, write_records  # noqa: E402
@@ -77,10 +77,7 @@ def play_deal_by_clicking(page, store) -> int:
 
 def test_play_by_clicking_then_replay_the_game_and_an_uploaded_file(served, page, tmp_path):
     url, store = served
-    page.goto(url)
-    page.wait_for_selector("body[data-ready='1']")
-    page.click("#more-options > summary")  # the forms behind the landing page's two actions
-    page.select_option("#variant", "basic")
+    open_forms(page, url, "basic")
     page.select_option("#opp1", "rule_based")  # choices and defaults follow the variant
     assert page.input_value("#opp1") == "rule_based" and page.input_value("#opp2") == "ppo"
     page.select_option("#variant", "hornafjardar")

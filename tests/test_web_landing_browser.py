@@ -21,7 +21,7 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("websockets")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from helpers.browser import CARD, CHROMIUM, CHROMIUM_ARGS, DOCS, needs_chromium, served  # noqa: E402,F401 (served: the server fixture)
+from helpers.browser import CARD, CHROMIUM, CHROMIUM_ARGS, DOCS, needs_chromium, open_forms, served  # noqa: E402,F401 (served: the server fixture)
 from manni_env.engine import GameState  # noqa: E402
 from manni_env.records import game_record, write_records  # noqa: E402
 from manni_env.rules import VARIANT_TABLE, make_rules  # noqa: E402
@@ -146,10 +146,7 @@ def test_table_review_worth_and_par_and_the_copied_invite(served, browser, tmp_p
     assert page.evaluate("navigator.clipboard.readText()") == page.input_value("#invite")
     assert "#table=" in page.input_value("#invite")
 
-    page.goto(url)  # a table of one person, two agents and hints: the review after a deal
-    page.wait_for_selector("body[data-ready='1']")
-    page.click("#more-options > summary")
-    page.select_option("#variant", "basic")
+    open_forms(page, url, "basic")  # a table of one person, two agents and hints: the review after a deal
     page.fill("#target", "1")
     page.select_option("#t-seat1", "ppo")
     page.check("#t-hints")

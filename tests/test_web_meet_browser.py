@@ -16,7 +16,7 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("sqlalchemy")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from helpers.browser import CHROMIUM, CHROMIUM_ARGS, Person, needs_chromium  # noqa: E402
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, Person, needs_chromium, open_forms  # noqa: E402
 from helpers.serving import serving  # noqa: E402
 
 pytestmark = needs_chromium
@@ -82,10 +82,7 @@ def test_a_remote_bot_is_shown_as_a_bot_and_plays_its_seat_at_a_persons_table(se
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         ann = Person(browser, errors)
         page = ann.page
-        page.goto(url)
-        page.wait_for_selector("body[data-ready='1']")
-        page.click("#more-options > summary")
-        page.select_option("#variant", "basic")
+        open_forms(page, url, "basic")
         page.fill("#target", "1")
         page.fill("#t-name", "Ann")
         page.select_option("#t-seat1", "bot")
@@ -133,10 +130,7 @@ def test_two_people_and_a_remote_bot_play_on_across_a_server_kill_9(tmp_path):
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             anna, bjarni = Person(browser, errors), Person(browser, errors)
             page = anna.page
-            page.goto(url)
-            page.wait_for_selector("body[data-ready='1']")
-            page.click("#more-options > summary")
-            page.select_option("#variant", "basic")
+            open_forms(page, url, "basic")
             page.fill("#target", "1")  # one deal: the kill comes in its middle
             page.fill("#t-name", "Anna")
             page.select_option("#t-seat1", "person")

@@ -17,7 +17,7 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("websockets")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from helpers.browser import CARD, CHROMIUM, CHROMIUM_ARGS, DOCS, Person, needs_chromium, served  # noqa: E402,F401 (served: the server fixture)
+from helpers.browser import CARD, CHROMIUM, CHROMIUM_ARGS, DOCS, Person, needs_chromium, open_forms, served  # noqa: E402,F401 (served: the server fixture)
 from manni_env.records import read_records  # noqa: E402
 
 pytestmark = needs_chromium
@@ -43,10 +43,7 @@ def test_two_people_play_a_deal_by_clicking_one_rejoins_mid_trick_with_hints(ser
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         anna, bjarni = Person(browser, errors), Person(browser, errors)
         page = anna.page
-        page.goto(url)
-        page.wait_for_selector("body[data-ready='1']")
-        page.click("#more-options > summary")  # the forms behind the landing page's two actions
-        page.select_option("#variant", "basic")
+        open_forms(page, url, "basic")
         page.fill("#target", "1")
         page.fill("#t-name", "Anna")
         assert page.input_value("#t-seat1") == "person" and page.input_value("#t-seat2") == "ppo"
@@ -122,10 +119,7 @@ def test_two_people_play_a_deal_by_clicking_one_rejoins_mid_trick_with_hints(ser
         audit(bjarni.frames, record["rounds"], 1)
 
         page = anna.open()  # hints off: a new table with two agents, no hint panel
-        page.goto(url)
-        page.wait_for_selector("body[data-ready='1']")
-        page.click("#more-options > summary")  # the forms behind the landing page's two actions
-        page.select_option("#variant", "basic")
+        open_forms(page, url, "basic")
         page.select_option("#t-seat1", "ppo")
         assert not page.is_checked("#t-hints")
         page.click("#t-create")
@@ -160,10 +154,7 @@ def test_the_waiting_and_invite_pages_say_what_the_table_is(served):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         anna, guest = Person(browser, errors), Person(browser, errors)
         page = anna.page
-        page.goto(url)
-        page.wait_for_selector("body[data-ready='1']")
-        page.click("#more-options > summary")
-        page.select_option("#variant", "trjamann")
+        open_forms(page, url, "trjamann")
         page.fill("#t-name", "Anna")
         page.click("#t-create")
         page.wait_for_selector("#seats-panel:not([hidden])")

@@ -66,6 +66,15 @@ class Person:
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
 
 
+def open_forms(page, url: str, variant: str) -> None:
+    """Open the landing page at ``url`` on ``page``, show the forms behind its two actions ("more
+    options") and choose ``variant`` in them."""
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']")
+    page.click("#more-options > summary")
+    page.select_option("#variant", variant)
+
+
 @pytest.fixture
 def served(tmp_path):
     """``(url, store)`` of a server running in a thread on a free 127.0.0.1 port."""
